@@ -2,44 +2,53 @@
 
     collect(paths)   -> the suites' cases and diagnostics
     validate(paths)  -> diagnostics only
-    run(paths, ...)  -> a RunReport, written to disk, with the exit code in its summary
+    run(paths, ...)  -> a RunOutcome: the summary (with the exit code), where the report went
+
+A run streams: each case's result is appended to results.jsonl the moment it finishes and only a
+tally stays in memory; report.json is assembled from the file at the end. A signal (Ctrl-C,
+SIGTERM) stops the run cleanly: nothing new starts, what runs is cancelled, and the report of what
+finished is written; a second signal while the report is being written does not cut it short.
 """
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
-import fnmatch
+import functools
 import gc
+import signal
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from . import __version__
+from .case_index import CaseIndex, index_cases
 from .config import LoadedConfig, find_config, load_config
-from .results import CaseResult, RunReport, Summary
-from .report.json_report import REPORT_FORMAT_VERSION, point_latest, write_json_report
+from .results import CaseResult, Summary
+from .run_folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
+from .secrets import Redactor, redact_config, secret_values
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
+from .summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
+__all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
+           "RunOutcome", "collect", "run", "validate"]
+
+REPORT_FORMAT_VERSION = "2"
 DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"
 
 
 def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequence[str] = (),
             config: Optional[LoadedConfig] = None) -> LoadResult:
     """Load every suite under `paths` and keep the cases selected by `filters` (globs on the id) and `tags`."""
+    from .case_index import selected
+
     if config is None:
         config, _ = load_config(find_config(list(paths)))
     result = load_suites(paths, _exclusion(config))
-    result.cases = [c for c in result.cases if _selected(c.id, c.tags, filters, tags)]
+    result.cases = [c for c in result.cases if selected(c.id, c.tags, filters, tags)]
     return result
-
-
-def _selected(case_id: str, case_tags: Iterable[str], filters: Sequence[str], tags: Sequence[str]) -> bool:
-    if filters and not any(fnmatch.fnmatchcase(case_id, f if any(ch in f for ch in "*?[") else f"*{f}*")
-                           for f in filters):
-        return False
-    return not tags or bool(set(tags) & set(case_tags))
 
 
 def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
@@ -57,24 +66,46 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> li
 class RunOutcome:
     exit_code: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    report: Optional[RunReport] = None
+    summary: Optional[Summary] = None
     report_path: Optional[Path] = None
+    folder: Optional[RunFolder] = None  # to read the saved results back (the console's failure section)
+    notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
+    redact: Callable[[str], str] = str
+
+    def results(self) -> Iterator[CaseResult]:
+        """Every saved result, in collection order, read back from the run's results.jsonl."""
+        if self.folder is not None:
+            for _, result in self.folder.saved_results():
+                yield result
+
+
+@dataclass
+class RunRequest:
+    paths: Sequence[Path]
+    config_path: Optional[Path] = None
+    replay_dir: Optional[Path] = None
+    filters: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    output_dir: Optional[Path] = None
+    concurrency: int = 8
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
-        on_result: Callable[[CaseResult], None] = lambda r: None) -> RunOutcome:
-    """Collect, check and score the cases under `paths`; write report.json; the exit code is in the outcome."""
+        concurrency: int = 8, on_result: Callable[[CaseResult], None] = lambda r: None,
+        handle_signals: bool = True) -> RunOutcome:
+    """Collect, check and run the cases under `paths`, streaming results to the run folder; write
+    report.json; the exit code is in the outcome. `on_result` sees each result as it is saved."""
+    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency)
     with _fewer_gc_passes():
-        return _run(paths, config_path=config_path, replay_dir=replay_dir, filters=filters, tags=tags,
-                    output_dir=output_dir, on_result=on_result)
+        return _run(request, on_result, handle_signals)
 
 
 @contextmanager
 def _fewer_gc_passes():
-    """A run builds many small objects that all live until the report is written. With Python's
-    default gen-0 threshold (700) the cyclic collector re-scans them thousands of times: about a
-    third of a 1,000-case replay run. Collections still happen, just less often."""
+    """A run builds many small objects. With Python's default gen-0 threshold (700) the cyclic
+    collector re-scans them thousands of times: about a third of a 1,000-case replay run. Collections
+    still happen, just less often."""
     previous = gc.get_threshold()
     gc.set_threshold(100_000, 50, 100)
     try:
@@ -83,94 +114,136 @@ def _fewer_gc_passes():
         gc.set_threshold(*previous)
 
 
-def _run(paths: Sequence[Path], *, config_path: Optional[Path], replay_dir: Optional[Path], filters: Sequence[str],
-         tags: Sequence[str], output_dir: Optional[Path], on_result: Callable[[CaseResult], None]) -> RunOutcome:
-    from .execute import RunOptions, run_cases
+def _run(request: RunRequest, on_result: Callable[[CaseResult], None], handle_signals: bool) -> RunOutcome:
+    from .execute import CaseRunner, RunOptions, Stop, run_cases
 
-    config_file = config_path or find_config(list(paths))
-    loaded, config_problems = load_config(config_file, for_run=True)
-    collected = collect(paths, filters=filters, tags=tags, config=loaded)
-    diagnostics = sort_diagnostics([*config_problems, *collected.diagnostics])
+    loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
+    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), filters=request.filters, tags=request.tags)
+    diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
-    if replay_dir is not None and not replay_dir.is_dir():
-        return RunOutcome(EXIT_USAGE, [Diagnostic(str(replay_dir), 1, 1, "error", "--replay: no such folder", "not-found")])
-    if output_dir is not None and output_dir.exists() and not output_dir.is_dir():
-        return RunOutcome(EXIT_USAGE, [Diagnostic(str(output_dir), 1, 1, "error",
-                                                  f"--output-dir: '{output_dir}' exists and is not a folder",
-                                                  "not-a-folder")])
-    if not collected.cases:
+    usage = _usage_problems(request)
+    if usage:
+        return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
+    if not index.refs:
         return RunOutcome(EXIT_NO_CASES, diagnostics)
 
+    config_record = _config_record(loaded, request.replay_dir)
+    redact = Redactor(secret_values(config_record))
     started = _dt.datetime.now(_dt.timezone.utc)
-    results, interrupted = run_cases(collected.cases, loaded, RunOptions(replay_dir=replay_dir), on_result)
-    elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
-    report = RunReport(version=REPORT_FORMAT_VERSION, evalrun_version=__version__, started_at=started.isoformat(),
-                       config=_config_record(loaded, replay_dir), cases=results,
-                       summary=summarize(results, loaded, interrupted, elapsed))
-    output_dir, latest_root = _output_dir(output_dir, started)
+    run_id = new_run_id(started)
+    folder_path = request.output_dir or DEFAULT_REPORTS_ROOT / run_id
     try:
-        report_path = write_json_report(report, output_dir)
-    except OSError as exc:  # the cases ran: keep their results for the console, say why there is no file
-        problem = Diagnostic(str(output_dir), 1, 1, "error",
-                             f"cannot write report.json to '{output_dir}': {_reason(exc)}", "io")
-        code = EXIT_INTERRUPTED if report.summary.exit_code == EXIT_INTERRUPTED else EXIT_ERRORS
-        return RunOutcome(code, [*diagnostics, problem], report, None)
-    if latest_root is not None:
+        folder, moved = RunFolder.open(folder_path, run_id, redact=redact)
+        folder.start_results()
+    except (OSError, ResultsNotSaved) as exc:
+        reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
+        return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
+                                                                f"cannot write the run's results to '{folder_path}': "
+                                                                f"{reason}", "io")])
+    notes = [moved] if moved else []
+
+    tally = Tally([ref.id for ref in index.refs])
+    runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency))
+
+    async def main() -> Stop:
+        stop = Stop()
+
+        def save(position: int, result: CaseResult) -> None:
+            if stop.reason is not None and not stop.interrupted:
+                return  # results can no longer be saved; the cases after the failure count as not run
+            try:
+                saved = folder.add(position, result)
+            except ResultsNotSaved as exc:
+                stop.request(str(exc), interrupted=False)
+                return
+            tally.add(saved)
+            on_result(saved)
+
+        with _stop_on_signals(stop, enabled=handle_signals):
+            await run_cases(index.refs, runner, save, stop, request.concurrency)
+        return stop
+
+    stop = asyncio.run(main())
+    folder.close_results()
+    elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
+    judge = loaded.config.judge
+    summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
+                            judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
+                            stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed)
+    header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
+              "started_at": started.isoformat(), "config": config_record}
+    with _signals_deferred(enabled=handle_signals):
         try:
-            point_latest(latest_root, output_dir)
-        except OSError as exc:  # the report is written; only the shortcut to it is missing
-            diagnostics = [*diagnostics, Diagnostic(str(latest_root), 1, 1, "warning",
-                                                    f"cannot point '{latest_root / 'latest'}' at the report: "
-                                                    f"{_reason(exc)}", "io")]
-    return RunOutcome(report.summary.exit_code, diagnostics, report, report_path)
+            report_path = folder.write_report(header, summary)
+        except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
+            problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
+                                                                  f"{describe_os_error(exc)}; the results of the "
+                                                                  f"finished cases are in {folder.results_path}", "io")
+            code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
+            return RunOutcome(code, [*diagnostics, problem], summary, None, folder, notes, redact)
+        if request.output_dir is None:
+            try:
+                point_latest(DEFAULT_REPORTS_ROOT, folder.path)
+            except OSError as exc:  # the report is written; only the shortcut to it is missing
+                notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: {describe_os_error(exc)}")
+    folder.release()
+    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
 
 
-def _reason(exc: OSError) -> str:
-    reason = exc.strerror or str(exc)
-    return f"{reason}: '{exc.filename}'" if exc.strerror and exc.filename is not None else reason
+def _usage_problems(request: RunRequest) -> list[Diagnostic]:
+    problems = []
+    if request.replay_dir is not None and not request.replay_dir.is_dir():
+        problems.append(Diagnostic(str(request.replay_dir), 1, 1, "error", "--replay: no such folder", "not-found"))
+    out = request.output_dir
+    if out is not None and out.exists() and not out.is_dir():
+        problems.append(Diagnostic(str(out), 1, 1, "error", f"--output-dir: '{out}' exists and is not a folder",
+                                   "not-a-folder"))
+    if request.concurrency < 1:
+        problems.append(Diagnostic("--concurrency", 1, 1, "error", "-j/--concurrency must be at least 1", "usage"))
+    return problems
 
 
-def summarize(results: list[CaseResult], loaded: LoadedConfig, interrupted: bool, elapsed: float) -> Summary:
-    by = {s: sum(1 for r in results if r.status == s) for s in ("passed", "failed", "error", "skipped")}
-    scored = [r for r in results if r.metrics is not None]
-    pass_rate = by["passed"] / (by["passed"] + by["failed"]) if by["passed"] + by["failed"] else None
-
-    def mean(values: list[Optional[float]]) -> Optional[float]:
-        present = [v for v in values if v is not None]
-        return sum(present) / len(present) if present else None
-
-    return Summary(total=len(results), **by, pass_rate=pass_rate,
-                   mean_journey_completion=mean([r.metrics.journey_completion for r in scored]),
-                   mean_tool_call_precision=mean([r.metrics.tool_call_precision for r in scored]),
-                   mean_tool_call_recall=mean([r.metrics.tool_call_recall for r in scored]),
-                   exit_code=exit_code(by, pass_rate, loaded.config.min_pass_rate, interrupted),
-                   duration_s=round(elapsed, 3))
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def exit_code(by_status: dict[str, int], pass_rate: Optional[float], min_pass_rate: Optional[float],
-              interrupted: bool) -> int:
-    """pytest's codes: 2 interrupted, 3 errors kept cases from being scored, 1 failed, 0 passed."""
-    if interrupted:
-        return EXIT_INTERRUPTED
-    if by_status["error"]:
-        return EXIT_ERRORS
-    if by_status["failed"]:
-        if min_pass_rate is not None and pass_rate is not None and pass_rate >= min_pass_rate:
-            return EXIT_OK
-        return EXIT_FAILED
-    return EXIT_OK
+@contextmanager
+def _stop_on_signals(stop, *, enabled: bool):
+    """While cases run, SIGINT and SIGTERM ask the run to stop (it then reports what finished)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    if enabled and threading.current_thread() is threading.main_thread():
+        for sig in _SIGNALS:
+            try:
+                loop.add_signal_handler(sig, functools.partial(stop.request, signal.Signals(sig).name,
+                                                               interrupted=True))
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+@contextmanager
+def _signals_deferred(*, enabled: bool):
+    """While report.json is written, a signal is noted and held back: the report is finished first."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {sig: signal.signal(sig, lambda number, frame: received.append(number)) for sig in _SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> dict:
     record = loaded.config.model_dump(mode="json", by_alias=True, exclude={"schema_"})
     record["config_file"] = str(loaded.path) if loaded.path else None
     record["replay_dir"] = str(replay_dir) if replay_dir else None
-    return record
-
-
-def _output_dir(requested: Optional[Path], started: _dt.datetime) -> tuple[Path, Optional[Path]]:
-    if requested is not None:
-        return requested, None
-    stamp = started.astimezone().strftime("%Y%m%d-%H%M%S-%f")
-    return DEFAULT_REPORTS_ROOT / stamp, DEFAULT_REPORTS_ROOT
+    return redact_config(record)

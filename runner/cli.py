@@ -44,11 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tag", action="append", default=[], metavar="TAG", help="run only cases with this tag; repeatable")
     run.add_argument("--replay", type=Path, metavar="DIR",
                      help="score every case on DIR/<case id>.json instead of its own transcript")
-    run.add_argument("--config", type=Path, metavar="FILE",
+    run.add_argument("-c", "--config", type=Path, metavar="FILE",
                      help="the evalrun.yaml to use (default: the first one next to or above PATH)")
+    run.add_argument("-j", "--concurrency", type=int, default=8, metavar="N",
+                     help="run at most N cases at once (default 8); also the limit on model calls in flight")
     run.add_argument("--output-dir", type=Path, metavar="DIR",
-                     help="where to write report.json (default: .evalrun/reports/<timestamp>/, "
-                          "with .evalrun/reports/latest pointing at the newest)")
+                     help="where to write results.jsonl (as cases finish) and report.json (default: "
+                          ".evalrun/reports/<run id>/, with .evalrun/reports/latest pointing at the newest "
+                          "complete report)")
     run.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
 
     validate = sub.add_parser("validate", help="check suites without running them",
@@ -90,11 +93,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 4
     try:
         return _COMMANDS[args.command](args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a run (which handles its own signals): nothing to keep
         print("interrupted", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -119,26 +120,36 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .api import EXIT_NO_CASES, run
-    from .report.console import case_line, print_report, use_color
+    from .report.console import Console, StageNotes, case_line, print_failures, print_summary
 
-    color = use_color(sys.stdout)
+    out, err = Console(sys.stdout), Console(sys.stderr)
+    stage_notes = StageNotes()
 
     def progress(result) -> None:
-        if not args.quiet or result.status in ("failed", "error"):
-            print(case_line(result, color), flush=True)
+        stage_notes.add(result)
+        if not args.quiet or result.status in ("failed", "error", "unscored") or result.judge_fallbacks:
+            out.line(case_line(result, out.color))
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
-                  output_dir=args.output_dir, on_result=progress)
+                  output_dir=args.output_dir, concurrency=args.concurrency, on_result=progress)
+    out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:
-        print(diagnostic, file=sys.stderr)
-    if outcome.report is None:
+        err.line(str(diagnostic))
+    if outcome.summary is None:
         if outcome.exit_code == EXIT_NO_CASES:
-            print("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""), file=sys.stderr)
+            err.line("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""))
         else:
-            print("nothing was run: fix the problems above", file=sys.stderr)
+            err.line("nothing was run: fix the problems above")
         return outcome.exit_code
-    print_report(outcome.report, sys.stdout,
-                 report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+    try:
+        print_failures(out, outcome.results())
+    except (OSError, ValueError) as exc:  # the results file went away after the run: the summary still stands
+        err.line(f"cannot read the results back for the failure details: {exc}")
+    print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
+                  report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+    if out.lost is not None:
+        err.line(f"console output stopped ({out.lost}); the run went on: "
+                 f"{outcome.report_path or 'see results.jsonl'} has every finished case")
     return outcome.exit_code
 
 

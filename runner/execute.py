@@ -1,27 +1,36 @@
-"""The interpreter: turns each collected case into a `CaseResult`, never losing one.
+"""The interpreter: turns each selected case into a `CaseResult`, several at once, never losing one.
 
-A case is scored on a recorded conversation: its own `transcript:` or `--replay DIR/<id>.json`.
-Whatever goes wrong with one case (missing file, bad JSON, a bug) becomes that case's `error`
-result with the reason, and the other cases still run.
+Cases run as asyncio tasks, at most `concurrency` at a time. A case is scored on a recorded
+conversation (its own `transcript:` or `--replay DIR/<id>.json`); the CPU-bound reading and scoring
+run in worker threads so that the event loop stays free to notice a signal. Whatever goes wrong with
+one case (a missing file, bad JSON, a bug) becomes that case's `error` with the reason; the others go
+on. A stop (a signal, results that cannot be saved) starts nothing new and cancels what runs; what
+finished is already on disk.
 """
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
+from .case_index import CaseChanged, CaseLoader, CaseRef
 from .config import LoadedConfig
 from .results import CaseResult
 from .score.cascade import Cascade, CascadeSettings
 from .suite.models import Case
 from .trajectory import TranscriptError, build_trajectory, read_recording
 
+DEFAULT_CONCURRENCY = 8
+
 
 @dataclass
 class RunOptions:
     replay_dir: Optional[Path] = None
+    concurrency: int = DEFAULT_CONCURRENCY
 
 
 def make_cascade(loaded: LoadedConfig) -> Cascade:
@@ -52,48 +61,128 @@ def transcript_for(case: Case, options: RunOptions) -> Optional[Path]:
     return None
 
 
-def run_case(case: Case, loaded: LoadedConfig, cascade: Cascade, options: RunOptions) -> CaseResult:
-    from .score.case import score_trajectory
+def judge_fallbacks(result: CaseResult) -> list[str]:
+    """The verdicts of this case that were reached by an offline stage because the configured judge
+    failed, in the words of the report: which goal, which argument, which stage, and why."""
+    found = []
+    for goal in result.goals:
+        for attempt in goal.attempts:
+            for verdict in attempt.arguments:
+                failure = getattr(verdict, "judge_failure", None)
+                if failure:
+                    found.append(f"goal '{goal.name}', argument `{verdict.path}`: decided by {verdict.decided_by} "
+                                 f"because the judge failed: {failure}")
+        decision = goal.text_decision
+        failure = getattr(decision, "judge_failure", None) if decision is not None else None
+        if failure:
+            found.append(f"goal '{goal.name}', the answer: decided by {decision.decided_by} because the judge "
+                         f"failed: {failure}")
+    return found
 
-    started = time.perf_counter()
-    base = dict(id=case.id, source=str(case.source), description=case.description, tags=case.tags)
-    if case.skip:
-        reason = case.skip if isinstance(case.skip, str) else "skip: true"
-        return CaseResult(**base, status="skipped", skip_reason=reason)
-    path = transcript_for(case, options)
-    if path is None:
-        return CaseResult(**base, status="error",
-                          error="nothing to score: the case has no `transcript:` and no --replay folder was given "
-                                "(running live agents is not supported yet)")
-    try:
+
+class CaseRunner:
+    """Runs one case to its result. Thread-safe: cases are read and scored in worker threads."""
+
+    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None):
+        self.loaded = loaded
+        self.options = options
+        self.cascade = cascade or make_cascade(loaded)
+        self.loader = CaseLoader()
+        self._load_lock = threading.Lock()
+
+    def load(self, ref: CaseRef) -> Case:
+        with self._load_lock:
+            return self.loader.load(ref)
+
+    def run(self, ref: CaseRef) -> CaseResult:
+        """The case's result; never raises (a failure anywhere is the case's error)."""
+        started = time.perf_counter()
+        base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags))
+        try:
+            result = self._run(ref, base)
+        except Exception as exc:
+            result = CaseResult(**base, status="error", error=_internal_error("running the case", exc))
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def _run(self, ref: CaseRef, base: dict) -> CaseResult:
+        try:
+            case = self.load(ref)
+        except CaseChanged as exc:
+            return CaseResult(**base, status="error", error=str(exc))
+        base["description"] = case.description
+        if case.skip:
+            reason = case.skip if isinstance(case.skip, str) else "skip: true"
+            return CaseResult(**base, status="skipped", skip_reason=reason)
+        path = transcript_for(case, self.options)
+        if path is None:
+            return CaseResult(**base, status="error",
+                              error="nothing to score: the case has no `transcript:` and no --replay folder was given "
+                                    "(running live agents is not supported yet)")
+        try:
+            return self._score_recording(case, path, base)
+        except TranscriptError as exc:
+            return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
+        except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
+            return CaseResult(**base, status="error", transcript_path=str(path),
+                              error=_internal_error("scoring", exc))
+
+    def _score_recording(self, case: Case, path: Path, base: dict) -> CaseResult:
+        from .score.case import score_trajectory
+
         recording = read_recording(path)
-        trajectory = build_trajectory(recording.messages, loaded.config.tool_error_pattern,
+        trajectory = build_trajectory(recording.messages, self.loaded.config.tool_error_pattern,
                                       recording.termination_reason, normalized=True)
-        scored = score_trajectory(case, trajectory, cascade)
-    except TranscriptError as exc:
-        return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path),
-                          duration_s=time.perf_counter() - started)
-    except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return CaseResult(**base, status="error", transcript_path=str(path),
-                          error=f"internal error while scoring: {detail}\n{traceback.format_exc(limit=6)}",
-                          duration_s=time.perf_counter() - started)
-    return CaseResult(**base, status="passed" if scored.passed else "failed", metrics=scored.metrics,
-                      goals=scored.goals, calls=scored.calls, failures=scored.failures, transcript_path=str(path),
-                      termination_reason=trajectory.termination_reason,
-                      transcript=trajectory.messages, duration_s=time.perf_counter() - started)
+        scored = score_trajectory(case, trajectory, self.cascade)
+        result = CaseResult(**base, status="passed" if scored.passed else "failed", metrics=scored.metrics,
+                            goals=scored.goals, calls=scored.calls, failures=scored.failures,
+                            transcript_path=str(path), termination_reason=trajectory.termination_reason,
+                            transcript=trajectory.messages)
+        result.judge_fallbacks = judge_fallbacks(result)
+        return result
 
 
-def run_cases(cases: list[Case], loaded: LoadedConfig, options: RunOptions,
-              on_result: Callable[[CaseResult], None] = lambda r: None) -> tuple[list[CaseResult], bool]:
-    """(results, interrupted). Ctrl-C stops after the current case; finished results are kept."""
-    cascade = make_cascade(loaded)
-    results: list[CaseResult] = []
+def _internal_error(doing: str, exc: Exception) -> str:
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return f"internal error while {doing}: {detail}\n{traceback.format_exc(limit=6)}"
+
+
+class Stop:
+    """Why the run stops early, once set: a signal's name or a problem such as a full disk."""
+
+    def __init__(self) -> None:
+        self.reason: Optional[str] = None
+        self.interrupted = False
+        self.event = asyncio.Event()
+
+    def request(self, reason: str, *, interrupted: bool) -> None:
+        if self.reason is None:
+            self.reason, self.interrupted = reason, interrupted
+        self.event.set()
+
+
+async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable[[int, CaseResult], None],
+                    stop: Stop, concurrency: int = DEFAULT_CONCURRENCY) -> None:
+    """Run every case (at most `concurrency` at once), handing each result to `on_result` with the
+    case's position as soon as it finishes. Returns when all ran or `stop` was requested; a case still
+    running then is cancelled and does not count as finished."""
+    pending: Iterator[tuple[int, CaseRef]] = iter(enumerate(refs))
+
+    async def worker() -> None:
+        for position, ref in pending:  # one shared iterator: each case is taken by exactly one worker
+            if stop.event.is_set():
+                return
+            result = await asyncio.to_thread(runner.run, ref)
+            if stop.event.is_set() and stop.interrupted:
+                return  # finished after the stop: it is reported as not run, like the others in flight
+            on_result(position, result)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(refs))))]
+    stopper = asyncio.ensure_future(stop.event.wait())
     try:
-        for case in cases:
-            result = run_case(case, loaded, cascade, options)
-            results.append(result)
-            on_result(result)
-    except KeyboardInterrupt:
-        return results, True
-    return results, False
+        await asyncio.wait([stopper, asyncio.gather(*workers)], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)

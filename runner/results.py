@@ -9,7 +9,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-CaseStatus = Literal["passed", "failed", "error", "skipped"]
+CaseStatus = Literal["passed", "failed", "error", "skipped", "unscored"]
+CASE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "unscored", "skipped")
 GoalStatus = Literal["achieved", "not_called", "wrong_args", "order_violated", "not_said"]
 CallRole = Literal["goal", "wrong_arguments", "extra", "forbidden", "ignored_failed", "invalid_arguments"]
 DecidedBy = Literal[
@@ -121,14 +122,27 @@ class CaseResult(BaseModel):
     termination_reason: Optional[str] = Field(None, description="How the conversation ended, when recorded")
     transcript: list[dict[str, Any]] = Field(default_factory=list)
     duration_s: float = 0.0
+    unscored_reason: Optional[str] = Field(None, description="Why the case could not be scored (status unscored)")
+    notes: list[str] = Field(default_factory=list, description="What a reader should know about this result "
+                                                               "(for example a part left out of the report, and why)")
+    judge_fallbacks: list[str] = Field(
+        default_factory=list,
+        description="Verdicts this case's outcome rests on that were reached without the configured judge "
+                    "(it failed), each with the stage that decided and why the judge could not")
 
 
 class Summary(BaseModel):
-    total: int
+    total: int = Field(description="Cases selected for the run")
     passed: int
     failed: int
     error: int
     skipped: int
+    unscored: int = 0
+    not_run: list[str] = Field(default_factory=list, description="Ids of cases that never ran (the run was stopped)")
+    judge_fallback_cases: int = Field(0, description="Cases whose outcome rests on a verdict reached without the judge")
+    interrupted: bool = False
+    stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
+    exit_reason: str = Field("", description="One line on why the run exits with its code")
     pass_rate: Optional[float]
     mean_journey_completion: Optional[float]
     mean_tool_call_precision: Optional[float]
@@ -140,6 +154,7 @@ class Summary(BaseModel):
 class RunReport(BaseModel):
     version: str
     evalrun_version: str
+    run_id: str = ""
     started_at: str
     config: dict[str, Any]
     summary: Summary

@@ -109,6 +109,7 @@ def test_filter_and_tag_select_cases(tmp_path):
     lookup_suite(tmp_path, case_id="alpha")
     lookup_suite(tmp_path, case_id="beta", extra="skip: not today")
     result = run_cli("suites", "-k", "alp*", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
     assert [c["id"] for c in report_of(tmp_path)["cases"]] == ["alpha"]
     result = run_cli("suites", "--tag", "hr", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 0
@@ -219,14 +220,25 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
 
 
 def test_exit_code_precedence():
-    from runner.api import exit_code
+    from runner.summary import Tally, decide_exit
 
-    counts = {"passed": 3, "failed": 1, "error": 1, "skipped": 0}
-    assert exit_code(counts, 0.75, None, interrupted=True) == 2
-    assert exit_code(counts, 0.75, None, interrupted=False) == 3
-    assert exit_code({**counts, "error": 0}, 0.75, None, interrupted=False) == 1
-    assert exit_code({**counts, "error": 0}, 0.75, 0.75, interrupted=False) == 0
-    assert exit_code({"passed": 0, "failed": 0, "error": 0, "skipped": 2}, None, 0.9, interrupted=False) == 0
+    def code(min_pass_rate=None, interrupted=False, fallback_allowed=False, fallbacks=0, **counts):
+        tally = Tally(["a"])
+        tally.counts.update(counts)
+        tally.judge_fallback_cases = fallbacks
+        return decide_exit(tally, min_pass_rate=min_pass_rate, judge_may_fall_back=fallback_allowed,
+                           stop_reason="SIGINT" if interrupted else None, interrupted=interrupted)
+
+    counts = {"passed": 3, "failed": 1, "error": 1}
+    assert code(interrupted=True, **counts)[0] == 2
+    assert code(**counts) == (3, "1 case(s) ended in error: exit 3")
+    assert code(**{**counts, "error": 0, "unscored": 2})[0] == 3
+    assert code(**{**counts, "error": 0}) == (1, "1 case(s) failed: exit 1")
+    assert code(0.75, **{**counts, "error": 0}) == (0, "min_pass_rate 0.75 reached (0.75) although 1 case(s) failed: exit 0")
+    assert code(0.8, **{**counts, "error": 0}) == (1, "1 case(s) failed; pass rate 0.75 is below min_pass_rate 0.80: exit 1")
+    assert code(0.9, skipped=2) == (0, "nothing failed: exit 0")
+    assert code(fallbacks=1, passed=1)[0] == 3
+    assert code(fallbacks=1, passed=1, fallback_allowed=True) == (0, "all cases passed: exit 0")
 
 
 def test_ctrl_c_keeps_the_finished_cases_and_exits_2(tmp_path):
@@ -242,12 +254,17 @@ def test_ctrl_c_keeps_the_finished_cases_and_exits_2(tmp_path):
     first = process.stdout.readline()  # the first case is done: interrupt the run now
     assert first.startswith("PASS")
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=120)
+    stdout, _ = process.communicate(timeout=120)
     assert process.returncode == 2
     report = report_of(tmp_path)
-    assert report["summary"]["exit_code"] == 2
-    assert 1 <= report["summary"]["total"] < 400
+    summary = report["summary"]
+    assert (summary["exit_code"], summary["total"], summary["interrupted"]) == (2, 400, True)
+    finished = len(report["cases"])
+    assert 1 <= finished < 400
+    assert finished + len(summary["not_run"]) == 400  # every case accounted for
+    assert {c["id"] for c in report["cases"]}.isdisjoint(summary["not_run"])
     assert all(c["status"] == "passed" for c in report["cases"])
+    assert f"interrupted (SIGINT): {finished} of 400 cases finished: exit 2" in stdout.splitlines()
 
 
 def test_termination_rule_reads_the_recorded_ending(tmp_path):
@@ -305,17 +322,16 @@ def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_
     assert (tmp_path / "out").read_text() == "not a folder"
 
 
-def test_a_report_that_cannot_be_written_keeps_the_console_output_and_exits_3(tmp_path):
+def test_an_output_dir_that_cannot_be_made_is_a_usage_error_before_anything_runs(tmp_path):
+    # Results stream to the run folder as cases finish; a run that could not keep them does not start.
     lookup_suite(tmp_path)
     (tmp_path / "afile").write_text("")
     result = run_cli("suites", "--output-dir", "afile/out", cwd=tmp_path)
-    assert result.returncode == 3
+    assert result.returncode == 4
     assert "Traceback" not in result.stderr
-    assert result.stderr.splitlines() == [
-        "afile/out:1:1: error: cannot write report.json to 'afile/out': Not a directory: 'afile/out'"]
-    assert result.stdout.splitlines()[0].startswith("PASS  lookup")
-    assert "1 passed, 0 failed" in result.stdout
-    assert "report:" not in result.stdout
+    assert result.stderr.splitlines()[0] == ("afile/out:1:1: error: cannot write the run's results to 'afile/out': "
+                                             "Not a directory: 'afile/out'")
+    assert result.stdout == ""
 
 
 @pytest.mark.parametrize("args", [["-k", "look", "suites"], ["-q", "suites"], ["--tag", "hr", "suites"],

@@ -1,26 +1,94 @@
-"""What a person reads in the terminal: one line per case, each failure explained, a summary."""
+"""What a person reads in the terminal: one line per case, each failure explained, a summary.
+
+Text that came from the agent under test (tool names, arguments, answers) is printed with its control
+characters made visible: an escape sequence in a tool name must not be able to erase a line and print
+a fake PASS. A console that goes away (a closed pipe, a full disk) never stops the run: output is
+dropped from then on, the run goes on and its report is written.
+"""
 from __future__ import annotations
 
 import os
-import sys
-from typing import TextIO
+import unicodedata
+from typing import Callable, Iterable, Optional, TextIO
 
-from ..results import CaseResult, RunReport
+from ..results import CaseResult, Summary
 
-_COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33"}
-_LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+_COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
+_LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP", "unscored": "UNSCORED"}
+_PROBLEMS = ("failed", "error", "unscored")
 
 
 def use_color(stream: TextIO) -> bool:
-    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    try:
+        return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    except (ValueError, OSError):
+        return False
+
+
+def visible(text: str) -> str:
+    """`text` on one line with every control or format character written as an escape (\\x1b, \\n,
+    \\u202e): what a terminal would obey is shown instead."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        elif unicodedata.category(ch) == "Zs":  # a no-break or other space: harmless, shown as a space
+            out.append(" ")
+        else:
+            out.append(repr(ch)[1:-1])  # \x1b, \n, \u202e, \U000e0001
+    return "".join(out)
 
 
 def _paint(text: str, status: str, color: bool) -> str:
     return f"\033[{_COLORS[status]}m{text}\033[0m" if color else text
 
 
-def case_line(result: CaseResult, color: bool) -> str:
-    label = _paint(f"{_LABELS[result.status]:<5}", result.status, color)
+class Console:
+    """Writes lines to a stream and survives losing it: after a closed pipe or a full disk it stays
+    silent (the reason is kept in `lost`) and the run carries on."""
+
+    def __init__(self, stream: TextIO, *, redact: Callable[[str], str] = str):
+        self.stream = stream
+        self.color = use_color(stream)
+        self.redact = redact
+        self.lost: Optional[str] = None
+
+    def line(self, text: str = "", status: Optional[str] = None) -> None:
+        if self.lost is not None:
+            return
+        text = self.redact(text)
+        if status is not None:
+            text = _paint(text, status, self.color)
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError) as exc:
+            self.lost = _why_lost(exc)
+            _silence(self.stream)
+
+
+def _why_lost(exc: BaseException) -> str:
+    if isinstance(exc, BrokenPipeError):
+        return "the output pipe was closed"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point the stream's descriptor at /dev/null so that Python's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def case_line(result: CaseResult, color: bool = False) -> str:
+    label = f"{_LABELS[result.status]:<5}"
     detail = ""
     if result.metrics is not None:
         m = result.metrics
@@ -30,54 +98,85 @@ def case_line(result: CaseResult, color: bool) -> str:
         if m.tool_call_recall is not None:
             detail += f", recall {m.tool_call_recall:.2f}"
     elif result.status == "skipped":
-        detail = f"  ({result.skip_reason})"
-    return f"{label} {result.id}{detail}"
+        detail = f"  ({visible(result.skip_reason or '')})"
+    if result.judge_fallbacks:
+        detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
+    line = f"{label} {visible(result.id)}{detail}"
+    return _paint(line, result.status, color) if color else line
 
 
 def explain_case(result: CaseResult) -> list[str]:
-    """The indented lines under a failed or errored case."""
-    lines = [f"  {result.source}"]
+    """The indented lines under a failed, errored or unscored case, or one judged in part without the judge."""
+    lines = [f"  {visible(result.source)}"]
     if result.status == "error":
-        lines += [f"  error: {line}" if i == 0 else f"    {line}" for i, line in enumerate((result.error or "").splitlines()[:8])]
-    for failure in result.failures:
-        lines.append(f"  - {failure}")
+        lines += [f"  error: {visible(line)}" if i == 0 else f"    {visible(line)}"
+                  for i, line in enumerate((result.error or "").splitlines()[:8])]
+    if result.status == "unscored":
+        lines.append(f"  unscored: {visible(result.unscored_reason or '')}")
+    lines += [f"  - {visible(failure)}" for failure in result.failures]
+    lines += [f"  ! without the judge: {visible(fallback)}" for fallback in result.judge_fallbacks]
+    lines += [f"  note: {visible(note)}" for note in result.notes]
     return lines
 
 
-def print_report(report: RunReport, stream: TextIO = sys.stdout, *, report_path: str | None = None) -> None:
-    color = use_color(stream)
-    problems = [r for r in report.cases if r.status in ("failed", "error")]
-    if problems:
-        stream.write("\n" + "=" * 30 + " failures " + "=" * 30 + "\n")
-        for result in problems:
-            stream.write(_paint(f"{_LABELS[result.status]} {result.id}", result.status, color) + "\n")
-            stream.write("\n".join(explain_case(result)) + "\n\n")
-    for line in stage_notices(report):
-        stream.write(_paint(line, "skipped", color) + "\n")
-    s = report.summary
-    parts = [f"{s.passed} passed", f"{s.failed} failed"]
-    if s.error:
-        parts.append(f"{s.error} error")
-    if s.skipped:
-        parts.append(f"{s.skipped} skipped")
-    line = ", ".join(parts) + f" in {s.duration_s:.2f}s"
-    status = "passed" if s.exit_code == 0 else ("error" if s.error else "failed")
-    stream.write(_paint(line, status, color) + "\n")
-    if report_path:
-        stream.write(f"report: {report_path}\n")
+class StageNotes:
+    """Cascade stages that could not decide some comparisons (a missing embedding model, ...), counted
+    as results arrive: later stages decided those, which a reader of a green run must know."""
 
+    def __init__(self) -> None:
+        self.by_stage: dict[str, list] = {}  # stage -> [count, first reason]
 
-def stage_notices(report: RunReport) -> list[str]:
-    """One line per cascade stage that could not decide some comparisons (an unreachable judge, a
-    missing embedding model): later stages decided those, which a reader of a green run must know."""
-    notes: dict[str, list[str]] = {}
-    for case in report.cases:
-        for goal in case.goals:
+    def add(self, result: CaseResult) -> None:
+        for goal in result.goals:
             decisions = [v for attempt in goal.attempts for v in attempt.arguments]
             decisions += [goal.text_decision] if goal.text_decision else []
             for decision in decisions:
                 for note in decision.notes:
                     stage, _, reason = note.partition(": ")
-                    notes.setdefault(stage, []).append(reason)
-    return [f"note: the {stage} stage could not decide {len(reasons)} comparison(s); later stages did "
-            f"(first reason: {reasons[0]})" for stage, reasons in notes.items()]
+                    entry = self.by_stage.setdefault(stage, [0, reason])
+                    entry[0] += 1
+
+    def lines(self) -> list[str]:
+        return [f"note: the {stage} stage could not decide {count} comparison(s); later stages did "
+                f"(first reason: {visible(reason)})" for stage, (count, reason) in self.by_stage.items()]
+
+
+def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
+    header = False
+    for result in results:
+        if result.status not in _PROBLEMS and not result.judge_fallbacks:
+            continue
+        if not header:
+            console.line("\n" + "=" * 30 + " failures " + "=" * 30)
+            header = True
+        status = result.status if result.status in _PROBLEMS else "unscored"
+        console.line(f"{_LABELS[result.status]} {visible(result.id)}", status)
+        for line in explain_case(result):
+            console.line(line)
+        console.line()
+
+
+def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = (),
+                  report_path: Optional[str] = None) -> None:
+    for line in notes:
+        console.line(line, "skipped")
+    parts = [f"{summary.passed} passed", f"{summary.failed} failed"]
+    for status in ("error", "unscored", "skipped"):
+        if getattr(summary, status):
+            parts.append(f"{getattr(summary, status)} {status}")
+    line = ", ".join(parts) + f" in {summary.duration_s:.2f}s"
+    status = "passed" if summary.exit_code == 0 else ("failed" if summary.exit_code == 1 else "error")
+    console.line(line, status)
+    if summary.exit_reason and summary.exit_code != 0 or _unusual(summary):
+        console.line(summary.exit_reason)
+    if summary.not_run:
+        shown = ", ".join(visible(i) for i in summary.not_run[:5]) + (", ..." if len(summary.not_run) > 5 else "")
+        console.line(f"not run: {len(summary.not_run)} case(s): {shown}")
+    if report_path:
+        console.line(f"report: {report_path}")
+
+
+def _unusual(summary: Summary) -> bool:
+    """An exit 0 that is not the obvious one (min_pass_rate let failures through) still says why."""
+    return summary.exit_code == 0 and summary.failed > 0
+

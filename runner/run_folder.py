@@ -1,0 +1,211 @@
+"""One run's folder: results.jsonl grows as cases finish; report.json is assembled from it at the end.
+
+Nothing is lost: each result reaches the disk the moment its case finishes, so a run killed at any
+point leaves every finished case in results.jsonl. report.json is written under a temporary name that
+no other process uses and renamed into place only when complete, so a reader never sees half of one;
+`latest` moves only after that. Two runs given the same `--output-dir` do not overwrite each other:
+the second finds the folder locked and writes into a subfolder named after its run id.
+
+Memory does not grow with the number of cases: results are not kept, only where each line starts.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import json
+import os
+import secrets as _random
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from .results import CaseResult, Summary
+
+RESULTS_NAME = "results.jsonl"
+REPORT_NAME = "report.json"
+LOCK_NAME = ".evalrun-run.lock"
+_COPY_CHUNK = 1 << 20
+
+
+class ResultsNotSaved(Exception):
+    """results.jsonl cannot be written (a full disk, a removed folder): the run must stop."""
+
+
+def new_run_id(started: _dt.datetime) -> str:
+    """Sortable and unique across processes: the start time, the process id and a random suffix."""
+    stamp = started.astimezone().strftime("%Y%m%d-%H%M%S-%f")
+    return f"{stamp}-{os.getpid()}-{_random.token_hex(3)}"
+
+
+class RunFolder:
+    def __init__(self, path: Path, run_id: str, lock_fd: Optional[int], *, redact: Callable[[str], str] = str):
+        self.path = path
+        self.run_id = run_id
+        self._lock_fd = lock_fd
+        self._redact = redact
+        self._results = None
+        self._spans: dict[int, tuple[int, int]] = {}  # case position -> (offset, length) in results.jsonl
+        self._size = 0
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, requested: Path, run_id: str, *, redact: Callable[[str], str] = str) -> tuple["RunFolder", Optional[str]]:
+        """The run's folder at `requested`, or inside it when another live run holds it (then a note
+        says where this run's files went). OSError when the folder cannot be made."""
+        requested.mkdir(parents=True, exist_ok=True)
+        fd = _try_lock(requested / LOCK_NAME)
+        if fd is not None:
+            return cls(requested, run_id, fd, redact=redact), None
+        own = requested / run_id
+        own.mkdir(parents=True, exist_ok=True)
+        note = (f"another run is writing to {requested}; this run's results go to {own} so that neither "
+                "overwrites the other")
+        return cls(own, run_id, _try_lock(own / LOCK_NAME), redact=redact), note
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS_NAME
+
+    @property
+    def report_path(self) -> Path:
+        return self.path / REPORT_NAME
+
+    # ------------------------------------------------------------------ results as they come
+
+    def start_results(self) -> None:
+        try:
+            self._results = open(self.results_path, "wb")  # a rerun into the same folder starts afresh
+        except OSError as exc:
+            raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
+
+    def add(self, position: int, result: CaseResult) -> CaseResult:
+        """Write one finished case as a line of results.jsonl, flushed at once. Returns the result as
+        saved (a result that cannot be serialised whole is saved without its conversation, or as an
+        error saying why)."""
+        saved, line = self._serialise(result)
+        data = (line + "\n").encode("utf-8")
+        try:
+            assert self._results is not None, "start_results() first"
+            self._results.write(data)
+            self._results.flush()
+        except OSError as exc:
+            raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
+        self._spans[position] = (self._size, len(data) - 1)
+        self._size += len(data)
+        return saved
+
+    def _serialise(self, result: CaseResult) -> tuple[CaseResult, str]:
+        try:
+            return result, self._redact(result.model_dump_json())
+        except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts
+            reason = f"{type(exc).__name__}: {exc}"
+        slim = result.model_copy(update={"transcript": [], "calls": [c.model_copy(update={"arguments": None})
+                                                                           for c in result.calls],
+                                         "notes": [*result.notes, f"the conversation and call arguments were left "
+                                                                  f"out of the report: they could not be saved ({reason})"]})
+        try:
+            return slim, self._redact(slim.model_dump_json())
+        except Exception as exc:
+            bare = CaseResult(id=result.id, status="error", source=result.source, description=result.description,
+                              tags=result.tags, duration_s=result.duration_s,
+                              error=f"the result of this case could not be saved ({type(exc).__name__}: {exc}); "
+                                    f"it had ended {result.status}")
+            return bare, self._redact(bare.model_dump_json())
+
+    def close_results(self) -> None:
+        if self._results is not None:
+            try:
+                self._results.flush()
+                os.fsync(self._results.fileno())
+            except OSError:
+                pass  # what was flushed is there; the report step says if it cannot read it back
+            self._results.close()
+            self._results = None
+
+    def saved_results(self) -> Iterator[tuple[int, CaseResult]]:
+        """(position, result) for every saved case, in collection order, read back from the disk."""
+        with open(self.results_path, "rb") as source:
+            for position in sorted(self._spans):
+                offset, length = self._spans[position]
+                source.seek(offset)
+                yield position, CaseResult.model_validate_json(source.read(length))
+
+    # ------------------------------------------------------------------ the report
+
+    def write_report(self, header: dict[str, Any], summary: Summary) -> Path:
+        """report.json: `header`, the summary, then every saved case in collection order, copied line by
+        line from results.jsonl (never all in memory). Written atomically under a name of this run."""
+        temporary = self.path / f".{REPORT_NAME}.{self.run_id}.tmp"
+        head = {**header, "summary": json.loads(summary.model_dump_json())}
+        opening = json.dumps(head, ensure_ascii=False)[:-1] + ', "cases": ['
+        try:
+            with open(temporary, "wb") as out, open(self.results_path, "rb") as source:
+                out.write(self._redact(opening).encode("utf-8"))
+                for n, position in enumerate(sorted(self._spans)):
+                    offset, length = self._spans[position]
+                    source.seek(offset)
+                    if n:
+                        out.write(b",")
+                    _copy(source, out, length)
+                out.write(b"]}\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.report_path)
+        except BaseException:
+            _remove_quietly(temporary)
+            raise
+        return self.report_path
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the lock
+            self._lock_fd = None
+
+
+def point_latest(reports_root: Path, run_path: Path) -> None:
+    """`<reports_root>/latest` names the newest complete run: a symlink swapped in atomically (a
+    concurrent reader sees the old or the new one), else a text file where symlinks are not allowed."""
+    link = reports_root / "latest"
+    temporary = reports_root / f".latest.{os.getpid()}.{_random.token_hex(3)}"
+    try:
+        temporary.symlink_to(run_path.resolve(), target_is_directory=True)
+        os.replace(temporary, link)
+    except OSError:
+        _remove_quietly(temporary)
+        (reports_root / "latest.txt").write_text(str(run_path.resolve()) + "\n", encoding="utf-8")
+
+
+def describe_os_error(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device"
+    reason = exc.strerror or str(exc)
+    return f"{reason}: '{exc.filename}'" if exc.strerror and exc.filename is not None else reason
+
+
+def _try_lock(path: Path) -> Optional[int]:
+    """An exclusive lock held for the life of this process, or None when another process holds it."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _copy(source, out, length: int) -> None:
+    while length > 0:
+        chunk = source.read(min(length, _COPY_CHUNK))
+        if not chunk:
+            raise OSError(errno.EIO, "results.jsonl is shorter than what was written to it")
+        out.write(chunk)
+        length -= len(chunk)
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass

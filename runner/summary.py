@@ -1,0 +1,92 @@
+"""The run's summary, counted as results arrive: nothing here keeps a case's result.
+
+A run of 50,000 cases must not hold 50,000 results in memory, so the summary is a running tally
+(counts, metric sums, the ids that finished) and the exit code is decided from it at the end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .results import CaseResult, Summary
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
+_MEANS = ("journey_completion", "tool_call_precision", "tool_call_recall")
+
+
+@dataclass
+class Tally:
+    selected: list[str]  # every case id the run was asked to run, in collection order
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("passed", "failed", "error", "unscored", "skipped"), 0))
+    finished: set[str] = field(default_factory=set)
+    judge_fallback_cases: int = 0
+    _sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0.0))
+    _ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0))
+
+    def add(self, result: CaseResult) -> None:
+        self.counts[result.status] += 1
+        self.finished.add(result.id)
+        if result.judge_fallbacks:
+            self.judge_fallback_cases += 1
+        if result.metrics is not None:
+            for name in _MEANS:
+                value = getattr(result.metrics, name)
+                if value is not None:
+                    self._sums[name] += value
+                    self._ns[name] += 1
+
+    def mean(self, name: str) -> Optional[float]:
+        return self._sums[name] / self._ns[name] if self._ns[name] else None
+
+    @property
+    def pass_rate(self) -> Optional[float]:
+        decided = self.counts["passed"] + self.counts["failed"]
+        return self.counts["passed"] / decided if decided else None
+
+    def not_run(self) -> list[str]:
+        return [case_id for case_id in self.selected if case_id not in self.finished]
+
+    def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
+                interrupted: bool, elapsed_s: float) -> Summary:
+        code, reason = decide_exit(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
+                                   stop_reason=stop_reason, interrupted=interrupted)
+        return Summary(total=len(self.selected), **self.counts, pass_rate=self.pass_rate,
+                       not_run=self.not_run(), judge_fallback_cases=self.judge_fallback_cases,
+                       interrupted=interrupted, stop_reason=stop_reason,
+                       mean_journey_completion=self.mean("journey_completion"),
+                       mean_tool_call_precision=self.mean("tool_call_precision"),
+                       mean_tool_call_recall=self.mean("tool_call_recall"),
+                       exit_code=code, exit_reason=reason, duration_s=round(elapsed_s, 3))
+
+
+def decide_exit(tally: Tally, *, min_pass_rate: Optional[float], judge_may_fall_back: bool,
+                stop_reason: Optional[str], interrupted: bool) -> tuple[int, str]:
+    """pytest's codes, most serious first, each with the one line that says why."""
+    counts = tally.counts
+    finished = len(tally.finished)
+    if interrupted:
+        return EXIT_INTERRUPTED, f"interrupted ({stop_reason or 'stopped'}): {finished} of {len(tally.selected)} " \
+                                 "cases finished: exit 2"
+    if stop_reason:  # the run could not go on (a full disk for results): what finished is reported
+        return EXIT_ERRORS, f"stopped: {stop_reason}; {finished} of {len(tally.selected)} cases finished: exit 3"
+    problems = []
+    if counts["error"]:
+        problems.append(f"{counts['error']} case(s) ended in error")
+    if counts["unscored"]:
+        problems.append(f"{counts['unscored']} case(s) could not be scored")
+    if tally.judge_fallback_cases and not judge_may_fall_back:
+        problems.append(f"{tally.judge_fallback_cases} case(s) rest on verdicts reached without the judge, which "
+                        "failed (set judge.offline_fallback: true to accept them)")
+    if problems:
+        return EXIT_ERRORS, "; ".join(problems) + ": exit 3"
+    if counts["failed"]:
+        rate = tally.pass_rate
+        if min_pass_rate is not None and rate is not None and rate >= min_pass_rate:
+            return EXIT_OK, f"min_pass_rate {min_pass_rate:.2f} reached ({rate:.2f}) although {counts['failed']} " \
+                            "case(s) failed: exit 0"
+        if min_pass_rate is not None and rate is not None:
+            return EXIT_FAILED, f"{counts['failed']} case(s) failed; pass rate {rate:.2f} is below min_pass_rate " \
+                                f"{min_pass_rate:.2f}: exit 1"
+        return EXIT_FAILED, f"{counts['failed']} case(s) failed: exit 1"
+    return EXIT_OK, "all cases passed: exit 0" if counts["passed"] else "nothing failed: exit 0"
