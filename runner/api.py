@@ -146,34 +146,36 @@ def _run(request: RunRequest, on_result: Callable[[CaseResult], None], handle_si
     tally = Tally([ref.id for ref in index.refs])
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency))
 
-    async def main() -> Stop:
-        stop = Stop()
+    stop = Stop()
 
-        def save(position: int, result: CaseResult) -> None:
-            if stop.reason is not None and not stop.interrupted:
-                return  # results can no longer be saved; the cases after the failure count as not run
-            try:
-                saved = folder.add(position, result)
-            except ResultsNotSaved as exc:
-                stop.request(str(exc), interrupted=False)
-                return
-            tally.add(saved)
-            on_result(saved)
+    def save(position: int, result: CaseResult) -> None:
+        if stop.reason is not None and not stop.interrupted:
+            return  # results can no longer be saved; the cases after the failure count as not run
+        try:
+            saved = folder.add(position, result)
+        except ResultsNotSaved as exc:
+            stop.request(str(exc), interrupted=False)
+            return
+        tally.add(saved)
+        on_result(saved)
 
-        with _stop_on_signals(stop, enabled=handle_signals):
+    async def run_all() -> None:
+        signals.loop = asyncio.get_running_loop()
+        try:
             await run_cases(index.refs, runner, save, stop, request.concurrency)
-        return stop
+        finally:
+            signals.loop = None
 
-    stop = asyncio.run(main())
-    folder.close_results()
-    elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
-    judge = loaded.config.judge
-    summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
-                            judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                            stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed)
-    header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
-              "started_at": started.isoformat(), "config": config_record}
-    with _signals_deferred(enabled=handle_signals):
+    with _SignalsStopTheRun(stop, handle_signals) as signals:
+        asyncio.run(run_all())
+        folder.close_results()
+        elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
+        judge = loaded.config.judge
+        summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
+                                judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
+                                stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed)
+        header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
+                  "started_at": started.isoformat(), "config": config_record}
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -186,7 +188,8 @@ def _run(request: RunRequest, on_result: Callable[[CaseResult], None], handle_si
             try:
                 point_latest(DEFAULT_REPORTS_ROOT, folder.path)
             except OSError as exc:  # the report is written; only the shortcut to it is missing
-                notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: {describe_os_error(exc)}")
+                notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: "
+                             f"{describe_os_error(exc)}")
     folder.release()
     return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
 
@@ -207,39 +210,32 @@ def _usage_problems(request: RunRequest) -> list[Diagnostic]:
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-@contextmanager
-def _stop_on_signals(stop, *, enabled: bool):
-    """While cases run, SIGINT and SIGTERM ask the run to stop (it then reports what finished)."""
-    loop = asyncio.get_running_loop()
-    installed = []
-    if enabled and threading.current_thread() is threading.main_thread():
-        for sig in _SIGNALS:
-            try:
-                loop.add_signal_handler(sig, functools.partial(stop.request, signal.Signals(sig).name,
-                                                               interrupted=True))
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+class _SignalsStopTheRun:
+    """From the first case to the last byte of the report, SIGINT and SIGTERM ask the run to stop
+    (cases in flight are cancelled, what finished is reported) instead of killing the process. Held
+    for the whole run, so there is no moment between running and writing where a signal would cut
+    the report short; a signal after the cases ended is only noted."""
 
+    def __init__(self, stop, enabled: bool):
+        self.stop = stop
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self._previous: dict = {}
 
-@contextmanager
-def _signals_deferred(*, enabled: bool):
-    """While report.json is written, a signal is noted and held back: the report is finished first."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous = {sig: signal.signal(sig, lambda number, frame: received.append(number)) for sig in _SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
+    def __enter__(self) -> "_SignalsStopTheRun":
+        if self.enabled:
+            self._previous = {sig: signal.signal(sig, self._received) for sig in _SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+    def _received(self, number: int, frame) -> None:
+        name = signal.Signals(number).name
+        loop = self.loop
+        if loop is not None and loop.is_running():
+            loop.call_soon_threadsafe(functools.partial(self.stop.request, name, interrupted=True))
 
 
 def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> dict:

@@ -142,11 +142,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
     try:
-        print_failures(out, outcome.results())
-    except (OSError, ValueError) as exc:  # the results file went away after the run: the summary still stands
-        err.line(f"cannot read the results back for the failure details: {exc}")
-    print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
-                  report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+        try:
+            print_failures(out, outcome.results())
+        except (OSError, ValueError) as exc:  # the results file went away after the run: the summary stands
+            err.line(f"cannot read the results back for the failure details: {exc}")
+        print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
+                      report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+    except KeyboardInterrupt:  # Ctrl-C while the details scroll by: the run and its report are complete
+        err.line(f"stopped printing; {outcome.summary.exit_reason}")
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")

@@ -148,41 +148,43 @@ def _internal_error(doing: str, exc: Exception) -> str:
 
 
 class Stop:
-    """Why the run stops early, once set: a signal's name or a problem such as a full disk."""
+    """Why the run stops early, once asked: a signal's name or a problem such as a full disk. Asking
+    cancels the cases in flight (registered with `watch`); the first reason given is kept."""
 
     def __init__(self) -> None:
         self.reason: Optional[str] = None
         self.interrupted = False
-        self.event = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
 
     def request(self, reason: str, *, interrupted: bool) -> None:
         if self.reason is None:
             self.reason, self.interrupted = reason, interrupted
-        self.event.set()
+        for task in self._tasks:
+            task.cancel()
+
+    def watch(self, tasks: list[asyncio.Task]) -> None:
+        self._tasks = tasks
+        if self.reason is not None:
+            for task in tasks:
+                task.cancel()
 
 
 async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable[[int, CaseResult], None],
                     stop: Stop, concurrency: int = DEFAULT_CONCURRENCY) -> None:
     """Run every case (at most `concurrency` at once), handing each result to `on_result` with the
-    case's position as soon as it finishes. Returns when all ran or `stop` was requested; a case still
-    running then is cancelled and does not count as finished."""
+    case's position as soon as it finishes. `on_result` must not raise. Returns when all ran or
+    `stop` was requested; a case still running then is cancelled and does not count as finished."""
     pending: Iterator[tuple[int, CaseRef]] = iter(enumerate(refs))
 
     async def worker() -> None:
         for position, ref in pending:  # one shared iterator: each case is taken by exactly one worker
-            if stop.event.is_set():
+            if stop.reason is not None:
                 return
             result = await asyncio.to_thread(runner.run, ref)
-            if stop.event.is_set() and stop.interrupted:
-                return  # finished after the stop: it is reported as not run, like the others in flight
+            if stop.reason is not None and stop.interrupted:
+                return  # finished after the stop: reported as not run, like the others in flight
             on_result(position, result)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(refs))))]
-    stopper = asyncio.ensure_future(stop.event.wait())
-    try:
-        await asyncio.wait([stopper, asyncio.gather(*workers)], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopper.cancel()
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    stop.watch(workers)
+    await asyncio.gather(*workers, return_exceptions=True)

@@ -1,0 +1,233 @@
+"""Every way a run can end leaves a valid report of what finished: real signals, pipes, devices, processes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+
+from tests.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+
+NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
+REPORT_SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text())
+
+
+def many_cases(root, count, *, failing=()):
+    """`count` one-goal cases; the ones in `failing` call the tool with the wrong argument."""
+    write(root / "evalrun.yaml", NO_EMBEDDINGS)
+    for n in range(count):
+        write_json(root / "suites" / f"c{n:04d}.json", {"goal_details": [
+            {"type": "tool_call", "name": "g", "tool_name": "t", "args": {"n": n}}], "transcript": f"t/c{n:04d}.json"})
+        write_json(root / "suites" / "t" / f"c{n:04d}.json", tool_call_messages("t", {"n": -1 if n in failing else n}))
+
+
+def start(root, *args, **popen):
+    return subprocess.Popen([sys.executable, "-m", "runner", "suites", *args], cwd=root, env=cli_env(),
+                            stdout=popen.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE, text=True, **popen)
+
+
+def valid_report(path):
+    report = json.loads(path.read_text())
+    jsonschema.validate(report, REPORT_SCHEMA)
+    return report
+
+
+def results_lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_path):
+    many_cases(tmp_path, 300)
+    process = start(tmp_path, "--output-dir", "out", "-j", "2")
+    for _ in range(5):
+        assert process.stdout.readline().startswith("PASS")
+    process.kill()  # SIGKILL: no handler runs, nothing is flushed at exit
+    process.communicate(timeout=60)
+    lines = results_lines(tmp_path / "out" / "results.jsonl")
+    assert len(lines) >= 5  # every case printed was already on disk
+    assert all(line["status"] == "passed" for line in lines)
+    assert not (tmp_path / "out" / "report.json").exists()  # never half a report
+
+
+def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(tmp_path):
+    many_cases(tmp_path, 400)
+    process = start(tmp_path, "--output-dir", "out")
+    assert process.stdout.readline().startswith("PASS")
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stderr
+    report = valid_report(tmp_path / "out" / "report.json")
+    summary = report["summary"]
+    finished = [c["id"] for c in report["cases"]]
+    assert summary["interrupted"] and summary["stop_reason"] == "SIGTERM"
+    assert sorted(finished + summary["not_run"]) == sorted(f"c{n:04d}" for n in range(400))
+    assert finished == sorted(finished)  # the report keeps collection order whatever order cases finished in
+    assert f"interrupted (SIGTERM): {len(finished)} of 400 cases finished: exit 2" in stdout.splitlines()
+    assert "Traceback" not in stderr
+
+
+def test_signals_while_the_report_is_written_do_not_cut_it_short(tmp_path):
+    many_cases(tmp_path, 600)
+    process = start(tmp_path, "--output-dir", "out")
+    assert process.stdout.readline().startswith("PASS")
+    report = tmp_path / "out" / "report.json"
+    deadline = time.monotonic() + 60
+    # Keep pressing Ctrl-C until report.json exists: it appears whole, so the presses cover its writing.
+    while not report.exists() and process.poll() is None and time.monotonic() < deadline:
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.002)
+    process.communicate(timeout=60)
+    assert process.returncode == 2
+    report = valid_report(tmp_path / "out" / "report.json")
+    assert len(report["cases"]) + len(report["summary"]["not_run"]) == 600
+
+
+def test_a_closed_stdout_still_writes_the_report_and_keeps_the_exit_code(tmp_path):
+    many_cases(tmp_path, 60, failing={7})
+    shell = f"{sys.executable} -m runner suites --output-dir out | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", shell], cwd=tmp_path, env=cli_env(),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1  # a case failed: never 0, whatever happened to the pipe
+    assert len(result.stdout.splitlines()) == 1
+    report = valid_report(tmp_path / "out" / "report.json")
+    assert len(report["cases"]) == 60 and report["summary"]["failed"] == 1
+    assert "console output stopped (the output pipe was closed)" in result.stderr
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+
+
+def test_a_full_disk_for_the_console_does_not_stop_the_run(tmp_path):
+    many_cases(tmp_path, 20, failing={3})
+    with open("/dev/full", "w") as full:  # every write fails with ENOSPC
+        process = start(tmp_path, "--output-dir", "out", stdout=full)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert len(valid_report(tmp_path / "out" / "report.json")["cases"]) == 20
+    assert "console output stopped (No space left on device)" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_two_runs_sharing_an_output_dir_keep_both_results(tmp_path):
+    many_cases(tmp_path, 200)
+    first = start(tmp_path, "--output-dir", "out", "-j", "1")
+    assert first.stdout.readline().startswith("PASS")  # the first run holds the folder now
+    first.send_signal(signal.SIGSTOP)  # paused mid-run, still holding it, while the second one runs whole
+    try:
+        second = start(tmp_path, "--output-dir", "out")
+        second_out, _ = second.communicate(timeout=120)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    first.communicate(timeout=120)
+    assert (first.returncode, second.returncode) == (0, 0)
+    moved = [line for line in second_out.splitlines() if line.startswith("another run is writing to out")]
+    assert moved, second_out
+    own_folders = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    assert len(own_folders) == 1
+    for report_path in (tmp_path / "out" / "report.json", own_folders[0] / "report.json"):
+        assert len(valid_report(report_path)["cases"]) == 200
+
+
+def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tmp_path):
+    many_cases(tmp_path, 3)
+    deep = value = {}
+    for _ in range(400):  # deeper than the serialiser goes
+        value["a"] = {}
+        value = value["a"]
+    messages = tool_call_messages("t", {"n": 1})
+    messages[1]["content"] = json.dumps(deep)
+    messages.append({"role": "user", "content": deep})
+    write_json(tmp_path / "suites" / "t" / "c0001.json", {"messages": messages})
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = valid_report(tmp_path / "out" / "report.json")
+    case = next(c for c in report["cases"] if c["id"] == "c0001")
+    assert case["status"] == "passed" and case["transcript"] == []
+    assert case["notes"][0].startswith("the conversation and call arguments were left out of the report")
+    assert [c["status"] for c in report["cases"]] == ["passed"] * 3
+
+
+def test_control_characters_from_the_agent_are_shown_not_obeyed(tmp_path):
+    write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
+    write(tmp_path / "suites" / "refuse.yaml", """
+        id: refuse
+        forbid_extra_calls: true
+        goal_details: []
+        transcript: t.json
+        """)
+    sneaky = "cancel\x1b[2K\r\x1b[32mPASS  refuse\u202e"
+    write_json(tmp_path / "suites" / "t.json", tool_call_messages(sneaky, {"x": "\x1b]0;title\x07"}))
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\r" not in result.stdout
+    assert any(line.startswith("  - forbidden call: cancel\\x1b[2K\\r\\x1b[32mPASS  refuse\\u202e(")
+               for line in result.stdout.splitlines()), result.stdout
+
+
+def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
+    from tests.fakes.openai_server import FakeOpenAI, Reply
+
+    canary = "sk-canary-5d41402abc4b2a76b9719d911017c592"
+    write(tmp_path / "suites" / "fuzzy.yaml", """
+        goal_details:
+          - type: tool_call
+            name: search
+            tool_name: search_flights
+            args: {destination: the capital of France}
+            arg_matching: {destination: fuzzy}
+        transcript: t.json
+        """)
+    # the agent itself repeats the key, and the provider echoes it back in its errors
+    write_json(tmp_path / "suites" / "t.json", [{"role": "user", "content": f"my key is {canary}"},
+                                                 *tool_call_messages("search_flights", {"destination": canary})])
+    with FakeOpenAI() as fake:
+        echo = Reply(status=500, body={"error": {"message": f"Incorrect API key provided: {canary}"}})
+        fake.script(echo, echo, echo)
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            judge:
+              model: openai/fake-judge
+              api_base: {fake.base_url}
+              api_key_env: EVALRUN_CANARY_KEY
+              max_retries: 0
+              extra: {{api_key: literal-secret-in-config, headers: {{Authorization: Bearer literal-bearer}}}}
+            """)
+        env = cli_env(EVALRUN_CANARY_KEY=canary)
+        result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
+                                env=env, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in result.stderr
+    outputs = {"stdout": result.stdout, "stderr": result.stderr,
+               "report.json": (tmp_path / "out" / "report.json").read_text(),
+               "results.jsonl": (tmp_path / "out" / "results.jsonl").read_text()}
+    for name, text in outputs.items():
+        for secret in (canary, "literal-secret-in-config", "literal-bearer"):
+            assert secret not in text, f"{secret} leaked into {name}"
+    config = json.loads(outputs["report.json"])["config"]["judge"]
+    assert config["extra"] == {"api_key": "***", "headers": {"Authorization": "***"}}
+    assert config["api_key_env"] == "EVALRUN_CANARY_KEY"  # the variable's name is not a secret
+    assert "my key is ***" in outputs["report.json"]
+
+
+def test_memory_does_not_keep_results(tmp_path):
+    """The run keeps a tally, not the results: 10x the cases must not cost 10x the memory."""
+    probe = ("import resource, runner.cli as c; code = c.main(['suites', '-q', '--output-dir', 'out']);"
+             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code)")
+
+    def peak_kib(count):
+        root = tmp_path / str(count)
+        many_cases(root, count)
+        for n in range(count):  # make each result heavy: a long conversation kept in the report
+            path = root / "suites" / "t" / f"c{n:04d}.json"
+            messages = json.loads(path.read_text())
+            path.write_text(json.dumps([{"role": "user", "content": "x" * 20_000}] + messages))
+        out = subprocess.run([sys.executable, "-c", probe], cwd=root, env=cli_env(), capture_output=True, text=True,
+                             timeout=300)
+        peak, code = out.stdout.splitlines()[-1].split()
+        assert code == "0", out.stderr
+        return int(peak)
+
+    small, large = peak_kib(100), peak_kib(1000)
+    # 900 more results of ~20 KB each would be ~18 MB if kept; allow the index of refs and noise.
+    assert large - small < 12_000, (small, large)
