@@ -92,13 +92,14 @@ class RunRequest:
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
-        concurrency: int = 8, on_result: Callable[[CaseResult], None] = lambda r: None,
-        handle_signals: bool = True) -> RunOutcome:
+        concurrency: int = 8, on_start: Callable[[int], None] = lambda total: None,
+        on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
-    report.json; the exit code is in the outcome. `on_result` sees each result as it is saved."""
+    report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
+    `on_result` sees each result as it is saved."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency)
     with _fewer_gc_passes():
-        return _run(request, on_result, handle_signals)
+        return _run(request, on_start, on_result, handle_signals)
 
 
 @contextmanager
@@ -114,7 +115,8 @@ def _fewer_gc_passes():
         gc.set_threshold(*previous)
 
 
-def _run(request: RunRequest, on_result: Callable[[CaseResult], None], handle_signals: bool) -> RunOutcome:
+def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
+         handle_signals: bool) -> RunOutcome:
     from .execute import CaseRunner, RunOptions, Stop, run_cases
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
@@ -144,6 +146,7 @@ def _run(request: RunRequest, on_result: Callable[[CaseResult], None], handle_si
     notes = [moved] if moved else []
 
     tally = Tally([ref.id for ref in index.refs])
+    on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency))
 
     stop = Stop()

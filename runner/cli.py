@@ -120,18 +120,27 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .api import EXIT_NO_CASES, run
-    from .report.console import Console, StageNotes, case_line, print_failures, print_summary
+    from .report.console import Console, Progress, StageNotes, case_line, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     stage_notes = StageNotes()
+    bar: list[Progress] = []
 
-    def progress(result) -> None:
+    def on_start(total: int) -> None:
+        bar.append(Progress(out, total))
+
+    def on_result(result) -> None:
         stage_notes.add(result)
-        if not args.quiet or result.status in ("failed", "error", "unscored") or result.judge_fallbacks:
+        shown = not args.quiet or result.status in ("failed", "error", "unscored") or result.judge_fallbacks
+        if bar:
+            bar[0].case(case_line(result, out.color) if shown else None, result.status)
+        elif shown:
             out.line(case_line(result, out.color))
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
-                  output_dir=args.output_dir, concurrency=args.concurrency, on_result=progress)
+                  output_dir=args.output_dir, concurrency=args.concurrency, on_start=on_start, on_result=on_result)
+    if bar:
+        bar[0].finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:
         err.line(str(diagnostic))

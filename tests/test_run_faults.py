@@ -231,3 +231,30 @@ def test_memory_does_not_keep_results(tmp_path):
     small, large = peak_kib(100), peak_kib(1000)
     # 900 more results of ~20 KB each would be ~18 MB if kept; allow the index of refs and noise.
     assert large - small < 12_000, (small, large)
+
+
+def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
+    import pty
+
+    many_cases(tmp_path, 30, failing={4})
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the CLI with a terminal as its stdout
+        os.chdir(tmp_path)
+        os.execve(sys.executable, [sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "2"],
+                  cli_env(TERM="xterm"))
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1
+    screen = b"".join(chunks).decode()
+    assert "\r\x1b[2K[30/30] 29 passed, 1 not passed" in screen
+    assert "[1/30] " in screen and " left" in screen  # an estimate while cases remain
+    piped = run_cli("suites", "--output-dir", "out2", cwd=tmp_path)
+    assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout

@@ -18,11 +18,15 @@ _LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKI
 _PROBLEMS = ("failed", "error", "unscored")
 
 
-def use_color(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO) -> bool:
     try:
-        return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
     except (ValueError, OSError):
         return False
+
+
+def use_color(stream: TextIO) -> bool:
+    return is_terminal(stream) and "NO_COLOR" not in os.environ
 
 
 def visible(text: str) -> str:
@@ -51,6 +55,7 @@ class Console:
 
     def __init__(self, stream: TextIO, *, redact: Callable[[str], str] = str):
         self.stream = stream
+        self.terminal = is_terminal(stream)
         self.color = use_color(stream)
         self.redact = redact
         self.lost: Optional[str] = None
@@ -67,6 +72,64 @@ class Console:
         except (OSError, ValueError) as exc:
             self.lost = _why_lost(exc)
             _silence(self.stream)
+
+
+class Progress:
+    """On a terminal, one status line under the case lines, redrawn as cases finish: done/total,
+    passed/failed so far, elapsed time and an estimate of what is left. Elsewhere (CI logs, pipes)
+    nothing: the case lines are the progress."""
+
+    def __init__(self, console: Console, total: int, *, clock=None):
+        import time
+
+        self.console = console
+        self.total = total
+        self.enabled = console.terminal and total > 1
+        self.clock = clock or time.monotonic
+        self.started = self.clock()
+        self.counts = dict.fromkeys(_LABELS, 0)
+        self._drawn = False
+
+    def case(self, line: Optional[str], status: str) -> None:
+        """Print a case's line (if it is shown) above the status line, and count it."""
+        self.counts[status] += 1
+        if line is not None:
+            self._clear()
+            self.console.line(line)
+        self.draw()
+
+    def status_line(self) -> str:
+        done = sum(self.counts.values())
+        elapsed = self.clock() - self.started
+        eta = f", about {_duration(elapsed / done * (self.total - done))} left" if 0 < done < self.total else ""
+        problems = self.counts["failed"] + self.counts["error"] + self.counts["unscored"]
+        return (f"[{done}/{self.total}] {self.counts['passed']} passed, {problems} not passed, "
+                f"{_duration(elapsed)} elapsed{eta}")
+
+    def draw(self) -> None:
+        if self.enabled and self.console.lost is None:
+            self._write("\r\033[2K" + self.status_line())
+            self._drawn = True
+
+    def finish(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
+        if self._drawn:
+            self._write("\r\033[2K")
+            self._drawn = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self.console.stream.write(text)
+            self.console.stream.flush()
+        except (OSError, ValueError) as exc:
+            self.console.lost = _why_lost(exc)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def _why_lost(exc: BaseException) -> str:
