@@ -1,20 +1,28 @@
 """A fake OpenAI-compatible chat server on 127.0.0.1, so tests exercise litellm over real HTTP.
 
     with FakeOpenAI() as fake:
-        fake.script('{"match": true}', Reply(status=500))
+        fake.script('{"match": true}', Reply(status=500), Reply(status=429, headers={"Retry-After": "1"}))
+        fake.script(Reply(tool_calls=[tool_call("get_weather", {"city": "Paris"})]))
         ... api_base=fake.base_url ...
         assert len(fake.requests) == 2
 
-Scripted replies are served in order; once they run out, `default(request_json) -> content` answers.
+Scripted replies are served in order; once they run out, `default(request_json)` answers: it returns
+the content string or a whole `Reply`. Faults a client must survive are one field away: `status`
+(429/500/...), `headers` (Retry-After), `delay_s` (slow answer), `trickle_s` (the body one byte at a
+time), `drop` (close the connection without a word), `body="{not json"` (malformed body),
+`echo_auth` (the error message repeats the Authorization header, as careless providers do).
 Only non-streaming POST /v1/chat/completions is served; anything else is 404 (or 400 for stream).
+Every request body is kept in `requests` (and its headers, names in lower case, in `request_headers`); `in_flight` and
+`max_in_flight` count requests being answered at once.
 """
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional, Union
 
@@ -27,12 +35,26 @@ class Reply:
     content: Optional[str] = None
     body: Union[dict, str, None] = None
     delay_s: float = 0.0
+    tool_calls: Optional[list[dict]] = None  # OpenAI tool calls; the reply's finish_reason becomes "tool_calls"
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers, e.g. {"Retry-After": "2"}
+    trickle_s: float = 0.0  # send the body one byte every trickle_s seconds
+    drop: bool = False  # close the connection without answering
+    echo_auth: bool = False  # put the request's Authorization header into the error message
+    usage: Optional[dict] = None  # replaces the default token usage
+
+
+def tool_call(name: str, arguments: Union[dict, str], call_id: Optional[str] = None) -> dict:
+    """An OpenAI-shaped tool call; dict arguments are JSON-encoded as the API does."""
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id or f"call_{name}_{time.time_ns()}", "type": "function",
+            "function": {"name": name, "arguments": encoded}}
 
 
 class FakeOpenAI:
-    def __init__(self, default: Optional[Callable[[dict], str]] = None):
+    def __init__(self, default: Optional[Callable[[dict], Union[str, Reply]]] = None):
         self.default = default
         self.requests: list[dict] = []
+        self.request_headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._queue: deque[Union[str, Reply]] = deque()
@@ -52,6 +74,7 @@ class FakeOpenAI:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True  # a handler still sleeping on a delay must not block shutdown
         server.block_on_close = False
+        server.request_queue_size = 128  # concurrency tests open many connections at once
         self._server = server
         # a short poll interval keeps stop() (which waits for one poll) from adding 0.5 s per test
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -83,7 +106,7 @@ class FakeOpenAI:
                 # 418 is not retried by clients, so a test missing a reply fails at once and clearly
                 return Reply(status=418, body={"error": {"message": "fake server has no scripted reply",
                                                          "type": "fake_exhausted"}})
-            return Reply(content=self.default(request))
+            item = self.default(request)
         return Reply(content=item) if isinstance(item, str) else item
 
     def _enter(self) -> None:
@@ -96,8 +119,12 @@ class FakeOpenAI:
             self.in_flight -= 1
 
 
-def completion_body(model: str, content: Optional[str]) -> dict:
+def completion_body(model: str, content: Optional[str], tool_calls: Optional[list[dict]] = None,
+                    usage: Optional[dict] = None) -> dict:
     """A minimal but complete chat.completion object, as the OpenAI API returns it."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
     return {
         "id": f"chatcmpl-fake-{time.time_ns()}",
         "object": "chat.completion",
@@ -105,15 +132,17 @@ def completion_body(model: str, content: Optional[str]) -> dict:
         "model": model,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop",
+            "message": message,
+            "finish_reason": "tool_calls" if tool_calls else "stop",
         }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real providers; Content-Length is always sent
+
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
 
@@ -133,6 +162,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             with fake._lock:
                 fake.requests.append(request)
+                fake.request_headers.append({name.lower(): value for name, value in self.headers.items()})
             if request.get("stream"):
                 self._send(400, {"error": {"message": "the fake serves stream=false only", "type": "invalid_request"}})
                 return
@@ -141,26 +171,48 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 reply = fake._next_reply(request)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.drop:
+                    self._drop()
+                    return
                 if reply.body is not None:
                     body: Union[dict, str] = reply.body
                 elif reply.status == 200:
-                    body = completion_body(request.get("model", "fake"), reply.content)
+                    body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage)
                 else:
-                    body = {"error": {"message": reply.content or f"fake error {reply.status}",
-                                      "type": "fake_error", "code": reply.status}}
-                self._send(reply.status, body)
+                    message = reply.content or f"fake error {reply.status}"
+                    if reply.echo_auth:
+                        message += f" (you sent Authorization: {self.headers.get('Authorization')})"
+                    body = {"error": {"message": message, "type": "fake_error", "code": reply.status}}
+                self._send(reply.status, body, reply.headers, reply.trickle_s)
             finally:
                 fake._leave()
 
-        def _send(self, status: int, body: Union[dict, str]) -> None:
+        def _drop(self) -> None:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+        def _send(self, status: int, body: Union[dict, str], headers: Optional[dict[str, str]] = None,
+                  trickle_s: float = 0.0) -> None:
             data = (json.dumps(body) if isinstance(body, dict) else body).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if trickle_s:
+                    self.wfile.flush()
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle_s)
+                else:
+                    self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test): nothing to deliver
+                self.close_connection = True  # the client gave up (timeout test): nothing to deliver
 
     return Handler
