@@ -88,16 +88,17 @@ class RunRequest:
     tags: Sequence[str] = ()
     output_dir: Optional[Path] = None
     concurrency: int = 8
+    no_cache: bool = False
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
-        concurrency: int = 8, on_start: Callable[[int], None] = lambda total: None,
+        concurrency: int = 8, no_cache: bool = False, on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved."""
-    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency)
+    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, handle_signals)
 
@@ -118,6 +119,7 @@ def _fewer_gc_passes():
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
          handle_signals: bool) -> RunOutcome:
     from .execute import CaseRunner, RunOptions, Stop, run_cases
+    from .llm import configure as configure_llm
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), filters=request.filters, tags=request.tags)
@@ -145,6 +147,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                                                 f"{reason}", "io")])
     notes = [moved] if moved else []
 
+    llm_runtime = configure_llm(concurrency=request.concurrency, cache_dir=loaded.resolve(loaded.config.cache_dir),
+                                no_cache=request.no_cache)
     tally = Tally([ref.id for ref in index.refs])
     on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency))
@@ -164,6 +168,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
+        llm_runtime.bind_loop(signals.loop)  # judge calls from scoring threads share this loop and its limit
         try:
             await run_cases(index.refs, runner, save, stop, request.concurrency)
         finally:
@@ -176,7 +181,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         judge = loaded.config.judge
         summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
                                 judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed)
+                                stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed,
+                                model_usage=_usage_or_none(llm_runtime.summary()))
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "config": config_record}
         try:
@@ -195,6 +201,10 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                              f"{describe_os_error(exc)}")
     folder.release()
     return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
+
+
+def _usage_or_none(usage):
+    return usage if usage.calls else None
 
 
 def _usage_problems(request: RunRequest) -> list[Diagnostic]:

@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where to write results.jsonl (as cases finish) and report.json (default: "
                           ".evalrun/reports/<run id>/, with .evalrun/reports/latest pointing at the newest "
                           "complete report)")
+    run.add_argument("--no-cache", action="store_true",
+                     help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
     run.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
 
     validate = sub.add_parser("validate", help="check suites without running them",
@@ -138,7 +140,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             out.line(case_line(result, out.color))
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
-                  output_dir=args.output_dir, concurrency=args.concurrency, on_start=on_start, on_result=on_result)
+                  output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
+                  on_start=on_start, on_result=on_result)
     if bar:
         bar[0].finish()
     out.redact = err.redact = outcome.redact

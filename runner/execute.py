@@ -97,13 +97,18 @@ class CaseRunner:
 
     def run(self, ref: CaseRef) -> CaseResult:
         """The case's result; never raises (a failure anywhere is the case's error)."""
+        from .llm import record_calls, summarize
+
         started = time.perf_counter()
         base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags))
-        try:
-            result = self._run(ref, base)
-        except Exception as exc:
-            result = CaseResult(**base, status="error", error=_internal_error("running the case", exc))
+        with record_calls() as calls:  # every model call made for this case, from this thread
+            try:
+                result = self._run(ref, base)
+            except Exception as exc:
+                result = CaseResult(**base, status="error", error=_internal_error("running the case", exc))
         result.duration_s = time.perf_counter() - started
+        if calls:
+            result.model_usage = summarize(calls)
         return result
 
     def _run(self, ref: CaseRef, base: dict) -> CaseResult:

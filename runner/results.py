@@ -9,6 +9,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from .llm import CallSummary
+
 CaseStatus = Literal["passed", "failed", "error", "skipped", "unscored"]
 CASE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "unscored", "skipped")
 GoalStatus = Literal["achieved", "not_called", "wrong_args", "order_violated", "not_said"]
@@ -129,6 +131,8 @@ class CaseResult(BaseModel):
     unscored_reason: Optional[str] = Field(None, description="Why the case could not be scored (status unscored)")
     notes: list[str] = Field(default_factory=list, description="What a reader should know about this result "
                                                                "(for example a part left out of the report, and why)")
+    model_usage: Optional[CallSummary] = Field(
+        None, description="Model calls made for this case (agent, simulator, judge): counts, cache hits, tokens, cost")
     judge_fallbacks: list[str] = Field(
         default_factory=list,
         description="Verdicts this case's outcome rests on that were reached without the configured judge "
@@ -147,6 +151,7 @@ class Summary(BaseModel):
     interrupted: bool = False
     stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
     exit_reason: str = Field("", description="One line on why the run exits with its code")
+    model_usage: Optional[CallSummary] = Field(None, description="Every model call of the run, totalled")
     pass_rate: Optional[float]
     mean_journey_completion: Optional[float]
     mean_tool_call_precision: Optional[float]

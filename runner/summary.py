@@ -48,7 +48,7 @@ class Tally:
         return [case_id for case_id in self.selected if case_id not in self.finished]
 
     def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
-                interrupted: bool, elapsed_s: float) -> Summary:
+                interrupted: bool, elapsed_s: float, model_usage=None) -> Summary:
         code, reason = decide_exit(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                                    stop_reason=stop_reason, interrupted=interrupted)
         return Summary(total=len(self.selected), **self.counts, pass_rate=self.pass_rate,
@@ -57,7 +57,8 @@ class Tally:
                        mean_journey_completion=self.mean("journey_completion"),
                        mean_tool_call_precision=self.mean("tool_call_precision"),
                        mean_tool_call_recall=self.mean("tool_call_recall"),
-                       exit_code=code, exit_reason=reason, duration_s=round(elapsed_s, 3))
+                       exit_code=code, exit_reason=reason, duration_s=round(elapsed_s, 3),
+                       model_usage=model_usage)
 
 
 def decide_exit(tally: Tally, *, min_pass_rate: Optional[float], judge_may_fall_back: bool,

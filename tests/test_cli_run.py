@@ -191,17 +191,35 @@ def test_llm_judge_decides_fuzzy_arguments_over_real_http(tmp_path):
     assert run_cli("suites", "--output-dir", "out", cwd=tmp_path).returncode == 0
 
 
-def test_unreachable_judge_falls_through_with_a_note_never_a_silent_pass(tmp_path):
+def test_a_failed_judge_is_marked_on_the_verdict_and_the_run_exits_3(tmp_path):
     with FakeOpenAI() as fake:
         fake.script(Reply(status=500, body={"error": {"message": "boom"}}), Reply(status=500, body={"error": {"message": "boom"}}))
         fuzzy_suite(tmp_path, fake.base_url)
         result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
-    assert result.returncode == 1  # rapidfuzz: "Paris" is not like "the capital of France"
-    assert any(line.startswith("note: the llm stage could not decide 1 comparison(s); later stages did (first reason:")
-               for line in result.stdout.splitlines())
-    verdict = report_of(tmp_path)["cases"][0]["goals"][0]["attempts"][0]["arguments"][0]
-    assert verdict["decided_by"] == "rapidfuzz"
-    assert verdict["notes"] and verdict["notes"][0].startswith("llm:")
+    assert result.returncode == 3  # the outcome rests on rapidfuzz, which stood in for a judge that failed
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("[1 verdict(s) without the judge]")
+    assert any(line.startswith("  ! without the judge: goal 'search', argument `destination`: decided by rapidfuzz "
+                               "because the judge failed: HTTP 500 from http://127.0.0.1:") for line in lines)
+    assert ("1 case(s) rest on verdicts reached without the judge, which failed (set judge.offline_fallback: true "
+            "to accept them): exit 3") in lines
+    case = report_of(tmp_path)["cases"][0]
+    verdict = case["goals"][0]["attempts"][0]["arguments"][0]
+    assert verdict["decided_by"] == "rapidfuzz" and verdict["judge_failure"].startswith("HTTP 500 from")
+    assert case["judge_fallbacks"][0].startswith("goal 'search', argument `destination`: decided by rapidfuzz")
+    assert report_of(tmp_path)["summary"]["judge_fallback_cases"] == 1
+
+
+def test_offline_fallback_lets_the_offline_stages_stand_in_for_the_judge(tmp_path):
+    with FakeOpenAI() as fake:
+        fake.script(Reply(status=500), Reply(status=500))
+        fuzzy_suite(tmp_path, fake.base_url)
+        with (tmp_path / "evalrun.yaml").open("a") as config:
+            config.write("  offline_fallback: true\n")
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout  # rapidfuzz: "Paris" is not like "the capital of France"
+    assert report_of(tmp_path)["cases"][0]["judge_fallbacks"]  # still marked, in the report and on the console
+    assert "[1 verdict(s) without the judge]" in result.stdout
 
 
 @pytest.mark.slow
