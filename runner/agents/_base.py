@@ -198,14 +198,16 @@ def env_names(value: str) -> list[str]:
     return _ENV_REF.findall(value)
 
 
-_SHOWN_LITERAL = re.compile(r"^[A-Za-z-]*\s*$")  # "Bearer ", "Token ": the scheme word, never a credential
+_SCHEME_WORD = re.compile(r"^([A-Za-z]+\s+)?$")  # "Bearer ", "Token ": never a credential
 
 
 def redacted(value: str) -> str:
-    """How a header or environment value is shown in a saved config: its `${NAME}` references and a
-    scheme word are kept, any other literal text (a credential written in the file) is hidden."""
-    literal = _ENV_REF.sub("", value)
-    return value if _SHOWN_LITERAL.match(literal) else "<redacted>"
+    """How a header or environment value is shown in a saved config: `Bearer ${TOKEN}` as written (the
+    reference names a variable, not its value); any value with other literal text is hidden, since it
+    may be a credential written into the file."""
+    if not _ENV_REF.search(value):
+        return "<redacted>"
+    return value if _SCHEME_WORD.match(_ENV_REF.sub("", value)) else "<redacted>"
 
 
 def scrub(text: str, secrets: list[str]) -> str:
