@@ -201,3 +201,16 @@ def test_a_reply_in_no_known_shape_is_an_agent_error(tmp_path, value, error):
                                                                       tmp_path))
     error = error.replace("flawed:", f"{module}:")
     assert (conversation.termination_reason, conversation.error) == ("agent_error", error)
+
+
+def test_the_readme_examples_of_agents_and_simulator_are_valid_configs():
+    import re
+
+    import yaml
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, flags=re.S)
+    agents = next(b for b in blocks if b.startswith("agents:"))
+    config = Config.model_validate(yaml.safe_load(agents))
+    assert sorted(config.agents[n].type for n in config.agents) == sorted(KINDS)
+    Config.model_validate(yaml.safe_load(next(b for b in blocks if b.startswith("simulator:"))))
