@@ -46,8 +46,14 @@ class Conversation:
 
     def to_transcript(self) -> dict:
         """The conversation in the transcript format evalrun reads (runner.trajectory.read_recording),
-        so a saved live run can be scored again without calling anything."""
-        return {"messages": self.messages, "termination_reason": self.termination_reason}
+        so a saved live run can be scored again without calling anything. `error` and `stderr` are
+        kept for people reading the file; the reader ignores them."""
+        data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
+        if self.error is not None:
+            data["error"] = self.error
+        if self.stderr_tail:
+            data["stderr"] = self.stderr_tail
+        return data
 
 
 async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[float] = None,
@@ -95,6 +101,9 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
             move = await user.next_message(conv.messages)
         except UserError as exc:
             conv.termination_reason, conv.error = "simulator_error", exc.reason
+            return
+        except Exception as exc:
+            conv.termination_reason, conv.error = "simulator_error", _internal("writing the user's message", exc)
             return
         if move.stop is not None:
             if conv.user_turns == 0 and move.stop == "script_end":

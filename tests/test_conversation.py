@@ -106,3 +106,25 @@ def test_the_live_example_passes(tmp_path):
         scored = score_trajectory(case, build_trajectory(conversation.messages, loaded.config.tool_error_pattern,
                                                          conversation.termination_reason), cascade)
         assert (case.id, conversation.termination_reason, scored.passed) == (case.id, "script_end", True)
+
+
+def test_a_blocking_agent_that_never_returns_does_not_hold_up_the_run(tmp_path):
+    """The sync function runs in a daemon thread: the case times out and the run can still end."""
+    import subprocess
+    import sys
+
+    (tmp_path / "stuck.py").write_text("import time\ndef respond(messages, context):\n    time.sleep(3600)\n")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from pathlib import Path
+        from tests.fakes.cases import make_agent, make_case, talk
+        conversation = talk(make_case(starting_sentence="hi"),
+                            make_agent({{"type": "python", "entrypoint": "stuck:respond"}}, Path({str(tmp_path)!r})),
+                            timeout_s=0.3)
+        print(conversation.termination_reason)
+        """)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "timeout"), done.stderr
+    assert time.monotonic() - started < 20

@@ -4,16 +4,18 @@
 
 `messages` is the conversation so far (OpenAI chat messages, a copy the function may change);
 `context` has `case_id`, `turn` and `runtime_context`. The function returns this turn's new messages
-(or a plain string: one assistant message). It may be `async def`; a plain function runs in a worker
-thread so that a slow one does not hold up the other cases.
+(or a plain string: one assistant message). It may be `async def`; a plain function runs in a thread
+of its own so that a slow one does not hold up the other cases.
 """
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import importlib
 import inspect
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Literal
@@ -88,7 +90,7 @@ class PythonAgent(Agent):
             if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
                 result = await function(messages, ctx)
             else:
-                result = await asyncio.to_thread(function, messages, ctx)
+                result = await _in_daemon_thread(function, messages, ctx)
                 if inspect.isawaitable(result):
                     result = await result
         except (AgentError, AgentStop):
@@ -99,6 +101,32 @@ class PythonAgent(Agent):
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
+
+
+async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """Run a blocking agent function in its own daemon thread. Not asyncio.to_thread: a function that
+    never returns would keep the default executor, and so the end of the run, waiting forever; after a
+    timeout this thread is simply abandoned. The context is copied, so calls it makes are recorded."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Any, failed: bool) -> None:
+        if not future.done():
+            future.set_exception(outcome) if failed else future.set_result(outcome)
+
+    def work() -> None:
+        try:
+            outcome, failed = context.run(function, *args), False
+        except BaseException as exc:  # handed to the awaiting task, which decides
+            outcome, failed = exc, True
+        try:
+            loop.call_soon_threadsafe(settle, outcome, failed)
+        except RuntimeError:  # the loop is gone: the run ended without waiting for us
+            pass
+
+    threading.Thread(target=work, name="evalrun-python-agent", daemon=True).start()
+    return await future
 
 
 def _exception_summary(exc: BaseException) -> str:
