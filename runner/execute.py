@@ -35,13 +35,14 @@ def make_cascade(loaded: LoadedConfig) -> Cascade:
         from .prompts import PromptLibrary
 
         cache_dir = loaded.resolve(config.cache_dir) if config.judge.cache else None
-        judge = LLMJudge(LLMClient(config.judge, cache_dir), PromptLibrary(loaded.resolve(config.prompts_dir)))
+        judge = LLMJudge(LLMClient(config.judge, cache_dir, role="judge"),
+                         PromptLibrary(loaded.resolve(config.prompts_dir)))
     embedder = None
     if config.embeddings.model_path:
         from .score.embeddings import MiniLMEmbedder
 
         embedder = MiniLMEmbedder(str(loaded.resolve(config.embeddings.model_path)))
-    return Cascade(settings, judge=judge, embedder=embedder)
+    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=loaded.resolve(config.cache_dir))
 
 
 def transcript_for(case: Case, options: RunOptions) -> Optional[Path]:

@@ -31,6 +31,8 @@ class Decision(BaseModel):
     score: Optional[float] = Field(None, description="Similarity 0-1 where the deciding stage has one")
     reason: str = ""
     notes: list[str] = Field(default_factory=list, description="Stages that were tried and could not decide, and why")
+    judge_failure: Optional[str] = Field(
+        None, description="Why the configured judge could not decide, when a later stage decided in its place")
 
 
 class ArgVerdict(BaseModel):
@@ -46,6 +48,8 @@ class ArgVerdict(BaseModel):
     score: Optional[float] = None
     reason: str = ""
     notes: list[str] = Field(default_factory=list)
+    judge_failure: Optional[str] = Field(
+        None, description="Why the configured judge could not decide, when a later stage decided in its place")
 
 
 class CallAttempt(BaseModel):

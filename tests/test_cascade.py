@@ -140,14 +140,14 @@ def test_llm_failure_falls_through_with_a_note():
     judge = FakeJudge(error=ConnectionError("connection refused"))
     decision = cascade(judge, FakeEmbedder(0.85)).compare("The meeting is Monday", "Meeting on Monday")
     assert (decision.matched, decision.decided_by, decision.score) == (True, "embedding", 0.85)
-    assert decision.notes == ["llm: judge unreachable: connection refused"]
+    assert decision.notes == ["llm: judge failed: ConnectionError: connection refused"]
 
 
 def test_llm_failure_is_never_a_silent_pass():
     judge = FakeJudge(matched=True, error=RuntimeError("bad json"))
     decision = cascade(judge, use_embeddings=False).compare("laptop computers", "banana bread recipe")
     assert (decision.matched, decision.decided_by) == (False, "rapidfuzz")
-    assert decision.notes == ["llm: judge unreachable: bad json"]
+    assert decision.notes == ["llm: judge failed: RuntimeError: bad json"]
 
 
 def test_numbers_go_to_models_as_text_when_only_one_side_is_numeric():

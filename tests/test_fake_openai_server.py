@@ -64,7 +64,7 @@ def test_headers_and_echoed_authorization():
         fake.script(Reply(status=429, headers={"Retry-After": "2"}, content="slow down", echo_auth=True))
         with pytest.raises(urllib.error.HTTPError) as error:
             post(fake, BODY, headers={"Authorization": "Bearer canary-123"})
-        assert fake.request_headers[0]["Authorization"] == "Bearer canary-123"
+        assert fake.request_headers[0]["authorization"] == "Bearer canary-123"
     assert error.value.code == 429 and error.value.headers["Retry-After"] == "2"
     assert json.load(error.value)["error"]["message"] == "slow down (you sent Authorization: Bearer canary-123)"
 

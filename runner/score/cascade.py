@@ -1,19 +1,29 @@
 """The fuzzy cascade: the cheapest stage that can decide does, and models only see free text.
 
-exact (strict normalisation) -> date / number -> LLM judge -> MiniLM embeddings -> rapidfuzz.
-A stage that cannot run (judge unreachable, embeddings not installed) leaves a note and hands over
-to the next one; nothing ever passes silently.
+exact (strict normalisation) -> date / number -> LLM judge -> offline facts -> MiniLM embeddings -> rapidfuzz.
+
+A stage that cannot run (embeddings not installed) leaves a note and hands over to the next one.
+A configured judge that fails hands over too, but never silently: the decision carries
+`judge_failure` and its reason says which stage decided because the judge failed.
+Without a judge, the dates and amounts of the expected text are facts: the offline stages compare
+texts with dates and numbers written one way, and an answer missing one of them does not match.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
+import threading
 from datetime import date
-from typing import Any, Optional
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel
 
 from runner.results import Decision
-from runner.score.dates import parse_date
+from runner.score.dates import find_dates, parse_date
 from runner.score.embeddings import EmbeddingUnavailable, default_embedder
 from runner.score.normalize import Number, as_number, show, strict_decision, strict_equal
 
@@ -29,31 +39,49 @@ class CascadeSettings(BaseModel):
 
 
 class Cascade:
-    """Compares expected and actual values in fuzzy mode. `judge` (optional) has
-    .semantic_match(expected, actual, context) returning something with .matched, .score, .reason,
-    and raises when it cannot answer. `embedder` (optional) has .similarity(a, b); None means the
-    process-wide MiniLM model, loaded on first use."""
+    """Compares expected and actual values in fuzzy mode. Safe to share between threads scoring
+    cases at the same time.
 
-    def __init__(self, settings: CascadeSettings, judge: Any = None, embedder: Any = None):
+    `judge` (optional) has .semantic_match(expected, actual, context) returning something with
+    .matched, .score, .reason, and raises when it cannot answer (LLMError's .reason is used).
+    `embedder` (optional) has .similarity(a, b) (and optionally .encode_many, .model_id, .is_loaded);
+    None means the process-wide MiniLM model, loaded on first use.
+    `cache_dir` keeps similarity scores on disk (under similarity/), so an unchanged rerun loads no model.
+    `on_model_load(message)` is called once, just before the embedding model starts loading."""
+
+    def __init__(self, settings: CascadeSettings, judge: Any = None, embedder: Any = None, *,
+                 cache_dir: Optional[Path] = None, on_model_load: Optional[Callable[[str], None]] = None):
         self.settings = settings
         self.judge = judge
-        self._memo: dict[tuple, Decision] = {}
-        self._expected_texts: list[str] = []  # encoded in one batch if the embedding stage is reached
         self._embedder = embedder
+        self._memo: dict[tuple, Decision] = {}
+        self._pending: dict[str, None] = {}  # texts to encode in one batch once the embedding stage is reached
+        self._lock = threading.Lock()
+        self._similarities = SimilarityCache(Path(cache_dir) / "similarity") if cache_dir is not None else None
+        self._on_model_load = on_model_load
+        self._load_announced = False
+        self._embeddings_unavailable = False  # set once the stage failed: later verdicts name rapidfuzz
 
-    def expect(self, texts: list[str]) -> None:
-        """Texts the coming comparisons will use (a case's answers and reference answers). Nothing is
-        loaded now: if a comparison reaches the embedding stage, they are all encoded in one batch."""
-        self._expected_texts = [t for t in texts if isinstance(t, str)]
+    def expect(self, texts: Iterable[Any]) -> None:
+        """Texts coming comparisons will use (a case's answers and reference answers, fuzzy argument
+        values). Nothing is loaded now: if a comparison reaches the embedding stage, every text
+        expected so far is encoded in one batch."""
+        with self._lock:
+            for text in texts:
+                if isinstance(text, str):
+                    self._pending[canonical_text(text)] = None
 
     def compare(self, expected: Any, actual: Any, *, threshold: Optional[float] = None,
                 tolerance: Optional[float] = None, context: str = "value") -> Decision:
         # Scoring may ask the same question twice (a yes/no pass, then the explained verdicts):
         # the answer is remembered so that a model is asked once.
         key = (repr(expected), repr(actual), threshold, tolerance, context)
-        decision = self._memo.get(key)
+        with self._lock:
+            decision = self._memo.get(key)
         if decision is None:
-            decision = self._memo[key] = self._compare(expected, actual, threshold, tolerance, context)
+            decision = self._compare(expected, actual, threshold, tolerance, context)
+            with self._lock:
+                decision = self._memo.setdefault(key, decision)
         return decision.model_copy(deep=True)
 
     def _compare(self, expected: Any, actual: Any, threshold: Optional[float], tolerance: Optional[float],
@@ -69,12 +97,16 @@ class Cascade:
         expected_text, actual_text = _text(expected), _text(actual)
         limit = self.settings.similarity_threshold if threshold is None else threshold
         notes: list[str] = []
-        for stage in (self._by_judge, self._by_embedding):
-            decision = stage(expected_text, actual_text, limit, context, notes)
-            if decision is not None:
-                decision.notes = notes
-                return decision
-        return self._by_rapidfuzz(expected_text, actual_text, limit, notes)
+        judged, judge_failure = self._by_judge(expected_text, actual_text, context, notes)
+        if judged is not None:
+            return judged
+        decision = self._offline(expected_text, actual_text, limit, notes)
+        decision.notes = notes
+        if judge_failure is not None:
+            decision.judge_failure = judge_failure
+            decision.reason = (f"decided by {decision.decided_by} because the judge failed: {judge_failure}; "
+                               f"{decision.reason}")
+        return decision
 
     # ------------------------------------------------------------ stage 1: no model needed
 
@@ -117,51 +149,93 @@ class Cascade:
 
     # ------------------------------------------------------------ stage 2: LLM judge
 
-    def _by_judge(self, expected: str, actual: str, limit: float, context: str, notes: list[str]) -> Optional[Decision]:
+    def _by_judge(self, expected: str, actual: str, context: str,
+                  notes: list[str]) -> tuple[Optional[Decision], Optional[str]]:
+        """(the judge's decision, None), or (None, why the configured judge could not decide)."""
         if self.judge is None:
-            return None
+            return None, None
         try:
             verdict = self.judge.semantic_match(expected, actual, context)
         except Exception as error:  # any failure means "could not decide", never "matched"
-            notes.append(f"llm: judge unreachable: {error}")
-            return None
+            reason = getattr(error, "reason", None) or f"{type(error).__name__}: {error}"
+            notes.append(f"llm: judge failed: {reason}")
+            return None, reason
         return Decision(matched=bool(verdict.matched), decided_by="llm", score=verdict.score,
-                        reason=verdict.reason or ("judged equivalent" if verdict.matched else "judged different"))
+                        reason=verdict.reason or ("judged equivalent" if verdict.matched else "judged different")), None
 
-    # ------------------------------------------------------------ stage 3: embeddings
+    # ------------------------------------------------------------ stages 3-5: offline
 
-    def _by_embedding(self, expected: str, actual: str, limit: float, context: str,
-                      notes: list[str]) -> Optional[Decision]:
+    def _offline(self, expected: str, actual: str, limit: float, notes: list[str]) -> Decision:
+        expected_canon, expected_facts = canonical_form(expected)
+        actual_canon, actual_facts = canonical_form(actual)
+        missing = [fact for fact in expected_facts if fact not in actual_facts]
+        if missing:
+            # The stage that would have compared the texts decides, without needing its model.
+            stage = "embedding" if self.settings.use_embeddings and not self._embeddings_unavailable else "rapidfuzz"
+            return Decision(matched=False, decided_by=stage,
+                            reason=f"the answer lacks {_facts_text(missing)} of the expected text")
+        decision = self._by_embedding(expected_canon, actual_canon, limit, notes)
+        if decision is None:
+            decision = self._by_rapidfuzz(expected_canon, actual_canon, limit)
+        return decision
+
+    def _by_embedding(self, expected: str, actual: str, limit: float, notes: list[str]) -> Optional[Decision]:
         if not self.settings.use_embeddings:
             return None
-        try:
-            if self._expected_texts:
-                batch, self._expected_texts = self._expected_texts, []
-                self.embedder().encode_many(batch)
-            score = float(self.embedder().similarity(expected, actual))
-        except EmbeddingUnavailable as error:
-            notes.append(f"embedding: {error}")
-            return None
-        except Exception as error:  # a broken model must not stop scoring; rapidfuzz still decides
-            notes.append(f"embedding: failed: {type(error).__name__}: {error}")
-            return None
+        embedder = self.embedder()
+        model_id = getattr(embedder, "model_id", None)
+        cache = self._similarities if model_id is not None else None
+        score = cache.get(model_id, expected, actual) if cache is not None else None
+        if score is None:
+            try:
+                self._announce_load(embedder)
+                with self._lock:
+                    batch, self._pending = list(self._pending), {}
+                if batch and hasattr(embedder, "encode_many"):
+                    embedder.encode_many(list(dict.fromkeys(batch + [expected, actual])))
+                score = float(embedder.similarity(expected, actual))
+            except EmbeddingUnavailable as error:
+                self._embeddings_unavailable = True
+                notes.append(f"embedding: {error}")
+                return None
+            except Exception as error:  # a broken model must not stop scoring; rapidfuzz still decides
+                self._embeddings_unavailable = True
+                notes.append(f"embedding: failed: {type(error).__name__}: {error}")
+                return None
+            if cache is not None:
+                cache.put(model_id, expected, actual, score)
         return _threshold_decision("embedding", "cosine similarity", score, limit)
+
+    def _announce_load(self, embedder: Any) -> None:
+        if self._on_model_load is None or self._load_announced:
+            return
+        is_loaded = getattr(embedder, "is_loaded", None)
+        if is_loaded is None or is_loaded():
+            return
+        with self._lock:
+            if self._load_announced:
+                return
+            self._load_announced = True
+        self._on_model_load("loading the embedding model for fuzzy comparisons (a few seconds; "
+                            "later runs read the scores from the cache)")
 
     def embedder(self) -> Any:
         if self._embedder is None:
             self._embedder = default_embedder()
         return self._embedder
 
-    # ------------------------------------------------------------ stage 4: rapidfuzz
-
-    def _by_rapidfuzz(self, expected: str, actual: str, limit: float, notes: list[str]) -> Decision:
+    def _by_rapidfuzz(self, expected: str, actual: str, limit: float) -> Decision:
         from rapidfuzz import fuzz, utils
 
         # WRatio is 0-100; compare on the 0-1 scale so a 0.8 threshold means 80, not 0.8.
         score = fuzz.WRatio(expected, actual, processor=utils.default_process) / 100
-        decision = _threshold_decision("rapidfuzz", "text similarity", score, limit)
-        decision.notes = notes
-        return decision
+        return _threshold_decision("rapidfuzz", "text similarity", score, limit)
+
+
+def judge_failures(decisions: Iterable[Optional[Decision]]) -> list[str]:
+    """Why the judge failed, for every decision that the offline stages reached in its place (the run
+    exits 3 when an outcome rests on one, unless the judge's `offline_fallback` allows it)."""
+    return [d.judge_failure for d in decisions if d is not None and getattr(d, "judge_failure", None)]
 
 
 def _threshold_decision(stage: str, what: str, score: float, limit: float) -> Decision:
@@ -179,3 +253,90 @@ def _text(value: Any) -> Optional[str]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
+
+
+# ---------------------------------------------------------------- offline facts: dates and amounts
+
+# A number as people write amounts: 1500, 1,500, 1,500.00, €1,500, -3.5. Not part of a word (A320)
+# or of a longer dotted/slashed token (3.11.7, 1/2).
+_NUMBER = re.compile(r"(?<![\w.,/])(?P<sign>[-+])?(?:[$€£¥]\s?)?"
+                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?P<fraction>\.\d+)?(?![\w/]|[.,]\d)")
+_MAX_FACT_TEXT = 5_000  # facts are looked for in answers, not in whole documents
+
+
+def canonical_form(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """`text` with every recognisable date written as ISO (2025-01-05) and every number as plain
+    digits (1,500.00 -> 1500), and the facts found: [("date", "2025-01-05"), ("amount", "1500"), ...]."""
+    if len(text) > _MAX_FACT_TEXT:
+        return text, []
+    parts: list[str] = []
+    facts: list[tuple[str, str]] = []
+    position = 0
+    for start, end, found in find_dates(text):
+        parts.append(_numbers_written_plainly(text[position:start], facts))
+        iso = found.isoformat()
+        parts.append(iso)
+        facts.append(("date", iso))
+        position = end
+    parts.append(_numbers_written_plainly(text[position:], facts))
+    return "".join(parts), list(dict.fromkeys(facts))
+
+
+def canonical_text(text: str) -> str:
+    return canonical_form(text)[0]
+
+
+def _numbers_written_plainly(segment: str, facts: list[tuple[str, str]]) -> str:
+    def plain(match: re.Match) -> str:
+        written = (match.group("sign") or "").replace("+", "") + match.group("digits").replace(",", "") + \
+            (match.group("fraction") or "")
+        try:
+            value = Decimal(written)
+        except InvalidOperation:
+            return match.group(0)
+        number = format(value.normalize(), "f") if value != value.to_integral() else format(value.to_integral(), "f")
+        facts.append(("amount", number))
+        return number
+
+    return _NUMBER.sub(plain, segment)
+
+
+def _facts_text(missing: list[tuple[str, str]]) -> str:
+    dates = [value for kind, value in missing if kind == "date"]
+    amounts = [value for kind, value in missing if kind == "amount"]
+    parts = []
+    if dates:
+        parts.append(("the date " if len(dates) == 1 else "the dates ") + ", ".join(dates))
+    if amounts:
+        parts.append(("the number " if len(amounts) == 1 else "the numbers ") + ", ".join(amounts))
+    return " and ".join(parts)
+
+
+# ---------------------------------------------------------------- similarity scores on disk
+
+
+class SimilarityCache:
+    """Similarity scores by (model, text, text), one small file each, written atomically: a rerun of
+    unchanged suites reads them and never loads the model."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def _path(self, model_id: str, a: str, b: str) -> Path:
+        key = hashlib.sha256(json.dumps([model_id, a, b], ensure_ascii=False).encode()).hexdigest()
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, model_id: str, a: str, b: str) -> Optional[float]:
+        try:
+            value = json.loads(self._path(model_id, a, b).read_text(encoding="utf-8")).get("score")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def put(self, model_id: str, a: str, b: str, score: float) -> None:
+        from runner.llm import write_atomically  # cheap: runner.llm imports litellm only when it calls a model
+
+        try:
+            write_atomically(self._path(model_id, a, b), json.dumps({"score": score}))
+        except OSError:
+            pass  # a read-only or full disk costs a model load next run, never this run's verdict

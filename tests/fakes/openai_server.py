@@ -12,7 +12,7 @@ the content string or a whole `Reply`. Faults a client must survive are one fiel
 time), `drop` (close the connection without a word), `body="{not json"` (malformed body),
 `echo_auth` (the error message repeats the Authorization header, as careless providers do).
 Only non-streaming POST /v1/chat/completions is served; anything else is 404 (or 400 for stream).
-Every request body is kept in `requests` (and its headers in `request_headers`); `in_flight` and
+Every request body is kept in `requests` (and its headers, names in lower case, in `request_headers`); `in_flight` and
 `max_in_flight` count requests being answered at once.
 """
 from __future__ import annotations
@@ -162,7 +162,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             with fake._lock:
                 fake.requests.append(request)
-                fake.request_headers.append(dict(self.headers.items()))
+                fake.request_headers.append({name.lower(): value for name, value in self.headers.items()})
             if request.get("stream"):
                 self._send(400, {"error": {"message": "the fake serves stream=false only", "type": "invalid_request"}})
                 return
