@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from runner.llm import ModelSettings
 
 from runner.suite.models import Case
 
@@ -82,7 +84,7 @@ class SimulatedUser:
         self.client = client
         self.prompts = prompts
         self.default_max_turns = max_turns
-        self.params = params or {}
+        self.params = params or {}  # sampling parameters beyond the client's settings
 
     def ending_without_asking(self) -> Optional[str]:
         return None
@@ -145,22 +147,23 @@ def parse_user_reply(content: str) -> tuple[str, bool]:
 
 
 async def complete_text(client: Any, messages: list[dict], params: dict) -> str:
-    """The text of the LLM layer's answer; UserError when the call fails."""
+    """The text of the simulator's answer, once it holds a usable reply (an unusable one is not
+    cached); UserError when the call fails."""
     from runner.llm import LLMError
 
+    def usable(completion: Any) -> None:
+        try:
+            parse_user_reply(completion.content or "")
+        except UserError as exc:
+            raise LLMError(exc.reason) from None
+
     try:
-        message = await client.acomplete(messages, **params)
+        completion = await client.acomplete(messages, accept=usable, **params)
     except LLMError as exc:
-        raise UserError(f"the simulated user's model failed: {exc.reason}") from None
-    content = assistant_content(message)
-    if not isinstance(content, str):
-        raise UserError("the simulated user's model answered without text")
-    return content
-
-
-def assistant_content(result: Any) -> Any:
-    message = result[0] if isinstance(result, tuple) else getattr(result, "message", result)
-    return message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+        reason = exc.reason
+        raise UserError(reason if reason.startswith("the simulated user") else
+                        f"the simulated user's model failed: {reason}") from None
+    return completion.content or ""
 
 
 _SPACE = re.compile(r"\s+")
@@ -178,7 +181,7 @@ def _short(text: str, limit: int = 160) -> str:
 
 # ----------------------------------------------------------------------------- settings and wiring
 
-class SimulatorSettings(BaseModel):
+class SimulatorSettings(ModelSettings):
     """The `simulator` section of evalrun.yaml: the model that plays the user once the script is over."""
 
     model_config = ConfigDict(
@@ -187,32 +190,9 @@ class SimulatorSettings(BaseModel):
                                           "run out (only for cases with a `story`).",
                            "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
 
-    model: str = Field(
-        title="Model", description="Any litellm model string: provider/model.",
-        examples=["openai/gpt-4o-mini", "ollama/llama3.1"])
-    api_base: Optional[str] = Field(
-        None, title="API base URL", description="The server to call, for local or self-hosted OpenAI-compatible servers.",
-        examples=["http://localhost:8000/v1"])
-    api_key_env: Optional[str] = Field(
-        None, title="API key variable",
-        description="Name of the environment variable that holds the API key (the key itself never goes in the file).",
-        examples=["OPENAI_API_KEY"])
-    temperature: float = Field(
-        0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps conversations repeatable.",
+    temperature: Optional[float] = Field(
+        0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps simulated users repeatable.",
         examples=[0.0])
-    timeout_s: float = Field(
-        30, gt=0, title="Timeout (seconds)", description="How long one request may take before it counts as failed.",
-        examples=[30])
-    max_retries: int = Field(
-        2, ge=0, title="Retries",
-        description="Retries after a rate limit, a server error, a timeout or a connection error (with back-off).",
-        examples=[2])
-    cache: bool = Field(
-        True, title="Cache replies",
-        description="Keep the simulator's replies on disk so that a re-run replays the same user.", examples=[True])
-    extra: dict[str, Any] = Field(
-        default_factory=dict, title="Extra parameters",
-        description="Passed as they are to the model call (for example max_tokens).", examples=[{"max_tokens": 200}])
     max_user_turns: int = Field(
         10, ge=1, title="Maximum user turns",
         description="The most user messages in a simulated conversation, for cases that set no max_user_turns.",
@@ -221,12 +201,27 @@ class SimulatorSettings(BaseModel):
 
 def build_user(case: Case, *, simulator: Optional[SimulatorSettings] = None, client: Any = None,
                prompts: Any = None) -> "ScriptedUser | SimulatedUser":
-    """The user for a case: an LLM user after the script when a simulator is configured (and its
-    `client` given) and the case has a story; otherwise the script alone."""
-    if simulator is not None and client is not None and case.story:
-        if prompts is None:
-            from runner.prompts import PromptLibrary
+    """The user for a case: an LLM user after the script when a simulator is configured and the case
+    has a story; otherwise the script alone. `client` defaults to the run's LLM client for the
+    simulator, `prompts` to the built-in templates."""
+    if simulator is None or not case.story:
+        return ScriptedUser(case)
+    if client is None:
+        from runner.llm import current_runtime
 
-            prompts = PromptLibrary()
-        return SimulatedUser(case, client, prompts, max_turns=simulator.max_user_turns)
-    return ScriptedUser(case)
+        client = current_runtime().client(simulator, "simulator")
+    if prompts is None:
+        from runner.prompts import PromptLibrary
+
+        prompts = PromptLibrary()
+    return SimulatedUser(case, client, prompts, max_turns=simulator.max_user_turns)
+
+
+def user_for(case: Case, loaded: Any) -> "ScriptedUser | SimulatedUser":
+    """The user for a case in a run with this LoadedConfig: its `simulator` and `prompts_dir`."""
+    config = loaded.config
+    if config.simulator is None or not case.story:
+        return ScriptedUser(case)
+    from runner.prompts import PromptLibrary
+
+    return build_user(case, simulator=config.simulator, prompts=PromptLibrary(loaded.resolve(config.prompts_dir)))

@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from runner.llm import ModelSettings
 from runner.suite.models import Case
 
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_messages, excerpt, json_text
@@ -24,7 +25,7 @@ NO_OUTPUT = ("Error: evalrun has no canned output for tool '{name}' with these a
              "tool an `output`, or the case `tool_outputs: {{{name}: ...}}`.")
 
 
-class ModelAgentOptions(BaseModel):
+class ModelAgentOptions(ModelSettings):
     model_config = ConfigDict(
         extra="forbid", title="Model agent",
         json_schema_extra={"description": "A bare model with a system prompt and tools; evalrun plays the tools "
@@ -33,17 +34,6 @@ class ModelAgentOptions(BaseModel):
                                          "system_prompt_file": "prompts/hr.txt", "tools_file": "tools/hr.json"}]})
 
     type: Literal["model"] = Field(title="Kind", description="`model`: a bare model.", examples=["model"])
-    model: str = Field(
-        title="Model", description="Any litellm model string: provider/model.",
-        examples=["openai/gpt-4o-mini", "hosted_vllm/meta-llama/Llama-3.1-8B-Instruct"])
-    api_base: Optional[str] = Field(
-        None, title="API base URL",
-        description="The server to call: vLLM, Ollama or any OpenAI-compatible server.",
-        examples=["http://localhost:8000/v1"])
-    api_key_env: Optional[str] = Field(
-        None, title="API key variable",
-        description="Name of the environment variable that holds the API key (the key itself never goes in the file).",
-        examples=["OPENAI_API_KEY"])
     system_prompt: Optional[str] = Field(
         None, title="System prompt", description="The system message, written here.",
         examples=["You are an HR assistant. Use the tools to answer questions about time off."])
@@ -63,28 +53,11 @@ class ModelAgentOptions(BaseModel):
         8, ge=1, title="Maximum tool rounds",
         description="How many rounds of tool calls one user turn may take before the conversation is ended.",
         examples=[8])
-    temperature: Optional[float] = Field(
-        None, ge=0, title="Temperature", description="Sampling temperature (the provider's default when unset).",
-        examples=[0.0])
     top_p: Optional[float] = Field(None, gt=0, le=1, title="Top p", description="Nucleus sampling.", examples=[1.0])
     max_tokens: Optional[int] = Field(
         None, ge=1, title="Maximum tokens", description="The most tokens one answer may have.", examples=[1024])
     seed: Optional[int] = Field(None, title="Seed", description="Sampling seed, where the provider supports it.",
                                 examples=[7])
-    timeout_s: float = Field(
-        60, gt=0, title="Timeout (seconds)", description="How long one request may take before it counts as failed.",
-        examples=[60])
-    max_retries: int = Field(
-        2, ge=0, title="Retries",
-        description="Retries after a rate limit, a server error, a timeout or a connection error (with back-off).",
-        examples=[2])
-    cache: bool = Field(
-        True, title="Cache replies", description="Keep the model's replies on disk so that a re-run repeats no call.",
-        examples=[True])
-    extra: dict[str, Any] = Field(
-        default_factory=dict, title="Extra parameters",
-        description="Passed as they are to the model call (a provider option, say).",
-        examples=[{"parallel_tool_calls": False}])
 
     @model_validator(mode="after")
     def _one_source_each(self) -> "ModelAgentOptions":
@@ -95,8 +68,8 @@ class ModelAgentOptions(BaseModel):
         return self
 
     def sampling(self) -> dict[str, Any]:
-        chosen = {k: getattr(self, k) for k in ("temperature", "top_p", "max_tokens", "seed") if getattr(self, k) is not None}
-        return {**chosen, **self.extra}
+        """Sampling parameters besides temperature and `extra`, which the LLM client sends itself."""
+        return {k: getattr(self, k) for k in ("top_p", "max_tokens", "seed") if getattr(self, k) is not None}
 
 
 Options = ModelAgentOptions  # the registry reads each kind's Options
@@ -149,21 +122,11 @@ class ModelAgent(Agent):
     async def _ask(self, request: list[dict], so_far: list[dict]) -> dict:
         from runner.llm import LLMError
 
-        params = self.options.sampling()
-        if self.tools:
-            params["tools"] = self.tools
         try:
-            result = await self.client.acomplete(request, **params)
+            completion = await self.client.acomplete(request, tools=self.tools or None, **self.options.sampling())
         except LLMError as exc:
             raise AgentError(f"model {self.options.model}: {exc.reason}", messages=so_far) from None
-        message = result[0] if isinstance(result, tuple) else getattr(result, "message", result)
-        if not isinstance(message, dict):
-            message = {"role": "assistant", "content": getattr(message, "content", None),
-                       "tool_calls": getattr(message, "tool_calls", None)}
-        kept = {k: message[k] for k in ("role", "content", "tool_calls") if message.get(k) is not None}
-        kept.setdefault("role", "assistant")
-        kept.setdefault("content", None)
-        return check_messages([kept], f"model {self.options.model}")[0]
+        return check_messages([completion.message()], f"model {self.options.model}")[0]
 
     # -- playing the tools -------------------------------------------------------------------------
     def play(self, call: Any) -> dict:
@@ -222,8 +185,11 @@ def _read(path: Path, what: str) -> str:
 
 
 def default_client(options: ModelAgentOptions, base_dir: Path) -> Any:
-    """The LLM layer's client for this model, when the run supplies none (tests, direct use)."""
-    raise AgentError("no LLM client: the model target needs the run's LLM layer")  # replaced once runner.llm has it
+    """The run's LLM client for this model (its limit, retries, cache and call records), when the
+    caller supplies none."""
+    from runner.llm import current_runtime
+
+    return current_runtime().client(options, "agent")
 
 
 def create(name: str, options: ModelAgentOptions, env: AgentEnv) -> ModelAgent:
