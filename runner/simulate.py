@@ -20,7 +20,6 @@ from typing import Any, Optional, Protocol
 from pydantic import ConfigDict, Field
 
 from runner.llm import ModelSettings
-
 from runner.suite.models import Case
 
 SIMULATOR_PROMPT = "user_simulator.j2"

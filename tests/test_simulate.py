@@ -114,3 +114,30 @@ def test_without_a_story_or_a_simulator_the_script_decides(fake, agent):
     no_simulator = make_case(story=STORY, starting_sentence="Hi")
     assert talk(no_simulator, agent, build_user(no_simulator)).termination_reason == "script_end"
     assert fake.requests == []
+
+
+def test_a_failing_simulator_model_is_named_in_the_error(fake, agent):
+    from tests.fakes.openai_server import Reply
+
+    fake.script(Reply(status=500))
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake))
+    assert conversation.termination_reason == "simulator_error"
+    assert conversation.error.startswith(f"the simulated user's model failed: HTTP 500 from {fake.base_url}")
+
+
+def test_only_usable_replies_are_cached(fake, agent, tmp_path):
+    from runner.llm import LLMClient
+
+    case = make_case(story=STORY, starting_sentence="Hi")
+    options = SimulatorSettings(model="openai/user-model", api_base=fake.base_url, max_retries=0)
+
+    def run():
+        client = LLMClient(options, tmp_path / "cache", role="simulator")
+        return talk(case, agent, build_user(case, simulator=options, client=client))
+
+    fake.script("not json", *said({"message": "Anything this weekend?", "done": False}, {"done": True}))
+    assert run().termination_reason == "simulator_error"
+    assert run().termination_reason == "user_stop"  # the bad reply was not kept: the model is asked again
+    asked = len(fake.requests)
+    assert (asked, run().termination_reason, len(fake.requests)) == (3, "user_stop", 3)  # all from the cache
