@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import traceback
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from runner.agents import Agent, AgentError, AgentStop, TurnContext
 from runner.simulate import User, UserError
 from runner.suite.models import Case
+
+if TYPE_CHECKING:
+    from runner.config import LoadedConfig
 
 # How a conversation can end. `termination:` in a suite lists the endings it accepts.
 TERMINATION_REASONS = {
@@ -159,3 +162,21 @@ async def _close(agent: Agent) -> None:
 def _internal(when: str, exc: BaseException) -> str:
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return f"internal error while {when}: {detail}"
+
+
+async def converse_case(case: Case, loaded: "LoadedConfig", *, agent_override: Optional[str] = None,
+                        timeout_s: Optional[float] = None,
+                        conversation: Optional[Conversation] = None) -> Conversation:
+    """One case's live conversation as a run has it: the agent evalrun.yaml declares for it (or
+    `agent_override`, from --agent), the scripted or simulated user its `simulator` and `prompts_dir`
+    give. A case no declared agent can play comes back with the reason in `error`."""
+    from runner.agents import AgentNotFound, agent_for
+    from runner.simulate import user_for
+
+    conv = conversation if conversation is not None else Conversation()
+    try:
+        agent = agent_for(case, loaded, override=agent_override)
+    except AgentNotFound as exc:
+        conv.termination_reason, conv.error = "agent_error", exc.reason
+        return conv
+    return await converse(case, agent, user_for(case, loaded), timeout_s=timeout_s, conversation=conv)

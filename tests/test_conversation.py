@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.config import Config
 from runner.trajectory import build_trajectory, read_recording
 from tests.fakes.cases import make_agent, make_case, talk
 
@@ -84,13 +85,11 @@ def test_the_live_example_passes(tmp_path):
     """suites/live: the deterministic HR agent, driven and scored with no API key."""
     import asyncio
 
-    from runner.agents import agent_for
     from runner.api import collect
     from runner.config import load_config
-    from runner.conversation import converse
+    from runner.conversation import converse_case
     from runner.score.cascade import Cascade, CascadeSettings
     from runner.score.case import score_trajectory
-    from runner.simulate import build_user
 
     suites = Path(__file__).resolve().parent.parent / "suites"
     loaded, problems = load_config(suites / "evalrun.yaml")
@@ -99,7 +98,7 @@ def test_the_live_example_passes(tmp_path):
     cascade = Cascade(CascadeSettings(use_embeddings=False))  # rapidfuzz decides the one reference answer
 
     async def run(case):
-        return await converse(case, agent_for(case, loaded), build_user(case), timeout_s=10)
+        return await converse_case(case, loaded, timeout_s=10)
 
     for case in cases:
         conversation = asyncio.run(run(case))
@@ -128,3 +127,16 @@ def test_a_blocking_agent_that_never_returns_does_not_hold_up_the_run(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "timeout"), done.stderr
     assert time.monotonic() - started < 20
+
+
+def test_converse_case_says_which_agent_is_missing():
+    import asyncio
+
+    from runner.config import LoadedConfig
+    from runner.conversation import converse_case
+
+    conversation = asyncio.run(converse_case(make_case(agent="hr_agent", starting_sentence="hi"),
+                                             LoadedConfig(config=Config())))
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error.startswith("the case runs against agent 'hr_agent', which is not declared: evalrun.yaml "
+                                         "has no `agents:` section. Declare it, for example:")

@@ -141,3 +141,21 @@ def test_only_usable_replies_are_cached(fake, agent, tmp_path):
     assert run().termination_reason == "user_stop"  # the bad reply was not kept: the model is asked again
     asked = len(fake.requests)
     assert (asked, run().termination_reason, len(fake.requests)) == (3, "user_stop", 3)  # all from the cache
+
+
+def test_a_run_takes_the_simulator_and_prompts_dir_from_the_config(fake, agent, tmp_path):
+    import asyncio
+
+    from runner.config import Config, LoadedConfig
+    from runner.conversation import converse_case
+
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "user_simulator.j2").write_text("You are a terse customer. {{ story }}")
+    config = Config.model_validate({
+        "agents": {"parrot": {"type": "python", "entrypoint": "parrot:respond"}}, "prompts_dir": "prompts",
+        "simulator": {"model": "openai/user-model", "api_base": fake.base_url, "cache": False, "max_retries": 0}})
+    fake.script(*said({"done": True}))
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = asyncio.run(converse_case(case, LoadedConfig(config=config, path=tmp_path / "evalrun.yaml")))
+    assert (conversation.termination_reason, conversation.error) == ("user_stop", None)
+    assert fake.requests[0]["messages"][0] == {"role": "system", "content": f"You are a terse customer. {STORY}"}
