@@ -29,6 +29,9 @@ from runner.score.normalize import Number, as_number, show, strict_decision, str
 
 # Relative tolerance needs a scale; this keeps an expected 0 from demanding exactly 0.
 _TINY = 1e-12
+# The cascade lives for a whole run: what it remembers must not grow with the number of cases.
+_MAX_PENDING = 512  # texts waiting for the next embedding batch (the newest are kept)
+_MAX_MEMO = 50_000  # remembered decisions (scoring repeats questions within a case, rarely across)
 
 
 class CascadeSettings(BaseModel):
@@ -70,6 +73,8 @@ class Cascade:
             for text in texts:
                 if isinstance(text, str):
                     self._pending[canonical_text(text)] = None
+            while len(self._pending) > _MAX_PENDING:
+                del self._pending[next(iter(self._pending))]
 
     def compare(self, expected: Any, actual: Any, *, threshold: Optional[float] = None,
                 tolerance: Optional[float] = None, context: str = "value") -> Decision:
@@ -81,6 +86,8 @@ class Cascade:
         if decision is None:
             decision = self._compare(expected, actual, threshold, tolerance, context)
             with self._lock:
+                if len(self._memo) >= _MAX_MEMO:
+                    self._memo.clear()
                 decision = self._memo.setdefault(key, decision)
         return decision.model_copy(deep=True)
 
@@ -236,6 +243,32 @@ def judge_failures(decisions: Iterable[Optional[Decision]]) -> list[str]:
     """Why the judge failed, for every decision that the offline stages reached in its place (the run
     exits 3 when an outcome rests on one, unless the judge's `offline_fallback` allows it)."""
     return [d.judge_failure for d in decisions if d is not None and getattr(d, "judge_failure", None)]
+
+
+def fuzzy_argument_texts(goals: Iterable[Any], calls: Iterable[Any]) -> list[str]:
+    """The texts a case's `fuzzy` arguments may compare: the expected value at each fuzzy path and
+    the value at that path in every call of the goal's tool. Given to `Cascade.expect` with the
+    answers, they are encoded in the case's one batch instead of two at a time."""
+    calls = list(calls)
+    texts: list[str] = []
+    for goal in goals:
+        rules = getattr(goal, "arg_matching", None) or {}
+        for path, spec in rules.items():
+            mode = spec if isinstance(spec, str) else getattr(spec, "mode", None)
+            if mode != "fuzzy":
+                continue
+            values = [_at_path(getattr(goal, "args", None), path)]
+            values += [_at_path(c.arguments, path) for c in calls if c.name == getattr(goal, "tool_name", None)]
+            texts += [v for v in values if isinstance(v, str)]
+    return list(dict.fromkeys(texts))
+
+
+def _at_path(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
 
 
 def _threshold_decision(stage: str, what: str, score: float, limit: float) -> Decision:
