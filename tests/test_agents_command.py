@@ -103,3 +103,20 @@ def _alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead, only not yet collected
         return stat.read().split()[2] != "Z"
+
+
+def test_stop_in_a_reply_ends_the_conversation():
+    conversation = talk(make_case(**THREE_TURNS), command_agent("stop"))
+    assert (conversation.termination_reason, conversation.error, conversation.user_turns) == ("agent_stop", None, 1)
+    assert conversation.messages[-1] == {"role": "assistant", "content": "you said: one"}
+
+
+def test_a_process_that_never_reads_its_input_times_out():
+    agent = make_agent({"type": "command", "timeout_s": 0.5,
+                        "command": [sys.executable, "-c", "import time, sys; print('up', file=sys.stderr, flush=True); "
+                                                          "time.sleep(3600)"]})
+    case = make_case(starting_sentence="x" * 4_000_000)  # more than a pipe holds
+    started = time.monotonic()
+    conversation = talk(case, agent)
+    assert time.monotonic() - started < 6
+    assert conversation.error.startswith("the agent process did not read turn 1 within 0.5 s")

@@ -114,9 +114,12 @@ class CommandAgent(Agent):
         request = json.dumps({"messages": messages, **ctx.to_json()}, ensure_ascii=False) + "\n"
         try:
             process.stdin.write(request.encode("utf-8"))
-            await process.stdin.drain()
+            await asyncio.wait_for(process.stdin.drain(), self.options.timeout_s)  # a process that never reads
         except (BrokenPipeError, ConnectionResetError):
             raise await self._crashed(f"before reading turn {ctx.turn}") from None
+        except asyncio.TimeoutError:
+            raise AgentError(self._with_stderr(f"the agent process did not read turn {ctx.turn} within "
+                                               f"{self.options.timeout_s:g} s")) from None
         while True:
             try:
                 line = await asyncio.wait_for(process.stdout.readline(), self.options.timeout_s)
