@@ -50,7 +50,8 @@ def test_a_line_that_is_not_json_is_the_case_error():
 
 def test_no_answer_within_the_turn_timeout_kills_the_process():
     started = time.monotonic()
-    conversation = talk(make_case(**THREE_TURNS), command_agent("sleep", timeout_s=0.5))
+    agent = command_agent("sleep", timeout_s=0.5)
+    conversation = talk(make_case(**THREE_TURNS), agent)
     assert time.monotonic() - started < 5
     assert conversation.error.startswith("the agent process gave no answer to turn 1 within 0.5 s")
     assert agent.process.returncode is not None  # closed: killed, not left running
