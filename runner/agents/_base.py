@@ -1,0 +1,217 @@
+"""The interface every agent target implements, and the reply shapes they all share.
+
+One `Agent` object plays one conversation: `start` once, `turn` once per user message, `close`
+once (always, also after an error or a cancellation). `turn` receives the whole conversation so far
+as OpenAI chat messages and returns only this turn's NEW messages: assistant messages (with
+`tool_calls` when it used tools), `tool` results, and the final assistant text.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from runner.suite.models import Case
+
+
+class AgentError(Exception):
+    """The agent failed this turn (raised, crashed, timed out, unreachable, answered nonsense).
+
+    `reason` is a short message fit for a report; it never contains a secret. `messages` are the
+    messages the agent produced this turn before failing (kept with the conversation)."""
+
+    def __init__(self, reason: str, *, messages: Optional[list[dict]] = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.messages = messages or []
+
+
+class AgentStop(Exception):
+    """The agent ended the conversation itself (an http/command reply with `"stop": true`, or a
+    model target that reached `max_tool_rounds`): not an error, the conversation is scored as it is."""
+
+    def __init__(self, reason: str, messages: list[dict]):
+        super().__init__(reason)
+        self.reason = reason
+        self.messages = messages
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What an agent knows about the turn besides the messages."""
+
+    case_id: str
+    turn: int  # 1 for the first user message
+    runtime_context: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context)}
+
+
+@dataclass
+class AgentEnv:
+    """What building an agent may need from the run. `base_dir` is the config file's folder (relative
+    paths in agent options are resolved from it); `llm_client(settings, role)` returns the shared LLM
+    layer's client for a model target (None: the default client of runner.llm)."""
+
+    base_dir: Path = field(default_factory=Path.cwd)
+    llm_client: Optional[Callable[[Any, str], Any]] = None
+
+
+class Agent:
+    """Base class of the agent kinds. Subclasses override `turn`, and `start`/`close` when they hold
+    a resource (a process, an HTTP connection pool)."""
+
+    kind: str = ""
+    replays = False  # True: the conversation is read from a recording, not driven turn by turn
+
+    async def start(self, case: Case) -> None:
+        """Called once before the first turn, with the case the conversation is for."""
+
+    async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Called once after the conversation, whatever happened; must not raise."""
+
+    def kill(self) -> None:
+        """Called (synchronously) when the conversation is cancelled: stop at once."""
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the agent wrote to stderr (command targets), kept with the case."""
+        return []
+
+
+# ----------------------------------------------------------------------------- replies
+
+@dataclass
+class Reply:
+    messages: list[dict]
+    stop: bool = False
+
+
+_ROLES = ("assistant", "tool")
+
+
+def parse_reply(value: Any, where: str) -> Reply:
+    """An agent's answer in any accepted shape -> this turn's new messages.
+
+    Accepted: a plain string (one assistant message); a list of messages; an object with `messages`
+    (and optionally `"stop": true`, the agent ends the conversation); an OpenAI chat completion (its
+    first choice's message); a single message object. Anything else is an AgentError naming `where`."""
+    if isinstance(value, str):
+        return Reply([{"role": "assistant", "content": value}])
+    if isinstance(value, list):
+        return Reply(check_messages(value, where))
+    if isinstance(value, dict):
+        stop = value.get("stop", False)
+        if not isinstance(stop, bool):
+            raise AgentError(f"{where}: 'stop' must be true or false, got {excerpt(json_text(stop))}")
+        if "messages" in value:
+            if not isinstance(value["messages"], list):
+                raise AgentError(f"{where}: 'messages' must be a list, got {excerpt(json_text(value['messages']))}")
+            return Reply(check_messages(value["messages"], where), stop=stop)
+        if "choices" in value:
+            return Reply([_completion_message(value, where)], stop=stop)
+        if "error" in value and "role" not in value:
+            raise AgentError(f"{where}: the agent reported an error: {excerpt(json_text(value['error']))}")
+        if "role" in value:
+            return Reply(check_messages([value], where))
+    raise AgentError(f"{where}: expected a string, a list of messages, {{\"messages\": [...]}} or a chat "
+                     f"completion, got {excerpt(json_text(value))}")
+
+
+def _completion_message(body: dict, where: str) -> dict:
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise AgentError(f"{where}: a chat completion without choices[0].message: {excerpt(json_text(body))}")
+    message = choices[0]["message"]
+    # keep what a transcript holds; providers add fields (refusal, audio, annotations) we do not record
+    kept = {k: message[k] for k in ("role", "content", "tool_calls", "name") if message.get(k) is not None}
+    kept.setdefault("role", "assistant")
+    kept.setdefault("content", None)
+    return check_messages([kept], where)[0]
+
+
+def check_messages(messages: list, where: str) -> list[dict]:
+    """Each new message must be an assistant or tool message a transcript can hold."""
+    checked = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise AgentError(f"{where}: message {i} is not an object: {excerpt(json_text(message))}")
+        role = message.get("role")
+        if role not in _ROLES:
+            raise AgentError(f"{where}: message {i} has role {excerpt(json_text(role))}; an agent's messages are "
+                             "'assistant' or 'tool' (the user's come from the suite)")
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise AgentError(f"{where}: message {i}: 'content' must be text, got {excerpt(json_text(content))}")
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise AgentError(f"{where}: message {i}: 'tool_calls' must be a list, got {excerpt(json_text(calls))}")
+        checked.append(copy.deepcopy(message))
+    return checked
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    """Agent-written text as it may appear in an error: control characters made visible, cut short."""
+    text = text.replace("\r\n", "\n")
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text).replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value: str, what: str) -> str:
+    """`${NAME}` references replaced by the environment's values; a missing variable is an
+    AgentError that names the variable (never a value)."""
+    def one(match: re.Match) -> str:
+        name = match.group(1)
+        found = os.environ.get(name)
+        if found is None:
+            raise AgentError(f"{what} refers to ${{{name}}}, but the environment variable {name} is not set")
+        return found
+
+    return _ENV_REF.sub(one, value)
+
+
+def env_names(value: str) -> list[str]:
+    return _ENV_REF.findall(value)
+
+
+_SCHEME_WORD = re.compile(r"^([A-Za-z]+\s+)?$")  # "Bearer ", "Token ": never a credential
+
+
+def redacted(value: str) -> str:
+    """How a header or environment value is shown in a saved config: `Bearer ${TOKEN}` as written (the
+    reference names a variable, not its value); any value with other literal text is hidden, since it
+    may be a credential written into the file."""
+    if not _ENV_REF.search(value):
+        return "<redacted>"
+    return value if _SCHEME_WORD.match(_ENV_REF.sub("", value)) else "<redacted>"
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    """Remove secret values from a message built from a library's exception text (defence in depth)."""
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "<redacted>")
+    return text

@@ -1,0 +1,79 @@
+"""Which agent plays a case: `--agent`, else the case's (or its file's) `agent:`, else `default_agent`,
+else the only declared agent. Names are checked by `validate` when evalrun.yaml declares agents."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from runner.suite.diagnostics import Diagnostic, did_you_mean
+from runner.suite.models import Case
+
+from ._base import AgentEnv, AgentError
+
+if TYPE_CHECKING:  # config.py imports this package; the reverse import would be a circle
+    from runner.config import Config, LoadedConfig
+    from ._base import Agent
+
+EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay"
+
+
+class AgentNotFound(AgentError):
+    """No declared agent can play the case; the message says how to declare or pick one."""
+
+
+def check_agent_names(cases: Iterable[Case], config: "Config") -> list[Diagnostic]:
+    """An error for each case naming an agent that evalrun.yaml does not declare (when it declares any:
+    without an `agents:` section every name is accepted, as watsonx datasets name their own agents)."""
+    declared = config.agents
+    if not declared:
+        return []
+    found = []
+    for case in cases:
+        if case.agent is not None and case.agent not in declared:
+            found.append(Diagnostic(case.source.path, case.source.line, case.source.column, "error",
+                                    f"case '{case.id}': agent '{case.agent}' is not declared in evalrun.yaml"
+                                    f"{did_you_mean(case.agent, declared)} (declared: {', '.join(declared)})",
+                                    "unknown-agent"))
+    return found
+
+
+def check_agent_override(name: str, config: "Config") -> Optional[str]:
+    """The usage error for `--agent NAME` naming no declared agent, else None."""
+    if name in config.agents:
+        return None
+    if not config.agents:
+        return f"--agent {name}: evalrun.yaml declares no agents; declare it under `agents:`:\n  agents:\n" \
+               + EXAMPLE.format(name=name)
+    return f"--agent {name}: not declared in evalrun.yaml{did_you_mean(name, config.agents)} " \
+           f"(declared: {', '.join(config.agents)})"
+
+
+def agent_name_for(case: Case, config: "Config", override: Optional[str] = None) -> str:
+    """The name of the agent that plays `case`; AgentNotFound saying what to declare or add."""
+    declared = config.agents
+    name = override or case.agent or config.default_agent
+    if name is None and len(declared) == 1:
+        name = next(iter(declared))
+    if name is None:
+        if not declared:
+            raise AgentNotFound("the case has no transcript and no agent to run it: declare one under `agents:` in "
+                                "evalrun.yaml and name it in the case (`agent:`) or as `default_agent`:\n  agents:\n"
+                                + EXAMPLE.format(name="my_agent"))
+        raise AgentNotFound(f"the case names no agent: add `agent:` to the case or `default_agent` to evalrun.yaml "
+                            f"(declared: {', '.join(declared)})")
+    if name not in declared:
+        if not declared:
+            raise AgentNotFound(f"the case runs against agent '{name}', which is not declared: evalrun.yaml has no "
+                                "`agents:` section. Declare it, for example:\n  agents:\n" + EXAMPLE.format(name=name))
+        raise AgentNotFound(f"agent '{name}' is not declared in evalrun.yaml{did_you_mean(name, declared)} "
+                            f"(declared: {', '.join(declared)})")
+    return name
+
+
+def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = None,
+              llm_client: Any = None) -> "Agent":
+    """A fresh agent for one case's conversation, built from evalrun.yaml; AgentNotFound when none fits.
+    `llm_client(settings, role)` gives model targets the run's LLM client."""
+    from . import create_agent
+
+    name = agent_name_for(case, loaded.config, override)
+    return create_agent(name, loaded.config.agents[name], AgentEnv(base_dir=loaded.base_dir, llm_client=llm_client))

@@ -1,0 +1,122 @@
+"""`type: http` — an agent behind an HTTP endpoint, one POST per user turn.
+
+Request body: `{"messages": [...], "case_id": ..., "turn": n, "runtime_context": {...}}` plus the
+`body` fields of the options (`send_context: false` leaves out case_id, turn and runtime_context, for
+servers that reject unknown fields). The reply is `{"messages": [...]}` (this turn's new messages,
+optionally `"stop": true`) or an OpenAI chat completion, so an OpenAI-compatible `/chat/completions`
+endpoint works as it is. Header values may hold `${ENV_VAR}` references; the values never appear in
+errors, reports or logs.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
+                    scrub)
+
+KIND = "http"
+
+
+class HttpAgentOptions(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", title="HTTP agent",
+        json_schema_extra={"description": "An agent served over HTTP: one POST per user turn with the conversation so "
+                                          "far; the reply holds the turn's new messages or is a chat completion.",
+                           "examples": [{"type": "http", "url": "http://localhost:8080/chat",
+                                         "headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}]})
+
+    type: Literal["http"] = Field(title="Kind", description="`http`: POST to an endpoint.", examples=["http"])
+    url: str = Field(
+        pattern=r"^https?://", title="URL", description="Where each turn is POSTed.",
+        examples=["http://localhost:8080/chat", "http://localhost:8000/v1/chat/completions"])
+    headers: dict[str, str] = Field(
+        default_factory=dict, title="Headers",
+        description="HTTP headers sent with every request. `${NAME}` is replaced by the environment variable "
+        "NAME; put credentials there, not in the file. Values never appear in reports or logs.",
+        examples=[{"Authorization": "Bearer ${AGENT_TOKEN}"}])
+    body: dict[str, Any] = Field(
+        default_factory=dict, title="Extra body fields",
+        description="Fields added to every request body, such as the `model` an OpenAI-compatible server needs.",
+        examples=[{"model": "my-agent"}])
+    send_context: bool = Field(
+        True, title="Send context",
+        description="true: the body also carries case_id, turn and runtime_context. false: only messages and "
+        "`body` (for servers that reject unknown fields).", examples=[False])
+    timeout_s: float = Field(
+        60, gt=0, title="Request timeout (seconds)",
+        description="How long one request may take; a request that takes longer is that case's error.",
+        examples=[60])
+
+    @field_serializer("headers")
+    def _hide_values(self, headers: dict[str, str]) -> dict[str, str]:
+        return {name: redacted(value) for name, value in headers.items()}
+
+
+class HttpAgent(Agent):
+    kind = KIND
+
+    def __init__(self, name: str, options: HttpAgentOptions, env: AgentEnv):
+        self.name = name
+        self.options = options
+        self._client: Any = None
+        self._headers: dict[str, str] = {}
+        self._secrets: list[str] = []
+
+    async def start(self, case) -> None:
+        import httpx
+
+        for header, value in self.options.headers.items():
+            expanded = expand_env(value, f"header '{header}'")
+            self._headers[header] = expanded
+            self._secrets.append(expanded)
+        self._client = httpx.AsyncClient(timeout=self.options.timeout_s)
+
+    async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
+        import httpx
+
+        url = self.options.url
+        body: dict[str, Any] = {**self.options.body, "messages": messages}
+        if self.options.send_context:
+            body.update(ctx.to_json())
+        try:
+            response = await self._client.post(url, json=body, headers=self._headers)
+        except httpx.TimeoutException:
+            raise AgentError(f"no answer from {url} within {self.options.timeout_s:g} s") from None
+        except httpx.ConnectError as exc:
+            raise AgentError(self._clean(f"cannot reach {url}: {exc or type(exc).__name__}")) from None
+        except httpx.HTTPError as exc:  # dropped connection, protocol error
+            raise AgentError(self._clean(f"request to {url} failed: {type(exc).__name__}: {exc}")) from None
+        if response.status_code >= 400:
+            raise AgentError(self._clean(f"HTTP {response.status_code} from {url}: {excerpt(response.text)}"))
+        try:
+            data = json.loads(response.text)
+        except ValueError:
+            raise AgentError(self._clean(f"the reply from {url} is not JSON: {excerpt(response.text)}")) from None
+        try:
+            reply = parse_reply(data, f"the reply from {url}")
+        except AgentError as exc:  # it quotes the reply, which could echo a header back
+            raise AgentError(self._clean(exc.reason)) from None
+        if reply.stop:
+            raise AgentStop("agent_stop", reply.messages)
+        return reply.messages
+
+    async def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            try:
+                await client.aclose()
+            except Exception:  # closing must not turn a finished conversation into an error
+                pass
+
+    def _clean(self, message: str) -> str:
+        return scrub(message, self._secrets)
+
+
+Options = HttpAgentOptions  # the registry reads each kind's Options
+
+
+def create(name: str, options: HttpAgentOptions, env: AgentEnv) -> HttpAgent:
+    return HttpAgent(name, options, env)

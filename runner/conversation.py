@@ -1,0 +1,182 @@
+"""One live conversation: the user speaks, the agent answers, until one of them ends it.
+
+`converse(case, agent, user)` always returns a `Conversation`, whatever happens: the messages so far,
+how it ended (`termination_reason`, the field a case's `termination:` reads) and, when the agent or
+the simulated user failed, the reason in `error`. Only a cancellation (Ctrl-C) propagates, after the
+agent was stopped; pass your own `Conversation` to keep what was said until then.
+"""
+from __future__ import annotations
+
+import asyncio
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
+
+from runner.agents import Agent, AgentError, AgentStop, TurnContext
+from runner.simulate import User, UserError
+from runner.suite.models import Case
+
+if TYPE_CHECKING:
+    from runner.config import LoadedConfig
+
+# How a conversation can end. `termination:` in a suite lists the endings it accepts.
+TERMINATION_REASONS = {
+    "user_stop": "the simulated user said it was done",
+    "script_end": "the scripted user messages ran out (no simulator, or no story)",
+    "max_turns": "max_user_turns user messages were sent",
+    "repeating": "the simulated user started repeating itself",
+    "agent_stop": "the agent ended the conversation (a reply with \"stop\": true)",
+    "max_tool_rounds": "a model target kept calling tools for max_tool_rounds rounds",
+    "agent_error": "the agent failed (see error)",
+    "simulator_error": "the simulated user could not produce a message (see error)",
+    "timeout": "the case took longer than its timeout",
+    "no_user_message": "the case has no starting_sentence, user_prompts or story to start with",
+}
+
+
+@dataclass
+class Conversation:
+    messages: list[dict] = field(default_factory=list)
+    termination_reason: Optional[str] = None
+    error: Optional[str] = None  # set when the conversation ended because something failed
+    stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
+    user_turns: int = 0
+    transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def to_transcript(self) -> dict:
+        """The conversation in the transcript format evalrun reads (runner.trajectory.read_recording),
+        so a saved live run can be scored again without calling anything. `error` and `stderr` are
+        kept for people reading the file; the reader ignores them."""
+        data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
+        if self.error is not None:
+            data["error"] = self.error
+        if self.stderr_tail:
+            data["stderr"] = self.stderr_tail
+        return data
+
+
+async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[float] = None,
+                   conversation: Optional[Conversation] = None) -> Conversation:
+    """Drive `agent` through the case's conversation with `user`. Never raises, except
+    asyncio.CancelledError (after killing the agent); `conversation` then holds what was said."""
+    conv = conversation if conversation is not None else Conversation()
+    try:
+        if agent.replays:
+            _replay(case, agent, conv)
+            return conv
+        if timeout_s is None:
+            await _drive(case, agent, user, conv)
+        else:
+            try:  # wait_for, not asyncio.timeout: Python 3.10 is supported
+                await asyncio.wait_for(_drive(case, agent, user, conv), timeout_s)
+            except asyncio.TimeoutError:
+                agent.kill()
+                conv.termination_reason = "timeout"
+                conv.error = f"the conversation did not finish within the case timeout of {timeout_s:g} s"
+    except asyncio.CancelledError:
+        agent.kill()
+        raise
+    finally:
+        await _close(agent)
+        conv.stderr_tail = agent.stderr_tail()
+    return conv
+
+
+async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> None:
+    try:
+        await agent.start(case)
+    except AgentError as exc:
+        conv.termination_reason, conv.error = "agent_error", f"the agent could not start: {exc.reason}"
+        return
+    except Exception as exc:
+        conv.termination_reason, conv.error = "agent_error", _internal("starting the agent", exc)
+        return
+    limit = case.max_user_turns or user.default_max_turns
+    while True:
+        if limit is not None and conv.user_turns >= limit:
+            conv.termination_reason = user.ending_without_asking() or "max_turns"
+            return
+        try:
+            move = await user.next_message(conv.messages)
+        except UserError as exc:
+            conv.termination_reason, conv.error = "simulator_error", exc.reason
+            return
+        except Exception as exc:
+            conv.termination_reason, conv.error = "simulator_error", _internal("writing the user's message", exc)
+            return
+        if move.stop is not None:
+            if conv.user_turns == 0 and move.stop == "script_end":
+                conv.termination_reason = "no_user_message"
+                conv.error = "the case has no starting_sentence, user_prompts or story (with a simulator) to start with"
+            else:
+                conv.termination_reason = move.stop
+            return
+        conv.messages.append({"role": "user", "content": move.message})
+        conv.user_turns += 1
+        context = TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context))
+        try:
+            new = await agent.turn([dict(m) for m in conv.messages], context)
+        except AgentStop as stop:
+            conv.messages.extend(stop.messages)
+            conv.termination_reason = stop.reason
+            return
+        except AgentError as exc:
+            conv.messages.extend(exc.messages)
+            conv.termination_reason, conv.error = "agent_error", exc.reason
+            return
+        except Exception as exc:  # a bug in an agent kind: the case's error, never a lost case
+            conv.termination_reason, conv.error = "agent_error", _internal(f"playing turn {conv.user_turns}", exc)
+            return
+        conv.messages.extend(new)
+
+
+def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
+    from runner.trajectory import TranscriptError, read_recording
+
+    try:
+        path = agent.transcript_path(case)  # type: ignore[attr-defined]
+        conv.transcript_path = str(path)
+        recording = read_recording(path)
+    except (AgentError, TranscriptError) as exc:
+        conv.termination_reason, conv.error = "agent_error", getattr(exc, "reason", None) or str(exc)
+        return
+    conv.messages = recording.messages
+    conv.termination_reason = recording.termination_reason
+    conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
+
+
+async def _close(agent: Agent) -> None:
+    try:
+        await agent.close()
+    except asyncio.CancelledError:
+        agent.kill()
+        raise
+    except Exception:  # closing never hides how the conversation ended
+        agent.kill()
+
+
+def _internal(when: str, exc: BaseException) -> str:
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return f"internal error while {when}: {detail}"
+
+
+async def converse_case(case: Case, loaded: "LoadedConfig", *, agent_override: Optional[str] = None,
+                        timeout_s: Optional[float] = None,
+                        conversation: Optional[Conversation] = None) -> Conversation:
+    """One case's live conversation as a run has it: the agent evalrun.yaml declares for it (or
+    `agent_override`, from --agent), the scripted or simulated user its `simulator` and `prompts_dir`
+    give. A case no declared agent can play comes back with the reason in `error`."""
+    from runner.agents import AgentNotFound, agent_for
+    from runner.simulate import user_for
+
+    conv = conversation if conversation is not None else Conversation()
+    try:
+        agent = agent_for(case, loaded, override=agent_override)
+    except AgentNotFound as exc:
+        conv.termination_reason, conv.error = "agent_error", exc.reason
+        return conv
+    return await converse(case, agent, user_for(case, loaded), timeout_s=timeout_s, conversation=conv)

@@ -1,0 +1,226 @@
+"""The user side of a live conversation: the case's scripted messages, then (optionally) an LLM user.
+
+The first user message is `starting_sentence`, then `user_prompts` in order. When they run out and a
+simulator is configured and the case has a `story`, an LLM plays the user: the template
+`user_simulator.j2` (the story and the rules) is the system prompt, and the conversation is shown from
+the user's side — the agent's words as the other party's messages, never inside the template, so
+nothing the agent writes is rendered or can pose as instructions. Tool calls are invisible to the user.
+
+The LLM answers with a JSON object `{"message": "...", "done": false}`; `"done": true` ends the
+conversation (`user_stop`). The signal is that boolean field, never a word in the text: a user talking
+about the WEEKEND does not end anything. A message the user already sent ends it as `repeating`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+from pydantic import ConfigDict, Field
+
+from runner.llm import ModelSettings
+from runner.suite.models import Case
+
+SIMULATOR_PROMPT = "user_simulator.j2"
+FIRST_MESSAGE_CUE = "(The conversation has not started yet: write your first message to the agent.)"
+
+
+class UserError(Exception):
+    """The simulated user could not produce a message; `reason` is fit for a report."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class UserMove:
+    message: Optional[str] = None  # the next user message, or
+    stop: Optional[str] = None  # the termination reason when the user ends the conversation
+
+
+class User(Protocol):
+    default_max_turns: Optional[int]  # the cap on user messages when the case sets no max_user_turns
+
+    async def next_message(self, messages: list[dict]) -> UserMove: ...
+
+    def ending_without_asking(self) -> Optional[str]:
+        """How the conversation would end if asked now without calling a model (`script_end` when the
+        script is over and nothing follows it), else None."""
+        ...
+
+
+class ScriptedUser:
+    """starting_sentence, then user_prompts, then `script_end`."""
+
+    default_max_turns: Optional[int] = None
+
+    def __init__(self, case: Case):
+        self.script = ([case.starting_sentence] if case.starting_sentence else []) + list(case.user_prompts)
+        self.sent = 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.sent >= len(self.script)
+
+    async def next_message(self, messages: list[dict]) -> UserMove:
+        if self.exhausted:
+            return UserMove(stop="script_end")
+        self.sent += 1
+        return UserMove(message=self.script[self.sent - 1])
+
+    def ending_without_asking(self) -> Optional[str]:
+        return "script_end" if self.exhausted else None
+
+
+class SimulatedUser:
+    """The scripted messages first; then an LLM writes each next message from the case's story."""
+
+    def __init__(self, case: Case, client: Any, prompts: Any, *, max_turns: int, params: Optional[dict] = None):
+        self.scripted = ScriptedUser(case)
+        self.story = case.story or ""
+        self.client = client
+        self.prompts = prompts
+        self.default_max_turns = max_turns
+        self.params = params or {}  # sampling parameters beyond the client's settings
+
+    def ending_without_asking(self) -> Optional[str]:
+        return None
+
+    async def next_message(self, messages: list[dict]) -> UserMove:
+        if not self.scripted.exhausted:
+            return await self.scripted.next_message(messages)
+        from runner.prompts import PromptError
+
+        try:
+            system = self.prompts.render(SIMULATOR_PROMPT, story=self.story)
+        except PromptError as exc:
+            raise UserError(f"simulator prompt: {exc}") from None
+        request = [{"role": "system", "content": system}, *user_side_view(messages)]
+        if len(request) == 1:
+            request.append({"role": "user", "content": FIRST_MESSAGE_CUE})
+        content = await complete_text(self.client, request, self.params)
+        message, done = parse_user_reply(content)
+        if done:
+            return UserMove(stop="user_stop")
+        if any(_same(message, m.get("content")) for m in messages if m.get("role") == "user"):
+            return UserMove(stop="repeating")
+        return UserMove(message=message)
+
+
+def user_side_view(messages: list[dict]) -> list[dict]:
+    """The conversation as the simulated user sees it: its own messages are the model's (`assistant`),
+    the agent's visible text is the other party's (`user`); tool calls and results are not seen."""
+    from runner.trajectory import content_text
+
+    view = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            view.append({"role": "assistant", "content": content_text(message.get("content"))})
+        elif role == "assistant":
+            text = content_text(message.get("content")).strip()
+            if text:
+                view.append({"role": "user", "content": text})
+    return view
+
+
+def parse_user_reply(content: str) -> tuple[str, bool]:
+    """(message, done) from the simulator's JSON answer; UserError when it is not one."""
+    from runner.llm import LLMError, parse_json_object
+
+    try:
+        reply = parse_json_object(content)
+    except LLMError:
+        raise UserError(f"the simulated user did not answer with a JSON object: {_short(content)}") from None
+    done = reply.get("done", False)
+    if not isinstance(done, bool):
+        raise UserError(f"the simulated user's 'done' must be true or false, got {_short(json.dumps(done))}")
+    message = reply.get("message")
+    if done:
+        return (message if isinstance(message, str) else ""), True
+    if not isinstance(message, str) or not message.strip():
+        raise UserError(f"the simulated user's reply has no 'message' text: {_short(json.dumps(reply))}")
+    return message.strip(), False
+
+
+async def complete_text(client: Any, messages: list[dict], params: dict) -> str:
+    """The text of the simulator's answer, once it holds a usable reply (an unusable one is not
+    cached); UserError when the call fails."""
+    from runner.llm import LLMError
+
+    def usable(completion: Any) -> None:
+        try:
+            parse_user_reply(completion.content or "")
+        except UserError as exc:
+            raise LLMError(exc.reason) from None
+
+    try:
+        completion = await client.acomplete(messages, accept=usable, **params)
+    except LLMError as exc:
+        reason = exc.reason
+        raise UserError(reason if reason.startswith("the simulated user") else
+                        f"the simulated user's model failed: {reason}") from None
+    return completion.content or ""
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _same(a: Optional[str], b: Any) -> bool:
+    return isinstance(b, str) and _SPACE.sub(" ", a or "").strip().casefold() == _SPACE.sub(" ", b).strip().casefold()
+
+
+def _short(text: str, limit: int = 160) -> str:
+    from runner.agents._base import excerpt
+
+    return excerpt(text, limit)
+
+
+# ----------------------------------------------------------------------------- settings and wiring
+
+class SimulatorSettings(ModelSettings):
+    """The `simulator` section of evalrun.yaml: the model that plays the user once the script is over."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Simulated user",
+        json_schema_extra={"description": "The model that writes the user's messages once a case's scripted ones "
+                                          "run out (only for cases with a `story`).",
+                           "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
+
+    temperature: Optional[float] = Field(
+        0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps simulated users repeatable.",
+        examples=[0.0])
+    max_user_turns: int = Field(
+        10, ge=1, title="Maximum user turns",
+        description="The most user messages in a simulated conversation, for cases that set no max_user_turns.",
+        examples=[10])
+
+
+def build_user(case: Case, *, simulator: Optional[SimulatorSettings] = None, client: Any = None,
+               prompts: Any = None) -> "ScriptedUser | SimulatedUser":
+    """The user for a case: an LLM user after the script when a simulator is configured and the case
+    has a story; otherwise the script alone. `client` defaults to the run's LLM client for the
+    simulator, `prompts` to the built-in templates."""
+    if simulator is None or not case.story:
+        return ScriptedUser(case)
+    if client is None:
+        from runner.llm import current_runtime
+
+        client = current_runtime().client(simulator, "simulator")
+    if prompts is None:
+        from runner.prompts import PromptLibrary
+
+        prompts = PromptLibrary()
+    return SimulatedUser(case, client, prompts, max_turns=simulator.max_user_turns)
+
+
+def user_for(case: Case, loaded: Any) -> "ScriptedUser | SimulatedUser":
+    """The user for a case in a run with this LoadedConfig: its `simulator` and `prompts_dir`."""
+    config = loaded.config
+    if config.simulator is None or not case.story:
+        return ScriptedUser(case)
+    from runner.prompts import PromptLibrary
+
+    return build_user(case, simulator=config.simulator, prompts=PromptLibrary(loaded.resolve(config.prompts_dir)))

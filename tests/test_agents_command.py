@@ -1,0 +1,124 @@
+"""The `command` target: a real subprocess speaking JSON lines (tests/fakes/jsonl_agent.py)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.conversation import Conversation, converse
+from runner.simulate import ScriptedUser
+from tests.fakes.cases import make_agent, make_case, talk
+
+SCRIPT = str(Path(__file__).parent / "fakes" / "jsonl_agent.py")
+THREE_TURNS = dict(starting_sentence="one", user_prompts=["two", "three"])
+
+
+def command_agent(mode: str, **options):
+    return make_agent({"type": "command", "command": [sys.executable, SCRIPT, mode], **options})
+
+
+@pytest.mark.parametrize("mode", ["echo", "completion"])
+def test_one_process_answers_every_turn(mode):
+    conversation = talk(make_case(**THREE_TURNS), command_agent(mode))
+    assert [m["content"] for m in conversation.messages] == [
+        "one", "you said: one", "two", "you said: two", "three", "you said: three"]
+    assert (conversation.termination_reason, conversation.error) == ("script_end", None)
+    assert conversation.stderr_tail == [f"agent started in mode {mode}", "turn 1: one", "turn 2: two", "turn 3: three"]
+
+
+def test_a_crash_is_the_case_error_with_the_last_stderr_lines():
+    conversation = talk(make_case(**THREE_TURNS), command_agent("crash2"))
+    assert [m["content"] for m in conversation.messages] == ["one", "you said: one", "two"]
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error == (
+        "the agent process exited with code 3 before answering turn 2; last stderr lines:\n"
+        "  agent started in mode crash2\n  turn 1: one\n  turn 2: two\n"
+        "  Traceback (most recent call last):\n  RuntimeError: the database is down")
+
+
+def test_a_line_that_is_not_json_is_the_case_error():
+    conversation = talk(make_case(**THREE_TURNS), command_agent("garbage2", stderr_lines=2))
+    assert conversation.error.startswith("the agent process answered turn 2 with a line that is not JSON: "
+                                         "thinking about it... (logs belong on stderr); last stderr lines:\n")
+    assert conversation.stderr_tail == ["turn 1: one", "turn 2: two"]  # bounded by stderr_lines
+    assert len(conversation.messages) == 3
+
+
+def test_no_answer_within_the_turn_timeout_kills_the_process():
+    started = time.monotonic()
+    agent = command_agent("sleep", timeout_s=0.5)
+    conversation = talk(make_case(**THREE_TURNS), agent)
+    assert time.monotonic() - started < 5
+    assert conversation.error.startswith("the agent process gave no answer to turn 1 within 0.5 s")
+    assert agent.process.returncode is not None  # closed: killed, not left running
+
+
+def test_a_program_that_does_not_exist():
+    agent = make_agent({"type": "command", "command": "no-such-agent-binary --flag"}, Path("/tmp"))
+    conversation = talk(make_case(starting_sentence="hi"), agent)
+    assert (conversation.termination_reason, conversation.error) == (
+        "agent_error", "the agent could not start: cannot start command no-such-agent-binary (in /tmp): "
+                       "No such file or directory")
+
+
+def test_env_values_reach_the_process_but_not_the_kept_stderr(monkeypatch):
+    monkeypatch.setenv("MY_SECRET", "tok-98765")
+    conversation = talk(make_case(starting_sentence="hi"), command_agent("env", env={"AGENT_TOKEN": "${MY_SECRET}"}))
+    assert conversation.messages[-1]["content"] == "token length 9"
+    assert conversation.stderr_tail[-1] == "token is <redacted>"
+
+
+def test_cancelling_the_case_kills_the_process_and_its_children():
+    case = make_case(starting_sentence="hi")
+    agent = command_agent("child")
+    kept = Conversation()
+
+    async def cancel_soon():
+        task = asyncio.create_task(converse(case, agent, ScriptedUser(case), conversation=kept))
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if any(line.startswith("child pid") for line in agent.stderr_tail()):
+                break
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    child = int(next(line for line in agent.stderr_tail() if line.startswith("child pid")).split()[-1])
+    assert agent.process.returncode is not None
+    for _ in range(50):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    assert not _alive(child)
+    assert kept.messages == [{"role": "user", "content": "hi"}]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead, only not yet collected
+        return stat.read().split()[2] != "Z"
+
+
+def test_stop_in_a_reply_ends_the_conversation():
+    conversation = talk(make_case(**THREE_TURNS), command_agent("stop"))
+    assert (conversation.termination_reason, conversation.error, conversation.user_turns) == ("agent_stop", None, 1)
+    assert conversation.messages[-1] == {"role": "assistant", "content": "you said: one"}
+
+
+def test_a_process_that_never_reads_its_input_times_out():
+    agent = make_agent({"type": "command", "timeout_s": 0.5,
+                        "command": [sys.executable, "-c", "import time, sys; print('up', file=sys.stderr, flush=True); "
+                                                          "time.sleep(3600)"]})
+    case = make_case(starting_sentence="x" * 4_000_000)  # more than a pipe holds
+    started = time.monotonic()
+    conversation = talk(case, agent)
+    assert time.monotonic() - started < 6
+    assert conversation.error.startswith("the agent process did not read turn 1 within 0.5 s")

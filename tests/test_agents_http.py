@@ -1,0 +1,93 @@
+"""The `http` target over real HTTP: a small agent server on 127.0.0.1 and the fake OpenAI server."""
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from tests.fakes.agent_server import AgentServer
+from tests.fakes.cases import make_agent, make_case, talk
+from tests.fakes.openai_server import FakeOpenAI
+
+TWO_TURNS = dict(id="web-1", starting_sentence="hello", user_prompts=["and then?"], runtime_context={"lang": "en"})
+
+
+@pytest.fixture()
+def server():
+    with AgentServer() as running:
+        yield running
+
+
+def http_agent(url: str, **options):
+    return make_agent({"type": "http", "url": url, **options})
+
+
+@pytest.mark.parametrize("path", ["/messages", "/completion"])
+def test_both_reply_shapes_make_the_same_conversation(server, path):
+    conversation = talk(make_case(**TWO_TURNS), http_agent(server.url(path)))
+    assert conversation.messages == [
+        {"role": "user", "content": "hello"}, {"role": "assistant", "content": "you said: hello"},
+        {"role": "user", "content": "and then?"}, {"role": "assistant", "content": "you said: and then?"}]
+    assert (conversation.termination_reason, conversation.error) == ("script_end", None)
+    _, body, _ = server.requests[1]
+    assert body == {"messages": conversation.messages[:3], "case_id": "web-1", "turn": 2, "runtime_context": {"lang": "en"}}
+
+
+def test_headers_take_environment_values_that_never_reach_an_error(server, monkeypatch):
+    monkeypatch.setenv("AGENT_TOKEN", "s3cret-token-value")
+    agent = http_agent(server.url("/error"), headers={"Authorization": "Bearer ${AGENT_TOKEN}"})
+    conversation = talk(make_case(starting_sentence="hi"), agent)
+    assert server.requests[0][2]["Authorization"] == "Bearer s3cret-token-value"
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error == (f"HTTP 500 from {server.url('/error')}: "
+                                  '{"error": "upstream failed for <redacted>"}')
+    assert conversation.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_a_missing_environment_variable_is_named_not_guessed(server, monkeypatch):
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    conversation = talk(make_case(starting_sentence="hi"),
+                        http_agent(server.url("/messages"), headers={"X-Key": "${NOT_SET_ANYWHERE}"}))
+    assert (conversation.termination_reason, conversation.error) == (
+        "agent_error", "the agent could not start: header 'X-Key' refers to ${NOT_SET_ANYWHERE}, but the environment "
+                       "variable NOT_SET_ANYWHERE is not set")
+    assert server.requests == []
+
+
+def test_a_request_timeout_keeps_the_conversation_so_far(server):
+    started = time.monotonic()
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/slow"), timeout_s=0.3))
+    assert time.monotonic() - started < 1.5
+    assert (conversation.termination_reason, conversation.error) == (
+        "agent_error", f"no answer from {server.url('/slow')} within 0.3 s")
+    assert conversation.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_an_unreachable_endpoint_is_the_case_error():
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(f"http://127.0.0.1:{port}/chat"))
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error.startswith(f"cannot reach http://127.0.0.1:{port}/chat: ")
+
+
+def test_a_reply_that_is_not_json_is_quoted(server):
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/notjson")))
+    assert conversation.error == f"the reply from {server.url('/notjson')} is not JSON: <html>oops</html>"
+
+
+def test_stop_in_the_reply_ends_the_conversation(server):
+    conversation = talk(make_case(**TWO_TURNS), http_agent(server.url("/stop")))
+    assert (conversation.termination_reason, conversation.user_turns, len(conversation.messages)) == ("agent_stop", 1, 2)
+
+
+def test_an_openai_compatible_endpoint_works_as_it_is():
+    with FakeOpenAI() as fake:
+        fake.script("Hello! How can I help?")
+        agent = http_agent(f"{fake.base_url}/chat/completions", body={"model": "my-agent"}, send_context=False)
+        conversation = talk(make_case(starting_sentence="hi"), agent)
+        assert fake.requests == [{"model": "my-agent", "messages": [{"role": "user", "content": "hi"}]}]
+    assert conversation.messages[-1] == {"role": "assistant", "content": "Hello! How can I help?"}
+    assert (conversation.termination_reason, conversation.error) == ("script_end", None)
