@@ -57,9 +57,13 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
+    from .agents import check_agent_names
+
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        return sort_diagnostics([*config_problems, *load_suites(paths, _exclusion(loaded)).diagnostics])
+        loaded_suites = load_suites(paths, _exclusion(loaded))
+        return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,
+                                 *check_agent_names(loaded_suites.cases, loaded.config)])
 
 
 @dataclass
@@ -89,16 +93,20 @@ class RunRequest:
     output_dir: Optional[Path] = None
     concurrency: int = 8
     no_cache: bool = False
+    agent: Optional[str] = None
+    conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
-        concurrency: int = 8, no_cache: bool = False, on_start: Callable[[int], None] = lambda total: None,
+        concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
+        conversations_dir: Optional[Path] = None, on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved."""
-    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache)
+    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
+                         conversations_dir)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, handle_signals)
 
@@ -122,11 +130,12 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     from .llm import configure as configure_llm
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
-    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), filters=request.filters, tags=request.tags)
+    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), filters=request.filters, tags=request.tags,
+                                   config=loaded.config)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
-    usage = _usage_problems(request)
+    usage = _usage_problems(request, loaded)
     if usage:
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
     if not index.refs:
@@ -151,7 +160,9 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                 no_cache=request.no_cache)
     tally = Tally([ref.id for ref in index.refs])
     on_start(len(index.refs))
-    runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency))
+    runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
+                                           agent=request.agent, conversations_dir=request.conversations_dir),
+                        save_conversation=folder.save_conversation)
 
     stop = Stop()
 
@@ -184,7 +195,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                 stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed,
                                 model_usage=_usage_or_none(llm_runtime.summary()))
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
-                  "started_at": started.isoformat(), "config": config_record}
+                  "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
+                  "config": config_record}
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -203,12 +215,49 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
 
 
+@dataclass
+class SavedRun:
+    """What `evalrun rescore` needs from a finished run folder: what was run, with which config."""
+
+    folder: Path
+    paths: list[Path]
+    config_file: Optional[Path]
+    conversations: Path
+
+
+def read_saved_run(folder: Path) -> SavedRun:
+    """The run saved in `folder` (its report.json header). ValueError with a reason people can act on."""
+    import json
+
+    report = folder / "report.json"
+    if not report.is_file():
+        raise ValueError(f"{folder} holds no report.json: give the folder of a finished run "
+                         "(for example .evalrun/reports/latest)")
+    try:
+        with report.open("rb") as source:  # only the header: the cases come after it and may be large
+            head = source.read(1 << 20).decode("utf-8", "replace")
+        header = json.loads(head.split(', "cases": [', 1)[0] + "}")
+    except ValueError as exc:
+        raise ValueError(f"{report} is not a report evalrun wrote: {exc}") from None
+    if "paths" not in header:
+        raise ValueError(f"{report} was written by an evalrun that did not record its suites; run them again")
+    config_file = (header.get("config") or {}).get("config_file")
+    return SavedRun(folder, [Path(p) for p in header["paths"]], Path(config_file) if config_file else None,
+                    folder / "conversations")
+
+
 def _usage_or_none(usage):
     return usage if usage.calls else None
 
 
-def _usage_problems(request: RunRequest) -> list[Diagnostic]:
+def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnostic]:
+    from .agents import check_agent_override
+
     problems = []
+    if request.agent is not None:
+        wrong = check_agent_override(request.agent, loaded.config)
+        if wrong:
+            problems.append(Diagnostic("--agent", 1, 1, "error", wrong, "unknown-agent"))
     if request.replay_dir is not None and not request.replay_dir.is_dir():
         problems.append(Diagnostic(str(request.replay_dir), 1, 1, "error", "--replay: no such folder", "not-found"))
     out = request.output_dir

@@ -11,11 +11,14 @@ import fnmatch
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, _duplicate_case_ids, collect_files, load_file
 from .suite.models import Case, SourceRef
+
+if TYPE_CHECKING:
+    from .config import Config
 
 _FILES_KEPT = 32
 
@@ -41,15 +44,20 @@ class CaseIndex:
 
 
 def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, filters: Sequence[str] = (),
-                tags: Sequence[str] = ()) -> CaseIndex:
+                tags: Sequence[str] = (), config: Optional["Config"] = None) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
-    A file with errors yields no case (its diagnostics say why)."""
+    A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
+    names is checked against the config's `agents` too."""
+    from .agents import check_agent_names
+
     files, problems = collect_files(list(paths), exclude)
     index = CaseIndex(diagnostics=list(problems))
     every: list[CaseRef] = []
     for path, explicit in files:
         cases, diagnostics, is_suite = load_file(path, explicit=explicit)
         index.diagnostics.extend(diagnostics)
+        if config is not None:
+            index.diagnostics.extend(check_agent_names(cases, config))
         if is_suite:
             index.files.append(str(path))
         every.extend(CaseRef(id=case.id, path=path, explicit=explicit, index=i, source=case.source,

@@ -12,13 +12,15 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "validate", "schema", "init")
+COMMANDS = ("run", "rescore", "validate", "schema", "init")
 
 DESCRIPTION = """\
-evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets),
-scores each conversation against its goals and reports the result.
+evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
+it talks to the agent under test (or reads a recorded conversation), plays the user, scores each
+conversation against its goals and reports the result.
 
-  evalrun suites/                  score every case under suites/ (same as `evalrun run suites/`)
+  evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
+  evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
@@ -34,27 +36,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalrun {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="score suites (the default command)",
-                         description="Collect the suites under PATH, check them, score every case on its recorded "
-                                     "conversation, print a summary with an explanation of each failure and write "
-                                     "report.json.")
+    run = sub.add_parser("run", help="run and score suites (the default command)",
+                         description="Collect the suites under PATH and check them. Cases with a recorded "
+                                     "conversation (`transcript:` or --replay) are scored on it; every other case is "
+                                     "played live against its agent (evalrun.yaml `agents:`) and its conversation "
+                                     "saved. Results reach results.jsonl as each case finishes; report.json is "
+                                     "written at the end, also when the run is interrupted.")
     run.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders (searched recursively)")
-    run.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
-                     help="run only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
-    run.add_argument("--tag", action="append", default=[], metavar="TAG", help="run only cases with this tag; repeatable")
     run.add_argument("--replay", type=Path, metavar="DIR",
-                     help="score every case on DIR/<case id>.json instead of its own transcript")
+                     help="score every case on DIR/<case id>.json instead of its own transcript or its agent")
     run.add_argument("-c", "--config", type=Path, metavar="FILE",
-                     help="the evalrun.yaml to use (default: the first one next to or above PATH)")
-    run.add_argument("-j", "--concurrency", type=int, default=8, metavar="N",
-                     help="run at most N cases at once (default 8); also the limit on model calls in flight")
-    run.add_argument("--output-dir", type=Path, metavar="DIR",
-                     help="where to write results.jsonl (as cases finish) and report.json (default: "
-                          ".evalrun/reports/<run id>/, with .evalrun/reports/latest pointing at the newest "
-                          "complete report)")
+                     help="the evalrun.yaml to use (default: the first one next to or above PATH, up to the "
+                          "repository root)")
+    run.add_argument("--agent", metavar="NAME",
+                     help="play every live case with this agent from evalrun.yaml's `agents:`, whatever the case names")
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
-    run.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    _add_run_options(run)
+
+    rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling nothing",
+                             description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
+                                         "the recordings its replayed cases used) against the suites as they are now: "
+                                         "after changing an `arg_matching`, say. No agent is called; a case without a "
+                                         "saved conversation ends in error.")
+    rescore.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                         help="a run's folder (for example .evalrun/reports/latest)")
+    _add_run_options(rescore)
 
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
@@ -72,6 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
                                       "settings that map suites to the schema. Existing files are never overwritten.")
     init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR")
     return parser
+
+
+def _add_run_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                         help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    command.add_argument("--tag", action="append", default=[], metavar="TAG",
+                         help="only cases with this tag; repeatable")
+    command.add_argument("-j", "--concurrency", type=int, default=8, metavar="N",
+                         help="run at most N cases at once (default 8); also the limit on model calls in flight")
+    command.add_argument("--output-dir", type=Path, metavar="DIR",
+                         help="where to write results.jsonl (as cases finish), report.json and the live "
+                              "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
+                              "pointing at the newest complete report)")
+    command.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
@@ -120,7 +141,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USAGE if has_errors(diagnostics) else 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _cmd_rescore(args: argparse.Namespace) -> int:
+    from .api import EXIT_USAGE, read_saved_run
+
+    try:
+        saved = read_saved_run(args.run_dir)
+    except ValueError as exc:
+        print(f"evalrun rescore: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args.paths, args.config, args.replay, args.agent, args.no_cache = saved.paths, saved.config_file, None, None, True
+    return _cmd_run(args, conversations_dir=saved.conversations)
+
+
+def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None) -> int:
     from .api import EXIT_NO_CASES, run
     from .report.console import Console, Progress, StageNotes, case_line, print_failures, print_summary
 
@@ -141,7 +174,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
-                  on_start=on_start, on_result=on_result)
+                  agent=args.agent, conversations_dir=conversations_dir, on_start=on_start, on_result=on_result)
     if bar:
         bar[0].finish()
     out.redact = err.redact = outcome.redact
@@ -190,4 +223,5 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "schema": _cmd_schema, "init": _cmd_init}
+_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "validate": _cmd_validate, "schema": _cmd_schema,
+             "init": _cmd_init}

@@ -93,6 +93,10 @@ class Config(BaseModel):
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
         examples=[0.9])
+    timeout_s: float = Field(
+        300, gt=0, title="Case timeout (seconds)",
+        description="How long one live case may take, its whole conversation included, before it ends in error "
+        "(`timeout`). A case's own `timeout_s` overrides it.", examples=[120])
     agents: dict[str, AgentDefinition] = Field(
         default_factory=dict, title="Agents",
         description="The agent targets cases run against, by name. `type` says the kind: python (a function), "

@@ -1,8 +1,10 @@
 """The interpreter: turns each selected case into a `CaseResult`, several at once, never losing one.
 
-Cases run as asyncio tasks, at most `concurrency` at a time. A case is scored on a recorded
-conversation (its own `transcript:` or `--replay DIR/<id>.json`); the CPU-bound reading and scoring
-run in worker threads so that the event loop stays free to notice a signal. Whatever goes wrong with
+Cases run as asyncio tasks, at most `concurrency` at a time. A case with a recording (its own
+`transcript:` or `--replay DIR/<id>.json`) is scored on it; every other case is played live against
+its agent (runner.conversation), its conversation saved in the run folder, then scored the same way:
+scoring never knows how a trajectory was made. CPU-bound reading and scoring run in worker threads
+so that the event loop stays free for live conversations and for noticing a signal. Whatever goes wrong with
 one case (a missing file, bad JSON, a bug) becomes that case's `error` with the reason; the others go
 on. A stop (a signal, results that cannot be saved) starts nothing new and cancels what runs; what
 finished is already on disk.
@@ -31,6 +33,8 @@ DEFAULT_CONCURRENCY = 8
 class RunOptions:
     replay_dir: Optional[Path] = None
     concurrency: int = DEFAULT_CONCURRENCY
+    agent: Optional[str] = None  # --agent: play every live case with this agent
+    conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
 
 
 def make_cascade(loaded: LoadedConfig) -> Cascade:
@@ -55,10 +59,15 @@ def make_cascade(loaded: LoadedConfig) -> Cascade:
 
 
 def transcript_for(case: Case, options: RunOptions) -> Optional[Path]:
+    """The recording a case is scored on, or None when it is played live."""
     if options.replay_dir is not None:
         return options.replay_dir / f"{case.id}.json"
     if case.transcript:
         return Path(case.source.path).parent / case.transcript
+    if options.conversations_dir is not None:
+        from .run_folder import conversation_file_name
+
+        return options.conversations_dir / conversation_file_name(case.id)
     return None
 
 
@@ -82,12 +91,15 @@ def judge_fallbacks(result: CaseResult) -> list[str]:
 
 
 class CaseRunner:
-    """Runs one case to its result. Thread-safe: cases are read and scored in worker threads."""
+    """Runs one case to its result. Reading and scoring run in worker threads; a live conversation
+    runs on the event loop (its model calls share the run's limit)."""
 
-    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None):
+    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None,
+                 save_conversation: Callable[[str, dict], Optional[Path]] = lambda case_id, data: None):
         self.loaded = loaded
         self.options = options
         self.cascade = cascade or make_cascade(loaded)
+        self.save_conversation = save_conversation
         self.loader = CaseLoader()
         self._load_lock = threading.Lock()
 
@@ -95,15 +107,17 @@ class CaseRunner:
         with self._load_lock:
             return self.loader.load(ref)
 
-    def run(self, ref: CaseRef) -> CaseResult:
-        """The case's result; never raises (a failure anywhere is the case's error)."""
+    async def run(self, ref: CaseRef) -> CaseResult:
+        """The case's result; never raises but for cancellation (a failure anywhere is the case's error)."""
         from .llm import record_calls, summarize
 
         started = time.perf_counter()
         base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags))
-        with record_calls() as calls:  # every model call made for this case, from this thread
+        with record_calls() as calls:  # every model call made for this case: here, in its threads, by its agent
             try:
-                result = self._run(ref, base)
+                result = await self._run(ref, base)
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:
                 result = CaseResult(**base, status="error", error=_internal_error("running the case", exc))
         result.duration_s = time.perf_counter() - started
@@ -111,9 +125,9 @@ class CaseRunner:
             result.model_usage = summarize(calls)
         return result
 
-    def _run(self, ref: CaseRef, base: dict) -> CaseResult:
+    async def _run(self, ref: CaseRef, base: dict) -> CaseResult:
         try:
-            case = self.load(ref)
+            case = await asyncio.to_thread(self.load, ref)
         except CaseChanged as exc:
             return CaseResult(**base, status="error", error=str(exc))
         base["description"] = case.description
@@ -122,27 +136,51 @@ class CaseRunner:
             return CaseResult(**base, status="skipped", skip_reason=reason)
         path = transcript_for(case, self.options)
         if path is None:
-            return CaseResult(**base, status="error",
-                              error="nothing to score: the case has no `transcript:` and no --replay folder was given "
-                                    "(running live agents is not supported yet)")
+            return await self._run_live(case, base)
+        return await asyncio.to_thread(self._replay, case, path, base)
+
+    def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
         try:
-            return self._score_recording(case, path, base)
+            recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
-        except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
-            return CaseResult(**base, status="error", transcript_path=str(path),
-                              error=_internal_error("scoring", exc))
+        return self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
+                           normalized=True)
 
-    def _score_recording(self, case: Case, path: Path, base: dict) -> CaseResult:
+    async def _run_live(self, case: Case, base: dict) -> CaseResult:
+        from .conversation import Conversation, converse_case
+
+        conversation = Conversation()
+        timeout = case.timeout_s if getattr(case, "timeout_s", None) else self.loaded.config.timeout_s
+        conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
+                                           timeout_s=timeout, conversation=conversation)
+        saved = self.save_conversation(case.id, conversation.to_transcript())
+        where = str(saved) if saved is not None else conversation.transcript_path
+        if conversation.error is not None:
+            stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)
+            return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
+                              termination_reason=conversation.termination_reason,
+                              transcript=conversation.messages)
+        return await asyncio.to_thread(self._score, case, conversation.messages, conversation.termination_reason,
+                                       base, transcript_path=where)
+
+    def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
+               transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
         from .score.case import score_trajectory
 
-        recording = read_recording(path)
-        trajectory = build_trajectory(recording.messages, self.loaded.config.tool_error_pattern,
-                                      recording.termination_reason, normalized=True)
-        scored = score_trajectory(case, trajectory, self.cascade)
+        try:
+            trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
+                                          normalized=normalized)
+            scored = score_trajectory(case, trajectory, self.cascade)
+        except TranscriptError as exc:
+            return CaseResult(**base, status="error", error=str(exc), transcript_path=transcript_path,
+                              transcript=messages)
+        except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
+            return CaseResult(**base, status="error", transcript_path=transcript_path,
+                              error=_internal_error("scoring", exc))
         result = CaseResult(**base, status="passed" if scored.passed else "failed", metrics=scored.metrics,
                             goals=scored.goals, calls=scored.calls, failures=scored.failures,
-                            transcript_path=str(path), termination_reason=trajectory.termination_reason,
+                            transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         result.judge_fallbacks = judge_fallbacks(result)
         return result
@@ -186,7 +224,7 @@ async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable
         for position, ref in pending:  # one shared iterator: each case is taken by exactly one worker
             if stop.reason is not None:
                 return
-            result = await asyncio.to_thread(runner.run, ref)
+            result = await runner.run(ref)
             if stop.reason is not None and stop.interrupted:
                 return  # finished after the stop: reported as not run, like the others in flight
             on_result(position, result)

@@ -165,6 +165,7 @@ class RunReport(BaseModel):
     evalrun_version: str
     run_id: str = ""
     started_at: str
+    paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
     config: dict[str, Any]
     summary: Summary
     cases: list[CaseResult]

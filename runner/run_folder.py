@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 from .results import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
+CONVERSATIONS_NAME = "conversations"
 REPORT_NAME = "report.json"
 LOCK_NAME = ".evalrun-run.lock"
 _COPY_CHUNK = 1 << 20
@@ -130,6 +131,19 @@ class RunFolder:
                 source.seek(offset)
                 yield position, CaseResult.model_validate_json(source.read(length))
 
+    # ------------------------------------------------------------------ live conversations
+
+    def save_conversation(self, case_id: str, data: dict) -> Path:
+        """A live case's conversation, in the transcript format evalrun reads, as
+        conversations/<case id>.json: `evalrun rescore` scores it again without calling anything."""
+        folder = self.path / CONVERSATIONS_NAME
+        folder.mkdir(exist_ok=True)
+        target = folder / conversation_file_name(case_id)
+        temporary = folder / f".{target.name}.{self.run_id}.tmp"
+        temporary.write_text(self._redact(json.dumps(data, ensure_ascii=False, indent=1)), encoding="utf-8")
+        os.replace(temporary, target)
+        return target
+
     # ------------------------------------------------------------------ the report
 
     def write_report(self, header: dict[str, Any], summary: Summary) -> Path:
@@ -160,6 +174,18 @@ class RunFolder:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the lock
             self._lock_fd = None
+
+
+def conversation_file_name(case_id: str) -> str:
+    """A file name for a case id that stays inside the folder whatever the id holds: the id itself
+    when it is plain, else its plain characters plus a short hash (so two odd ids cannot collide)."""
+    import hashlib
+    import re
+
+    plain = re.sub(r"[^A-Za-z0-9._-]", "_", case_id).lstrip(".") or "case"
+    if plain == case_id and len(case_id) <= 150:
+        return f"{case_id}.json"
+    return f"{plain[:120]}-{hashlib.sha256(case_id.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}.json"
 
 
 def point_latest(reports_root: Path, run_path: Path) -> None:
