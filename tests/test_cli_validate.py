@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
+from tests.cli_helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy")
@@ -31,8 +32,10 @@ goal_details:
 
 
 def evalrun(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    # cli_env puts this checkout first on PYTHONPATH: without it the subprocess would import whichever
+    # evalrun is installed, and these tests would check another copy of the code
     return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=cli_env())
 
 
 def write(path: Path, text: str) -> Path:

@@ -221,9 +221,11 @@ def test_a_recording_named_explicitly_is_an_error(workdir):
     ]
 
 
-def test_a_yaml_list_in_a_folder_is_still_an_error(workdir):
+def test_a_yaml_list_in_a_folder_is_passed_over_with_a_note_but_named_it_is_an_error(workdir):
     write("s/list.yaml", "- a\n")
     assert texts(load_suites([Path("s")]).diagnostics) == [
+        "s:1:1: warning: passed over 1 file that is not a suite: s/list.yaml (a list, not a mapping of suite keys)"]
+    assert texts(load_suites([Path("s/list.yaml")]).diagnostics) == [
         "s/list.yaml:1:1: error: a suite file must be a mapping of keys (a case, or `cases:` with a list); "
         "this one is a list"]
 
