@@ -165,14 +165,15 @@ _LONG_NUMBER = ("a number longer than 4,300 digits cannot be read as a number (P
                 "quote it to keep it as text")
 
 
-def json_limits(text: str) -> Optional[tuple[int, int, str, str, str]]:
+def json_limits(text: str, *, max_values: Optional[int] = _MAX_NODES) -> Optional[tuple[int, int, str, str, str]]:
     """(line, column, severity, message, code) when JSON text goes past the limits YAML files have
     (_MAX_DEPTH levels, _MAX_NODES values), found before the text is parsed; else None.
 
     Regular expressions do the counting in C, and only files that could pass a limit pay for it: a
     file with few brackets cannot be deep, a short one cannot hold many values."""
     opens = text.count("[") + text.count("{")
-    if opens <= _MAX_DEPTH and len(text) <= 2 * _MAX_NODES:
+    count = max_values is not None and len(text) > 2 * max_values
+    if opens <= _MAX_DEPTH and not count:
         return None
     stripped, strings = _JSON_STRING.subn("", text)
     opens = stripped.count("[") + stripped.count("{")
@@ -186,11 +187,11 @@ def json_limits(text: str) -> Optional[tuple[int, int, str, str, str]]:
         if max_depth:
             line, column = _deep_position(text)
             return line, column, "error", f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep"
-    if len(text) > 2 * _MAX_NODES:
+    if count:
         # every value is a container, a string that is not a key (a key is followed by ':') or a scalar
         values = opens + strings - stripped.count(":") + sum(1 for _ in _JSON_SCALAR.finditer(stripped))
-        if values > _MAX_NODES:
-            return 1, 1, "error", f"the file holds more than {_MAX_NODES:,} values, above evalrun's limit", "too-large"
+        if values > max_values:
+            return 1, 1, "error", f"the file holds more than {max_values:,} values, above evalrun's limit", "too-large"
     return None
 
 
