@@ -97,7 +97,18 @@ def test_suite_schema_allows_editor_and_watsonx_keys():
 
 @pytest.mark.parametrize("kind", schema.KINDS)
 def test_build_schema_is_deterministic(kind):
-    assert schema.render(kind) == schema.render(kind)
+    """Rendered by two fresh interpreters with different hash seeds: set and dict order that depends on
+    the seed would differ between them (two renders in one process would always agree)."""
+    import subprocess
+    import sys
+
+    from tests.cli_helpers import REPO, cli_env
+
+    code = f"import sys; from runner.suite import schema; sys.stdout.write(schema.render({kind!r}))"
+    renders = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(PYTHONHASHSEED=seed),
+                              capture_output=True, text=True, timeout=120) for seed in ("1", "2")]
+    assert [r.returncode for r in renders] == [0, 0], renders[0].stderr
+    assert renders[0].stdout == renders[1].stdout == schema.render(kind)
 
 
 def test_unknown_kind():

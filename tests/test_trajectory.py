@@ -12,9 +12,9 @@ from runner.trajectory import (
     normalize_messages,
     read_transcript,
 )
+from tests.shared_data import require_shared
 
 DATA = Path(__file__).parent / "data" / "transcripts"
-REAL_WATSONX = Path("/work/shared/data/watsonx-examples/data_complex.run1.messages.json")
 
 
 def call(id_, name, arguments):
@@ -263,9 +263,8 @@ def test_watsonx_broken_tool_call_content():
         normalize_messages(raw)
 
 
-@pytest.mark.skipif(not REAL_WATSONX.exists(), reason="shared watsonx example not present")
 def test_real_watsonx_complex_run():
-    t = build_trajectory(read_transcript(REAL_WATSONX))
+    t = build_trajectory(read_transcript(require_shared("watsonx-examples", "data_complex.run1.messages.json")))
     assert len(t.tool_calls) == 5  # its metrics file says total_tool_calls 5
     assert all(c.answered for c in t.tool_calls)
     assert t.texts[-1].is_final
