@@ -58,27 +58,32 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
 def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Path]]:
     """The recordings of `case_id` in a --replay folder as (run number, path), run None for a single run:
     `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
-    in run order. An id that would leave the folder (a path separator, `..`) raises TranscriptError."""
+    in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
+    `/`) raises TranscriptError."""
     from ..trajectory import TranscriptError
 
-    if not case_id or case_id in (".", "..") or any(sep in case_id for sep in ("/", "\\", "\0")):
+    # An id may name a sub-folder (`data_no_summary/data_simple`, as a suites folder is laid out), but
+    # never climb out of the folder or start at the root.
+    parts = case_id.split("/")
+    if any(part in ("", ".", "..") for part in parts) or "\\" in case_id or "\0" in case_id:
         raise TranscriptError(f"case id '{case_id}' cannot name a file in the --replay folder "
-                              "(it holds a path separator or is '.' or '..'); give the case a plain `id`")
+                              "(an empty, '.' or '..' part, a backslash or a leading '/'); give the case a plain `id`")
     root = real_path(replay_dir)
-    for name in (f"{case_id}.json", f"{case_id}.messages.json"):
-        candidate = replay_dir / name
+    folder, stem = replay_dir.joinpath(*parts[:-1]), parts[-1]
+    for name in (f"{stem}.json", f"{stem}.messages.json"):
+        candidate = folder / name
         if candidate.exists() or candidate.is_symlink():
             return [(None, _inside_replay(candidate, root, case_id))]
     runs = []
-    pattern = re.compile(re.escape(case_id) + r"\.run([0-9]{1,6})\.messages\.json")
+    pattern = re.compile(re.escape(stem) + r"\.run([0-9]{1,6})\.messages\.json")
     try:
-        names = [entry.name for entry in replay_dir.iterdir()]
+        names = [entry.name for entry in folder.iterdir()]
     except OSError:
         names = []
     for name in names:
         match = pattern.fullmatch(name)
         if match:
-            runs.append((int(match.group(1)), _inside_replay(replay_dir / name, root, case_id)))
+            runs.append((int(match.group(1)), _inside_replay(folder / name, root, case_id)))
     return sorted(runs, key=lambda run: run[0])
 
 

@@ -33,6 +33,7 @@ _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs
 SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
                         "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
                         "max_user_turns"})
+_REPORT_KEYS = frozenset({"evalrun_version", "started_at"})  # an evalrun report.json also has `cases`
 _LISTED = 5  # passed-over files named in the note
 
 
@@ -101,6 +102,7 @@ class FileOutcome:
     is_suite: bool = True
     passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
     transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
+    named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
@@ -117,6 +119,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     outcomes = [(path, _load(path, explicit=explicit, roots=roots)) for path, explicit in files]
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     passed_over: dict[Path, list[str]] = {}
+    _qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
         if not outcome.cases and real_path(path) in used_as_transcripts:
             continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
@@ -128,6 +131,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
         result.cases.extend(outcome.cases)
         result.diagnostics.extend(outcome.diagnostics)
     for folder, notes in passed_over.items():
+        notes.sort()
         listed = "; ".join(notes[:_LISTED]) + (f"; and {len(notes) - _LISTED} more" if len(notes) > _LISTED else "")
         result.diagnostics.append(Diagnostic(
             display_path(folder), 1, 1, "warning",
@@ -139,6 +143,28 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
         result.cases = [c for c in result.cases if c.source.path not in bad]
     result.diagnostics = sort_diagnostics(result.diagnostics)
     return result
+
+
+def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given: list[Path]) -> None:
+    """Cases whose id comes from their file's name and collides with another such case (watsonx keeps
+    `data_simple.json` and `data_no_summary/data_simple.json` side by side) get the file's folder in
+    front: `data_no_summary/data_simple`. An id written in a file is never changed."""
+    by_id: dict[str, list[tuple[Path, int, FileOutcome]]] = {}
+    for path, outcome in outcomes:
+        for i, case in enumerate(outcome.cases):
+            if case.id not in outcome.named_ids:
+                by_id.setdefault(case.id, []).append((path, i, outcome))
+    for same in by_id.values():
+        if len(same) < 2:
+            continue
+        for path, i, outcome in same:
+            folder = _folder_of(path, given)
+            try:
+                relative = path.parent.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            if relative != ".":
+                outcome.cases[i] = outcome.cases[i].model_copy(update={"id": f"{relative}/{outcome.cases[i].id}"})
 
 
 def _default_roots(paths: list[Path]) -> list[Path]:
@@ -190,6 +216,8 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
                                                            "not a mapping of suite keys")
         if not SUITE_KEYS & set(data):
             return FileOutcome(is_suite=False, passed_over="no suite keys such as goal_details or cases")
+        if _REPORT_KEYS & set(data):
+            return FileOutcome(is_suite=False, passed_over="an evalrun report")
     if not isinstance(data, dict):
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
@@ -206,7 +234,10 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         built = _build_case(doc, case, at)
         if built is not None:
             cases.append(built)
-    return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts)
+    named = {case["id"] for case, at in raw_cases
+             if "id" in (data if not at else data["cases"][at[1]]) and isinstance(case.get("id"), str)}
+    return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
+                       named_ids=named)
 
 
 _SUITE_KEY_TEXT = re.compile(r"""(?:^|[\s{,"'])(?:goal_details|starting_sentence|cases|story|goals)["']?\s*:""")
