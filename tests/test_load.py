@@ -263,7 +263,7 @@ def test_problems_of_several_files_are_sorted_by_file_and_position(workdir):
     write("s/b.yaml", "goal_details: []\nzzz: 1\naaa: 2\n")
     write("s/a.yaml", "goal_details: 1\n")
     assert texts(load_suites([Path("s")]).diagnostics) == [
-        "s/a.yaml:1:15: error: goal_details must be a list, got the number 1",
+        "s/a.yaml:1:15: error: goal_details must be a list of goals, each a map with `type` and `name`; here it is the number 1",
         "s/b.yaml:2:1: error: unknown key 'zzz' in the top level",
         "s/b.yaml:3:1: error: unknown key 'aaa' in the top level",
     ]

@@ -116,6 +116,10 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         yield location, f"{_owner(where)} is missing the required key '{missing}'", "missing-key", False
     elif kind == "type":
+        shape = _field_shape(error)
+        if shape is not None:
+            yield location, f"{where} must be {shape}; here it is {_type_name(instance)} {quote(instance)}", "type", False
+            return
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
         yield location, f"{where} must be {_article(expected)}, got {_type_name(instance)} {quote(instance)}", "type", False
@@ -131,6 +135,38 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
         yield location, f"{where} needs at least {error.validator_value} item(s)", "empty", False
     else:
         yield location, f"{where}: {error.message}", "schema", False
+
+
+# What a container field holds, in the words of the README, for type errors on that field: "goals
+# must be a map of goal name → goals that come after it" says more than "must be a mapping".
+_SHAPES = {
+    "goals": "a map of goal name → goals that come after it (a list of goal names)",
+    "goal_details": "a list of goals, each a map with `type` and `name`",
+    "cases": "a list of cases, each a map of case keys",
+    "args": "a map of argument name → expected value",
+    "arg_matching": "a map of argument name → how to compare it (a mode such as fuzzy, or a rule)",
+    "keywords": "a list of words or phrases the answer must contain",
+    "tags": "a list of tags",
+    "user_prompts": "a list of the user's messages",
+    "termination": "a list of accepted endings (such as user_stop)",
+    "tool_outputs": "a map of tool name → the output it returns",
+    "runtime_context": "a map of name → value passed to the agent",
+    "file_upload": "a map with `file_path` (and `file_id`, `content_type`)",
+    "one_of": "a list of accepted values",
+    "exclude": "a list of globs (relative to evalrun.yaml)",
+    "allowed_paths": "a list of folders (relative to evalrun.yaml)",
+    "judge": "a map with `model` (and `api_key_env`, `api_base`, ...)",
+    "embeddings": "a map with `enabled` (and `model_path`)",
+}
+
+
+def _field_shape(error) -> Any:
+    """The shape of the field a type error is about, when it is a known container field: the error's
+    schema path ends in `properties/<field>/type`, so the value is that field's own (not an item's)."""
+    path = list(error.absolute_schema_path)
+    if len(path) >= 3 and path[-1] == "type" and path[-3] == "properties" and path[-2] in _SHAPES:
+        return _SHAPES[path[-2]]
+    return None
 
 
 def _explain_alternatives(error, location: tuple, where: str):
