@@ -10,6 +10,7 @@ import pytest
 
 from runner.suite import files
 from runner.trajectory import TranscriptError, build_trajectory, normalize_messages, read_recording
+from tests.shared_data import require_shared
 
 ANTHROPIC = [
     {"role": "user", "content": "Move 100 EUR to savings."},
@@ -144,3 +145,20 @@ def test_hostile_json_is_a_transcript_error(tmp_path, text, reason):
     path = tmp_path / "t.json"
     path.write_text(text, encoding="utf-8")
     assert _error_of(path) == f"{path}: {reason}"
+
+
+def test_a_watsonx_not_found_result_follows_the_same_error_rule_as_other_formats():
+    """The recorded data_simple run answers a call with `not found` inside watsonx's JSON-in-a-string
+    payload: whether that is an error is decided by tool_error_pattern exactly as for an OpenAI tool
+    message with the same text."""
+    recorded = json.loads(require_shared("watsonx-examples", "data_simple.run1.messages.json").read_text(encoding="utf-8"))
+    openai = [{"role": "user", "content": "hi"},
+              {"role": "assistant", "content": None, "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "get_assignment_id_hr_usecase",
+                                                                 "arguments": '{"username": "your username"}'}}]},
+              {"role": "tool", "tool_call_id": "c1", "content": "not found"}]
+    for pattern, expected in ((r"^\s*Error\b", False), (r"(?i)^\s*(error\b|not found\b)", True)):
+        watsonx_first = build_trajectory(recorded, pattern).tool_calls[0]
+        openai_first = build_trajectory(openai, pattern).tool_calls[0]
+        assert (watsonx_first.result, watsonx_first.is_error) == ("not found", expected)
+        assert (openai_first.result, openai_first.is_error) == ("not found", expected)
