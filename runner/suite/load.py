@@ -103,6 +103,7 @@ class FileOutcome:
     passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
     transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
+    display: str = ""  # the path as messages show it
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
@@ -112,8 +113,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them."""
     paths = list(paths)
-    if roots is None:
-        roots = _default_roots(paths)
+    roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = [(path, _load(path, explicit=explicit, roots=roots)) for path, explicit in files]
@@ -127,7 +127,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
             passed_over.setdefault(_folder_of(path, paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
             continue
         if outcome.is_suite:
-            result.files.append(display_path(path))
+            result.files.append(outcome.display or display_path(path))
         result.cases.extend(outcome.cases)
         result.diagnostics.extend(outcome.diagnostics)
     for folder, notes in passed_over.items():
@@ -184,7 +184,7 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
 def load_file(path: Path, *, explicit: bool = True,
               roots: Optional[Sequence[Path]] = None) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
-    outcome = _load(path, explicit=explicit, roots=roots)
+    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots])
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
@@ -237,7 +237,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
     named = {case["id"] for case, at in raw_cases
              if "id" in (data if not at else data["cases"][at[1]]) and isinstance(case.get("id"), str)}
     return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
-                       named_ids=named)
+                       named_ids=named, display=doc.path)
 
 
 _SUITE_KEY_TEXT = re.compile(r"""(?:^|[\s{,"'])(?:goal_details|starting_sentence|cases|story|goals)["']?\s*:""")
@@ -289,10 +289,9 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
 
 def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
                        roots: Optional[Sequence[Path]]) -> list[Path]:
-    """Each case's transcript: an error when it lies outside the roots, a warning when it is missing.
-    Returns the transcripts' resolved paths."""
+    """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
+    missing. Returns the transcripts' resolved paths."""
     folder = path.parent
-    resolved_roots = [real_path(r) for r in roots] if roots is not None else None
     found = []
     for case, at in cases:
         transcript = case.get("transcript")
@@ -300,7 +299,7 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
             continue
         target = transcript_location(path, transcript)
         found.append(real_path(target))
-        if resolved_roots is not None and not within(target, resolved_roots):
+        if roots is not None and not within(target, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
         elif not target.is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
