@@ -1,7 +1,6 @@
 """Transcripts and --replay files stay inside the suite roots; symlinks that lead out count as outside."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 

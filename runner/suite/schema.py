@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Iterable
+from typing import Any
 
 from ..resources import resource_dir
 from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
