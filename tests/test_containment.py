@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.containment import replay_files, resolve_transcript
+from runner.suite.containment import recordings_for, replay_files, resolve_transcript
 from runner.suite.load import load_suites
 from runner.trajectory import TranscriptError
 from tests.cli_helpers import run_cli, write, write_json
@@ -118,3 +118,17 @@ def test_resolve_transcript_with_replay_names_what_it_looked_for(tmp_path, proje
         resolve_transcript(case, roots=[project], replay_dir=tmp_path / "replay")
     write_json(tmp_path / "replay" / "a.messages.json", MESSAGES)
     assert resolve_transcript(case, roots=[project], replay_dir=tmp_path / "replay") == tmp_path / "replay" / "a.messages.json"
+
+
+def test_recordings_for_gives_every_run_or_the_one_transcript(tmp_path, project):
+    write(project / "suites" / "a.yaml", SUITE.format(t="t.json"))
+    write_json(project / "suites" / "t.json", MESSAGES)
+    case = load_suites([Path("suites")]).cases[0]
+    assert recordings_for(case, roots=[project]) == [(None, Path("suites") / "t.json")]
+    replay = tmp_path / "replay"
+    for n in (1, 2):
+        write_json(replay / f"a.run{n}.messages.json", MESSAGES)
+    assert recordings_for(case, roots=[project], replay_dir=replay) == [
+        (1, replay / "a.run1.messages.json"), (2, replay / "a.run2.messages.json")]
+    with pytest.raises(TranscriptError, match="no recorded conversation for case 'a'"):
+        recordings_for(case, roots=[project], replay_dir=tmp_path / "empty")

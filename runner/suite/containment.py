@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from .files import display_path, real_path
 
-__all__ = ["outside_message", "replay_files", "resolve_transcript", "transcript_location", "within"]
+__all__ = ["outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
 
 
 def within(path: Path, roots: Sequence[Path]) -> bool:
@@ -53,6 +53,17 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     if not within(path, [real_path(r) for r in roots]):
         raise TranscriptError(outside_message(case.transcript, roots))
     return path
+
+
+def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None) -> list[tuple[Optional[int], Path]]:
+    """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
+    the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
+    TranscriptError with the reason instead."""
+    if replay_dir is not None:
+        found = replay_files(replay_dir, case.id)
+        if found:
+            return found
+    return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir))]
 
 
 def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Path]]:
