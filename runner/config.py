@@ -13,9 +13,12 @@ from .agents import AgentDefinition
 from .llm import JudgeSettings
 from .simulate import SimulatorSettings
 from .suite.diagnostics import Diagnostic, did_you_mean
+from .suite.files import CONFIG_NAMES, display_path, real_path
 from .suite.reader import read_document
+from .suite.schema_check import check_document
 
-CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")
+__all__ = ["CONFIG_NAMES", "Config", "ConfigSearch", "LoadedConfig", "config_line", "config_search", "find_config",
+           "load_config", "suite_roots"]
 
 
 class EmbeddingsConfig(BaseModel):
@@ -89,6 +92,11 @@ class Config(BaseModel):
         description="Globs (relative to this file) of folders and files that folder searches pass over, such as "
         "examples meant to fail. A path named on the command line is always collected.",
         examples=[["failing", "drafts/*"]])
+    allowed_paths: list[str] = Field(
+        default_factory=list, title="Allowed folders",
+        description="Folders (relative to this file) outside the suites' own folders from which transcripts may be "
+        "read. Without them a `transcript:` or `--replay` file must lie under the folder given on the command line "
+        "or this file's folder.", examples=[["../recordings"]])
     min_pass_rate: Optional[float] = Field(
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
@@ -156,17 +164,72 @@ def _check_judge_can_run(doc, config: Config) -> None:
                   "judge-key-missing")
 
 
-def find_config(paths: list[Path]) -> Optional[Path]:
-    """The first evalrun.yaml next to or above the given paths (the first path wins)."""
+class ConfigSearch(BaseModel):
+    """Where evalrun looked for evalrun.yaml and what it found."""
+
+    path: Optional[Path] = None
+    searched: list[Path] = []  # the folders looked in, nearest first, for the first suite path
+
+
+def config_search(paths: list[Path], cwd: Optional[Path] = None) -> ConfigSearch:
+    """The first evalrun.yaml next to or above the given paths (the first path wins), looking no higher
+    than the repository root (the nearest folder above holding `.git`) or, outside a repository, than
+    the current folder. A config in a parent folder such as /tmp must never redirect a run (and its
+    judge, with the user's API key) without the user knowing."""
+    cwd = real_path(cwd or Path.cwd())
+    first: list[Path] = []
     for start in paths:
-        folder = start.resolve()
+        folder = real_path(start)
         folder = folder if folder.is_dir() else folder.parent
-        for candidate_dir in (folder, *folder.parents):
+        searched = _search_folders(folder, cwd)
+        first = first or searched
+        for candidate_dir in searched:
             for name in CONFIG_NAMES:
                 candidate = candidate_dir / name
-                if candidate.is_file():
-                    return candidate
-    return None
+                if os.path.lexists(candidate):  # a FIFO or a dangling link is found, then refused with the reason
+                    return ConfigSearch(path=candidate, searched=searched)
+    return ConfigSearch(searched=first)
+
+
+def _search_folders(folder: Path, cwd: Path) -> list[Path]:
+    chain = [folder, *folder.parents]
+    for i, candidate in enumerate(chain):
+        if os.path.lexists(candidate / ".git"):  # a worktree holds a .git file, a clone a .git folder
+            return chain[: i + 1]
+    if folder == cwd or cwd in folder.parents:
+        return chain[: chain.index(cwd) + 1]
+    return [folder]  # outside both a repository and the current folder: the suites' own folder only
+
+
+def find_config(paths: list[Path], cwd: Optional[Path] = None) -> Optional[Path]:
+    """The evalrun.yaml that applies to `paths` (see `config_search`), or None."""
+    return config_search(paths, cwd).path
+
+
+def config_line(paths: list[Path], config_path: Optional[Path] = None, cwd: Optional[Path] = None) -> str:
+    """One line that says which evalrun.yaml a run or validate uses, printed on every run:
+    `config: suites/evalrun.yaml`, `config: x.yaml (--config)` or
+    `config: none found (searched suites/ .. /repo); using defaults`."""
+    if config_path is not None:
+        return f"config: {display_path(config_path)} (--config)"
+    search = config_search(paths, cwd)
+    if search.path is not None:
+        return f"config: {display_path(search.path)}"
+    if not search.searched:
+        return "config: none found; using defaults"
+    nearest, furthest = display_path(search.searched[0]), display_path(search.searched[-1])
+    where = nearest if len(search.searched) == 1 else f"{nearest} .. {furthest}"
+    return f"config: none found (searched {where}); using defaults"
+
+
+def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:
+    """The folders transcripts may be read from: each folder named on the command line (a file's own
+    folder), the config file's folder and the config's `allowed_paths`; all with symlinks resolved."""
+    roots = [real_path(p) if real_path(p).is_dir() else real_path(p).parent for p in paths]
+    if loaded.path is not None:
+        roots.append(real_path(loaded.path).parent)
+        roots.extend(real_path(loaded.base_dir / p) for p in loaded.config.allowed_paths)
+    return list(dict.fromkeys(roots))
 
 
 def load_config(path: Optional[Path], *, for_run: bool = False) -> tuple[LoadedConfig, list[Diagnostic]]:
@@ -174,10 +237,6 @@ def load_config(path: Optional[Path], *, for_run: bool = False) -> tuple[LoadedC
     of what a run needs from the environment (a judge's API key), which `validate` leaves alone."""
     if path is None:
         return LoadedConfig(config=Config()), []
-    from .suite.schema import check_document
-
-    from .suite.load import display_path
-
     doc = read_document(path, display_path(path))
     if doc.diagnostics:
         return LoadedConfig(config=Config()), doc.diagnostics

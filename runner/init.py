@@ -1,15 +1,18 @@
 """`evalrun init DIR`: a starter folder that validates and runs as written.
 
 It holds an example suite with its recorded conversation, an evalrun.yaml, copies of the JSON
-Schemas (so the editor modelines work offline) and VS Code settings mapping the suites to them.
-Existing files are never overwritten.
+Schemas (so the editor modelines work offline), VS Code settings mapping the suites to them and a
+recommendation of the YAML extension that reads those settings. Existing files are never
+overwritten, and nothing is written outside the folder: a symlink that leads out is refused.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .resources import schema_path
+from .suite.files import real_path
 
 EXAMPLE_SUITE = """\
 # yaml-language-server: $schema=../schemas/suite.schema.json
@@ -62,6 +65,9 @@ VSCODE_SETTINGS = {
 }
 
 
+VSCODE_EXTENSIONS = {"recommendations": ["redhat.vscode-yaml"]}  # the extension that reads yaml.schemas
+
+
 class InitError(Exception):
     """The starter folder cannot be written there; the message says why, `lines` what was done before."""
 
@@ -83,18 +89,48 @@ def write_starter(directory: Path) -> list[str]:
         "schemas/suite.schema.json": schema_path("suite").read_text(encoding="utf-8"),
         "schemas/config.schema.json": schema_path("config").read_text(encoding="utf-8"),
         ".vscode/settings.json": json.dumps(VSCODE_SETTINGS, indent=2) + "\n",
+        ".vscode/extensions.json": json.dumps(VSCODE_EXTENSIONS, indent=2) + "\n",
     }
-    lines = []
+    lines: list[str] = []
     for relative, content in files.items():
         target = directory / relative
+        _refuse_links_out(directory, target, lines)
         if target.exists():
             lines.append(f"kept    {target} (already exists)")
             continue
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            _refuse_links_out(directory, target, lines)  # a folder just made could not be a link, but check anyway
+            _create(target, content)
+        except FileExistsError:
+            raise InitError(f"cannot write {target}: it appeared while evalrun init was writing; nothing was overwritten",
+                            lines) from None
         except OSError as exc:
             raise InitError(f"cannot write {target}: {exc.strerror or exc}", lines) from None
         lines.append(f"wrote   {target}")
+    lines.append(f"editor: open the folder in VS Code and install the recommended YAML extension (redhat.vscode-yaml)")
     lines.append(f"next: evalrun validate {directory / 'suites'}  and  evalrun {directory / 'suites'}")
     return lines
+
+
+def _refuse_links_out(directory: Path, target: Path, lines: list[str]) -> None:
+    """init writes only inside `directory`: a symlink on the way to a file (the file itself, dangling or
+    not, or a folder above it) that leads elsewhere is refused, never followed."""
+    base = real_path(directory)
+    current = directory
+    for part in target.relative_to(directory).parts:
+        current = current / part
+        if current.is_symlink():
+            destination = real_path(current)
+            if not (destination == base or base in destination.parents) or not current.exists():
+                raise InitError(f"{current} is a symbolic link to {os.readlink(current)}; evalrun init writes only "
+                                f"inside {directory} and does not follow it (remove the link, or choose another folder)",
+                                lines)
+
+
+def _create(target: Path, content: str) -> None:
+    """Create `target` new: never through a link, never over a file that appeared meanwhile."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        out.write(content)

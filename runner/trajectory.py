@@ -10,6 +10,7 @@ the recorded file.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -76,6 +77,17 @@ class Trajectory(BaseModel):
 
 
 # --------------------------------------------------------------------------- reading
+#
+# Messages are numbered from 1 in every message a person reads ("message 1" is the first).
+
+# Content blocks evalrun knows. Text kinds give the message its text; media kinds are kept in the
+# recording but say nothing a goal can match; reasoning kinds are the model's private notes and are
+# skipped on purpose. Tool blocks (Anthropic's tool_use / tool_result) become calls and results.
+_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text", "refusal"})
+_MEDIA_BLOCKS = frozenset({"image", "image_url", "input_image", "input_audio", "audio", "file", "input_file", "document"})
+_REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+_TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})
+
 
 def content_text(content: Any) -> str:
     """Plain text of a message content: strings as-is, text parts joined by newlines."""
@@ -88,94 +100,145 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and part.get("type") == "text":
-                parts.append(str(part.get("text") or ""))
+            elif isinstance(part, dict) and part.get("type") in _TEXT_BLOCKS:
+                parts.append(str(part.get("text") or part.get("refusal") or ""))
         return "\n".join(parts)
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
-def _watsonx_payload(msg: dict, i: int) -> dict:
+def _check_blocks(blocks: list, n: int, allowed: frozenset, where: str = "") -> None:
+    """Every block is of a kind evalrun knows: an unknown one is never dropped in silence."""
+    for j, block in enumerate(blocks, start=1):
+        if isinstance(block, str):
+            continue
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict) or not isinstance(kind, str):
+            raise TranscriptError(f"message {n}: content block {j}{where} is not an object with a `type`")
+        if kind not in allowed:
+            known = sorted(allowed - _TOOL_BLOCKS) + sorted(allowed & _TOOL_BLOCKS)
+            raise TranscriptError(
+                f"message {n}: content block {j}{where} has type '{kind}', which evalrun does not know; it will not "
+                f"leave it out silently (known: {', '.join(known)})")
+
+
+def _watsonx_payload(msg: dict, n: int) -> dict:
     content = msg.get("content")
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except json.JSONDecodeError as e:
             raise TranscriptError(
-                f"message {i}: {msg['type']} content is not valid JSON: "
+                f"message {n}: {msg['type']} content is not valid JSON: "
                 f"{e.msg} (line {e.lineno} column {e.colno})") from None
     if not isinstance(content, dict):
-        raise TranscriptError(f"message {i}: {msg['type']} content is not a JSON object")
+        raise TranscriptError(f"message {n}: {msg['type']} content is not a JSON object")
     return content
 
 
-def _normalize_call(call: Any, i: int, j: int) -> dict:
+def _normalize_call(call: Any, n: int, j: int) -> dict:
     if not isinstance(call, dict):
-        raise TranscriptError(f"message {i}: tool call {j} is not an object")
+        raise TranscriptError(f"message {n}: tool call {j} is not an object")
     # OpenAI nests name/arguments under "function"; tau2 puts them at the top level.
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
     name = fn.get("name")
     if not isinstance(name, str) or not name:
-        raise TranscriptError(f"message {i}: tool call {j} has no name")
+        raise TranscriptError(f"message {n}: tool call {j} has no name")
     return {"id": call.get("id"), "type": "function",
             "function": {"name": name, "arguments": fn.get("arguments")}}
 
 
-def _normalize_one(msg: Any, i: int) -> dict:
+def _normalize_one(msg: Any, n: int) -> list[dict]:
+    """The normalised message(s) for recorded message number `n` (from 1). One, except for an
+    Anthropic user message holding tool_result blocks: each result becomes a tool message."""
     if not isinstance(msg, dict):
-        raise TranscriptError(f"message {i} is not an object (got {type(msg).__name__})")
+        raise TranscriptError(f"message {n} is not an object (got {type(msg).__name__})")
     kind = msg.get("type")
     if kind == "tool_call":  # watsonx: one call per message, role "assistant"
-        p = _watsonx_payload(msg, i)
+        p = _watsonx_payload(msg, n)
         call = _normalize_call({"id": p.get("id"), "name": p.get("name"),
-                                "arguments": p.get("args", p.get("arguments"))}, i, 0)
-        return {"role": "assistant", "content": None, "tool_calls": [call]}
+                                "arguments": p.get("args", p.get("arguments"))}, n, 1)
+        return [{"role": "assistant", "content": None, "tool_calls": [call]}]
     if kind == "tool_response":  # watsonx: role is "assistant" too, despite being a result
-        p = _watsonx_payload(msg, i)
+        p = _watsonx_payload(msg, n)
         out = {"role": "tool", "tool_call_id": p.get("tool_call_id"), "content": p.get("content")}
         if p.get("name") is not None:
             out["name"] = p["name"]
         if p.get("error"):
             out["error"] = True
-        return out
+        return [out]
 
     if "role" not in msg:
-        raise TranscriptError(f"message {i} has no role")
+        raise TranscriptError(f"message {n} has no role")
     role = _ROLE_ALIASES.get(msg["role"]) if isinstance(msg["role"], str) else None
     if role is None:
-        raise TranscriptError(f"message {i} has unknown role {msg['role']!r}")
+        raise TranscriptError(f"message {n} has unknown role {msg['role']!r}")
+    content = msg.get("content")
+    blocks = content if isinstance(content, list) else None
 
     if role == "assistant":
-        out = {"role": "assistant", "content": msg.get("content")}
-        if isinstance(out["content"], list):
-            out["content"] = content_text(out["content"])
+        if blocks is not None:
+            _check_blocks(blocks, n, _TEXT_BLOCKS | _MEDIA_BLOCKS | _REASONING_BLOCKS | {"tool_use"})
+        out = {"role": "assistant", "content": content_text(content) if blocks is not None else content}
         calls = msg.get("tool_calls") or []
         if not isinstance(calls, list):
-            raise TranscriptError(f"message {i}: tool_calls is not a list")
+            raise TranscriptError(f"message {n}: tool_calls is not a list")
         if isinstance(msg.get("function_call"), dict):  # legacy single-call form
             calls = calls + [msg["function_call"]]
-        if calls:
-            out["tool_calls"] = [_normalize_call(c, i, j) for j, c in enumerate(calls)]
-        return out
+        normalized = [_normalize_call(c, n, j) for j, c in enumerate(calls, start=1)]
+        for block in blocks or []:  # Anthropic: the input is already an object
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                normalized.append(_normalize_call({"id": block.get("id"), "name": block.get("name"),
+                                                   "arguments": block.get("input")}, n, len(normalized) + 1))
+        if normalized:
+            out["tool_calls"] = normalized
+        return [out]
     if role == "tool":
         # tau2 puts the call id in "id"; the legacy "function" role has none at all.
         call_id = msg["tool_call_id"] if "tool_call_id" in msg else msg.get("id")
-        out = {"role": "tool", "tool_call_id": call_id, "content": msg.get("content")}
+        if blocks is not None:
+            _check_blocks(blocks, n, _TEXT_BLOCKS | _MEDIA_BLOCKS)
+        out = {"role": "tool", "tool_call_id": call_id, "content": content}
         if msg.get("name") is not None:
             out["name"] = msg["name"]
         if msg.get("error"):
             out["error"] = True
-        return out
-    return {"role": role, "content": msg.get("content")}
+        return [out]
+    if blocks is None:
+        return [{"role": role, "content": content}]
+    _check_blocks(blocks, n, _TEXT_BLOCKS | _MEDIA_BLOCKS | (_TOOL_BLOCKS - {"tool_use"} if role == "user" else frozenset()))
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        return [{"role": role, "content": content}]
+    out = [_anthropic_result(block, n) for block in results]
+    rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+    if rest:  # text the user wrote after the results
+        out.append({"role": role, "content": rest})
+    return out
+
+
+def _anthropic_result(block: dict, n: int) -> dict:
+    content = block.get("content")
+    if isinstance(content, list):
+        _check_blocks(content, n, _TEXT_BLOCKS | _MEDIA_BLOCKS, where=" of a tool_result")
+        content = content_text(content)
+    out = {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content}
+    if block.get("is_error"):
+        out["error"] = True
+    return out
 
 
 def normalize_messages(raw: list[dict]) -> list[dict]:
-    """Any supported recording format -> OpenAI-style messages, one for one.
+    """Any supported recording format -> OpenAI-style messages: one for one, except that an
+    Anthropic user message of tool_result blocks becomes one tool message per result.
 
-    Raises TranscriptError naming the offending message index.
+    Raises TranscriptError naming the offending message by its number (from 1).
     """
     if not isinstance(raw, list):
         raise TranscriptError(f"messages must be a list, got {type(raw).__name__}")
-    return [_normalize_one(m, i) for i, m in enumerate(raw)]
+    out: list[dict] = []
+    for n, message in enumerate(raw, start=1):
+        out.extend(_normalize_one(message, n))
+    return out
 
 
 class Recording(BaseModel):
@@ -191,21 +254,28 @@ def read_transcript(path: str | Path) -> list[dict]:
 
 
 def read_recording(path: str | Path) -> Recording:
-    """Read a transcript file. The object form may say how the conversation ended, in
-    `termination_reason` (for example user_stop, agent_stop, max_steps), which `termination:` in a
-    suite can require."""
+    """Read a transcript file: a JSON list of messages, an object with `messages`, or JSON Lines (one
+    message per line, `.jsonl`), UTF-8 with or without a BOM. The object form may say how the
+    conversation ended, in `termination_reason` (for example user_stop, agent_stop, max_steps), which
+    `termination:` in a suite can require. Special files (FIFOs, devices) and files above
+    TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    from .suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
+    from .suite.reader import json_limits
+
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_bytes(path, TRANSCRIPT_SIZE_LIMIT, "transcripts").decode("utf-8-sig")
+    except (InputFileError, UnicodeDecodeError) as e:
         raise TranscriptError(f"cannot read transcript file {path}: {e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TranscriptError(
-            f"{path}: invalid JSON at line {e.lineno}:{e.colno}: {e.msg}") from None
+    if not text.strip():
+        raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")
+    problem = json_limits(text, max_values=None)
+    if problem is not None:
+        line, column, _, message, _ = problem
+        raise TranscriptError(f"{path}: line {line}:{column}: {message}")
+    data = _parse_transcript_json(text, path)
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report
         data = replace_lone_surrogates(data)
     termination = None
@@ -222,10 +292,43 @@ def read_recording(path: str | Path) -> Recording:
     elif not isinstance(data, list):
         raise TranscriptError(f"{path}: expected a JSON list of messages or an object "
                               f"with a 'messages' list, got {_json_type(data)}")
+    if not data:
+        raise TranscriptError(f"{path}: the transcript has no messages")
     try:
         return Recording(messages=normalize_messages(data), termination_reason=termination)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
+
+
+def _parse_transcript_json(text: str, path: Path) -> Any:
+    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value."""
+    if path.suffix.lower() != ".jsonl":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            if e.msg != "Extra data" or not text.lstrip().startswith("{"):
+                raise TranscriptError(f"{path}: invalid JSON at line {e.lineno}:{e.colno}: {e.msg}") from None
+        except (ValueError, RecursionError) as e:
+            raise TranscriptError(f"{path}: cannot read the JSON: {_short_reason(e)}") from None
+    messages = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            messages.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise TranscriptError(f"{path}: invalid JSON Lines at line {number}:{e.colno}: {e.msg} "
+                                  "(each line must hold one message)") from None
+        except (ValueError, RecursionError) as e:
+            raise TranscriptError(f"{path}: line {number}: cannot read the JSON: {_short_reason(e)}") from None
+    return messages
+
+
+def _short_reason(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    text = str(exc)
+    return "a number is longer than 4,300 digits" if "digits" in text else text.split(";")[0]
 
 
 # ------------------------------------------------------------------------- building

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
+from tests.cli_helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy")
@@ -31,8 +32,10 @@ goal_details:
 
 
 def evalrun(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    # cli_env puts this checkout first on PYTHONPATH: without it the subprocess would import whichever
+    # evalrun is installed, and these tests would check another copy of the code
     return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=cli_env())
 
 
 def write(path: Path, text: str) -> Path:
@@ -133,7 +136,8 @@ def test_init_writes_a_starter_that_validates_and_keeps_existing_files(tmp_path)
     done = evalrun(tmp_path, "init", "proj")
     assert done.returncode == 0
     written = {"proj/suites/order-status.yaml", "proj/suites/transcripts/order-status.json", "proj/evalrun.yaml",
-               "proj/schemas/suite.schema.json", "proj/schemas/config.schema.json", "proj/.vscode/settings.json"}
+               "proj/schemas/suite.schema.json", "proj/schemas/config.schema.json", "proj/.vscode/settings.json",
+               "proj/.vscode/extensions.json"}
     assert {line.split()[1] for line in done.stdout.splitlines() if line.startswith("wrote")} == written
     for relative in written:
         assert (tmp_path / relative).is_file()
@@ -235,3 +239,42 @@ def test_init_below_a_file_says_which_file_cannot_be_written(tmp_path):
     done = evalrun(tmp_path, "init", "afile/proj")
     assert (done.returncode, done.stdout) == (4, "")
     assert done.stderr == "evalrun init: cannot write afile/proj/suites/order-status.yaml: Not a directory\n"
+
+
+def test_init_recommends_the_yaml_extension_that_reads_the_schemas(tmp_path):
+    assert evalrun(tmp_path, "init", "proj").returncode == 0
+    assert json.loads((tmp_path / "proj/.vscode/extensions.json").read_text()) == {"recommendations": ["redhat.vscode-yaml"]}
+    assert "redhat.vscode-yaml" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_init_never_follows_a_dangling_symlink_out_of_the_folder(tmp_path):
+    import os
+
+    (tmp_path / "proj").mkdir()
+    outside = tmp_path / "outside.yaml"
+    os.symlink(outside, tmp_path / "proj" / "evalrun.yaml")
+    done = evalrun(tmp_path, "init", "proj")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert not outside.exists()
+    assert f"proj/evalrun.yaml is a symbolic link to {outside}; evalrun init writes only inside proj" in done.stderr
+
+
+def test_init_never_writes_through_a_linked_folder(tmp_path):
+    import os
+
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "proj" / "suites")
+    done = evalrun(tmp_path, "init", "proj")
+    assert done.returncode == 4
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    assert "proj/suites is a symbolic link" in done.stderr
+
+
+def test_init_accepts_a_link_that_stays_inside(tmp_path):
+    import os
+
+    (tmp_path / "proj" / "real-suites").mkdir(parents=True)
+    os.symlink("real-suites", tmp_path / "proj" / "suites")
+    assert evalrun(tmp_path, "init", "proj").returncode == 0
+    assert (tmp_path / "proj" / "real-suites" / "order-status.yaml").is_file()

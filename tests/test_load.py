@@ -9,11 +9,11 @@ import pytest
 
 from runner.api import validate
 from runner.suite.load import Exclusion, load_file, load_suites
+from tests.shared_data import require_shared, shared_files
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "suites"
 FIXTURES = Path(__file__).resolve().parent / "data" / "suites"
-WATSONX = Path("/work/shared/data/watsonx-examples")
 
 
 @pytest.fixture
@@ -221,9 +221,11 @@ def test_a_recording_named_explicitly_is_an_error(workdir):
     ]
 
 
-def test_a_yaml_list_in_a_folder_is_still_an_error(workdir):
+def test_a_yaml_list_in_a_folder_is_passed_over_with_a_note_but_named_it_is_an_error(workdir):
     write("s/list.yaml", "- a\n")
     assert texts(load_suites([Path("s")]).diagnostics) == [
+        "s:1:1: warning: passed over 1 file that is not a suite: s/list.yaml (a list, not a mapping of suite keys)"]
+    assert texts(load_suites([Path("s/list.yaml")]).diagnostics) == [
         "s/list.yaml:1:1: error: a suite file must be a mapping of keys (a case, or `cases:` with a list); "
         "this one is a list"]
 
@@ -261,7 +263,7 @@ def test_problems_of_several_files_are_sorted_by_file_and_position(workdir):
     write("s/b.yaml", "goal_details: []\nzzz: 1\naaa: 2\n")
     write("s/a.yaml", "goal_details: 1\n")
     assert texts(load_suites([Path("s")]).diagnostics) == [
-        "s/a.yaml:1:15: error: goal_details must be a list, got the number 1",
+        "s/a.yaml:1:15: error: goal_details must be a list of goals, each a map with `type` and `name`; here it is the number 1",
         "s/b.yaml:2:1: error: unknown key 'zzz' in the top level",
         "s/b.yaml:3:1: error: unknown key 'aaa' in the top level",
     ]
@@ -340,11 +342,13 @@ def test_fixture_multi_case_defaults():
     assert first.tool_goals()[1].args == {"isbn": "0441013597", "due": "2025-02-01", "member": "007"}
 
 
-_WATSONX_FILES = sorted(WATSONX.glob("evaluate*__*.json")) if WATSONX.is_dir() else []
+def test_the_watsonx_examples_are_there():
+    """Fails under CI (skips elsewhere) when the shared data is missing, so the tests below cannot
+    vanish from the run unnoticed."""
+    assert len(shared_files("watsonx-examples", "evaluate*__*.json")) >= 5 or require_shared("watsonx-examples")
 
 
-@pytest.mark.skipif(not _WATSONX_FILES, reason="watsonx example datasets not available")
-@pytest.mark.parametrize("path", _WATSONX_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", shared_files("watsonx-examples", "evaluate*__*.json"), ids=lambda p: p.name)
 def test_watsonx_datasets_validate_unmodified(path):
     cases, diagnostics, _ = load_file(path)
     assert [str(d) for d in diagnostics] == []

@@ -144,7 +144,17 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path):
 
 def test_bad_indentation(tmp_path):
     doc = read(tmp_path, "id: a\n  story: b\n")
-    assert messages(doc) == ["s.yaml:2:8: error: YAML syntax error: mapping values are not allowed in this context"]
+    assert messages(doc) == ["s.yaml:2:8: error: YAML syntax error: mapping values are not allowed in this context; "
+                             "check the indentation: line 2 starts at column 3, line 1 above it at column 1 (keys of "
+                             "one mapping start in the same column, and what belongs under a key is indented further)"]
+
+
+def test_a_key_indented_less_than_its_siblings_gets_an_indentation_hint(tmp_path):
+    doc = read(tmp_path, "goal_details:\n  - type: text\n    name: a\n   keywords: [x]\n")
+    assert messages(doc) == [
+        "s.yaml:4:4: error: YAML syntax error: did not find expected '-' indicator (while parsing a block collection); "
+        "check the indentation: line 4 starts at column 4, line 3 above it at column 5 (keys of one mapping start in the same "
+        "column, and what belongs under a key is indented further)"]
 
 
 def test_tab_indentation_in_yaml(tmp_path):
@@ -240,7 +250,7 @@ def test_json_duplicate_key(tmp_path):
 
 def test_deep_json(tmp_path):
     doc = read(tmp_path, "[" * 50_000 + "]" * 50_000, "s.json")
-    assert messages(doc) == ["s.json:1:1: error: the file is nested more than 100 levels deep"]
+    assert messages(doc) == ["s.json:1:101: error: the file is nested more than 100 levels deep"]
 
 
 def test_deep_compact_sequences(tmp_path):

@@ -97,7 +97,18 @@ def test_suite_schema_allows_editor_and_watsonx_keys():
 
 @pytest.mark.parametrize("kind", schema.KINDS)
 def test_build_schema_is_deterministic(kind):
-    assert schema.render(kind) == schema.render(kind)
+    """Rendered by two fresh interpreters with different hash seeds: set and dict order that depends on
+    the seed would differ between them (two renders in one process would always agree)."""
+    import subprocess
+    import sys
+
+    from tests.cli_helpers import REPO, cli_env
+
+    code = f"import sys; from runner.suite import schema; sys.stdout.write(schema.render({kind!r}))"
+    renders = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(PYTHONHASHSEED=seed),
+                              capture_output=True, text=True, timeout=120) for seed in ("1", "2")]
+    assert [r.returncode for r in renders] == [0, 0], renders[0].stderr
+    assert renders[0].stdout == renders[1].stdout == schema.render(kind)
 
 
 def test_unknown_kind():
@@ -151,11 +162,11 @@ def test_type_errors(tmp_path):
     text = "id: 5\ntags: hr\nskip: 3\nforbid_extra_calls: maybe\ngoals: {a: b}\ngoal_details: {}\n"
     assert check(tmp_path, text) == [
         "s.yaml:1:5: error: id must be text, got the number 5",
-        "s.yaml:2:7: error: tags must be a list, got the text 'hr'",
+        "s.yaml:2:7: error: tags must be a list of tags; here it is the text 'hr'",
         "s.yaml:3:7: error: skip must be true or false or text, got the number 3",
         "s.yaml:4:21: error: forbid_extra_calls must be a list or true or false, got the text 'maybe'",
         "s.yaml:5:12: error: goals.a must be a list, got the text 'b'",
-        "s.yaml:6:15: error: goal_details must be a list, got a mapping {}",
+        "s.yaml:6:15: error: goal_details must be a list of goals, each a map with `type` and `name`; here it is a mapping {}",
     ]
 
 
@@ -258,3 +269,16 @@ def test_the_models_fast_path_never_accepts_what_the_shipped_schema_rejects(docu
     if schema.conforms(document):
         assert schema_errors == []
     assert schema.conforms(document) == (schema_errors == []) or document == {"max_user_turns": 3.0, "goal_details": []}
+
+
+def test_type_errors_on_known_fields_describe_the_field_in_peoples_words(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("goals: [a, b]\ngoal_details:\n  - {type: tool_call, name: a, tool_name: t, args: [1]}\n"
+                    "  - {type: text, name: b, keywords: x}\n", encoding="utf-8")
+    from runner.suite.load import load_file
+
+    assert [d.message for d in load_file(path)[1]] == [
+        'goals must be a map of goal name → goals that come after it (a list of goal names); here it is a list ["a", "b"]',
+        "goal_details[0].args must be a map of argument name → expected value; here it is a list [1]",
+        "goal_details[1].keywords must be a list of words or phrases the answer must contain; here it is the text 'x'",
+    ]

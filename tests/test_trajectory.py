@@ -12,9 +12,9 @@ from runner.trajectory import (
     normalize_messages,
     read_transcript,
 )
+from tests.shared_data import require_shared
 
 DATA = Path(__file__).parent / "data" / "transcripts"
-REAL_WATSONX = Path("/work/shared/data/watsonx-examples/data_complex.run1.messages.json")
 
 
 def call(id_, name, arguments):
@@ -259,13 +259,12 @@ def test_watsonx_raw_messages_build_directly():
 
 def test_watsonx_broken_tool_call_content():
     raw = [{"role": "assistant", "type": "tool_call", "content": "{not json"}]
-    with pytest.raises(TranscriptError, match=r"^message 0: tool_call content is not valid JSON"):
+    with pytest.raises(TranscriptError, match=r"^message 1: tool_call content is not valid JSON"):
         normalize_messages(raw)
 
 
-@pytest.mark.skipif(not REAL_WATSONX.exists(), reason="shared watsonx example not present")
 def test_real_watsonx_complex_run():
-    t = build_trajectory(read_transcript(REAL_WATSONX))
+    t = build_trajectory(read_transcript(require_shared("watsonx-examples", "data_complex.run1.messages.json")))
     assert len(t.tool_calls) == 5  # its metrics file says total_tool_calls 5
     assert all(c.answered for c in t.tool_calls)
     assert t.texts[-1].is_final
@@ -374,15 +373,15 @@ def test_read_transcript_messages_not_a_list(tmp_path):
 def test_read_transcript_message_without_role_names_index():
     with pytest.raises(TranscriptError) as e:
         read_transcript(DATA / "no_role.json")
-    assert str(e.value) == f"{DATA / 'no_role.json'}: message 1 has no role"
+    assert str(e.value) == f"{DATA / 'no_role.json'}: message 2 has no role"  # numbered from 1, as explanations do
 
 
-def test_bad_messages_name_their_index():
-    with pytest.raises(TranscriptError, match=r"^message 1 is not an object \(got str\)$"):
+def test_bad_messages_name_their_number_from_1():
+    with pytest.raises(TranscriptError, match=r"^message 2 is not an object \(got str\)$"):
         normalize_messages([user("a"), "oops"])
-    with pytest.raises(TranscriptError, match=r"^message 2 has unknown role 'robot'$"):
+    with pytest.raises(TranscriptError, match=r"^message 3 has unknown role 'robot'$"):
         normalize_messages([user("a"), user("b"), {"role": "robot", "content": "x"}])
-    with pytest.raises(TranscriptError, match=r"^message 0: tool call 1 has no name$"):
+    with pytest.raises(TranscriptError, match=r"^message 1: tool call 2 has no name$"):
         normalize_messages([assistant(call("a", "f", "{}"), {"id": "b", "arguments": "{}"})])
 
 

@@ -6,24 +6,35 @@ reported at once; a file with errors yields no cases.
 """
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from pydantic import ValidationError
 
-from ..config import CONFIG_NAMES
 from .checks import check_case
+from .containment import outside_message, transcript_location, within
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
+from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
-from .schema import check_suite
+from .schema_check import check_suite
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
+# Keys only an evalrun (or watsonx) suite has: a mapping with one of them found in a folder is a suite,
+# one without is another tool's file (an agent definition, a config, a report) and is passed over.
+SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
+                        "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
+                        "max_user_turns"})
+_REPORT_KEYS = frozenset({"evalrun_version", "started_at"})  # an evalrun report.json also has `cases`
+_LISTED = 5  # passed-over files named in the note
 
 
 @dataclass
@@ -37,14 +48,6 @@ class LoadResult:
         return not has_errors(self.diagnostics)
 
 
-def display_path(path: Path) -> str:
-    """Paths in messages are relative to the working directory when possible (as compilers print them)."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-
-
 def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None) -> tuple[list[tuple[Path, bool]], list[Diagnostic]]:
     """Suite files under `paths`: (file, given_explicitly). Folders are searched recursively, passing
     over hidden folders and what `exclude` names; a path given explicitly is always collected."""
@@ -52,20 +55,27 @@ def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None) ->
     problems: list[Diagnostic] = []
     excluded = exclude.matches if exclude else (lambda p: False)
     for path in paths:
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            reason = "no such file or folder" if not os.path.lexists(path) else f"cannot read it: {_os_reason(exc)}"
+            problems.append(Diagnostic(display_path(path), 1, 1, "error", reason, "not-found"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            for root, dirs, files in os.walk(path):  # symlinked folders are not followed: no loops
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
                                  and not excluded(Path(root) / d))
                 for name in sorted(files):
                     if (name.endswith(SUITE_SUFFIXES) and name not in CONFIG_NAMES
                             and not name.endswith(_RECORDING_SUFFIXES) and not excluded(Path(root) / name)):
                         found.append((Path(root) / name, False))
-        elif path.is_file():
-            if path.name not in CONFIG_NAMES:  # an evalrun.yaml named explicitly is checked as the config
-                found.append((path, True))
-        else:
-            problems.append(Diagnostic(display_path(path), 1, 1, "error", "no such file or folder", "not-found"))
+        elif path.name not in CONFIG_NAMES:  # an evalrun.yaml named explicitly is checked as the config
+            found.append((path, True))  # a FIFO or device named explicitly is refused when read, with the reason
     return found, problems
+
+
+def _os_reason(exc: OSError) -> str:
+    return "it is a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc)).lower()
 
 
 @dataclass
@@ -76,22 +86,57 @@ class Exclusion:
     globs: list[str]
 
     def matches(self, path: Path) -> bool:
-        try:
-            relative = path.resolve().relative_to(self.base.resolve()).as_posix()
+        try:  # real_path never raises on a symlink loop (Path.resolve does)
+            relative = real_path(path).relative_to(real_path(self.base)).as_posix()
         except ValueError:
             return False
         return any(fnmatch.fnmatchcase(relative, g.rstrip("/")) for g in self.globs)
 
 
-def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None) -> LoadResult:
-    files, problems = collect_files(list(paths), exclude)
+@dataclass
+class FileOutcome:
+    """What one collected file turned out to be."""
+
+    cases: list[Case] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    is_suite: bool = True
+    passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
+    transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
+    named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
+    display: str = ""  # the path as messages show it
+
+
+def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
+                roots: Optional[Sequence[Path]] = None) -> LoadResult:
+    """Every suite under `paths`. Files named on the command line are strict; files found in a folder
+    are taken by their shape (see `load_file`), and those that are not suites are passed over with one
+    note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
+    folders of `paths` and of the evalrun.yaml that applies to them."""
+    paths = list(paths)
+    roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
+    files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
-    for path, explicit in files:
-        cases, diagnostics, is_suite = load_file(path, explicit=explicit)
-        if is_suite:
-            result.files.append(display_path(path))
-        result.cases.extend(cases)
-        result.diagnostics.extend(diagnostics)
+    outcomes = [(path, _load(path, explicit=explicit, roots=roots)) for path, explicit in files]
+    used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
+    passed_over: dict[Path, list[str]] = {}
+    _qualify_colliding_file_ids(outcomes, paths)
+    for path, outcome in outcomes:
+        if not outcome.cases and real_path(path) in used_as_transcripts:
+            continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
+        if outcome.passed_over is not None:
+            passed_over.setdefault(_folder_of(path, paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
+            continue
+        if outcome.is_suite:
+            result.files.append(outcome.display or display_path(path))
+        result.cases.extend(outcome.cases)
+        result.diagnostics.extend(outcome.diagnostics)
+    for folder, notes in passed_over.items():
+        notes.sort()
+        listed = "; ".join(notes[:_LISTED]) + (f"; and {len(notes) - _LISTED} more" if len(notes) > _LISTED else "")
+        result.diagnostics.append(Diagnostic(
+            display_path(folder), 1, 1, "warning",
+            f"passed over {len(notes)} file{'s' if len(notes) > 1 else ''} that {'are' if len(notes) > 1 else 'is'} "
+            f"not a suite: {listed}", "not-a-suite"))
     result.diagnostics.extend(_duplicate_case_ids(result.cases))
     if has_errors(result.diagnostics):
         bad = {d.path for d in result.diagnostics if d.severity == "error"}
@@ -100,36 +145,116 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None) -> L
     return result
 
 
-def load_file(path: Path, *, explicit: bool = True) -> tuple[list[Case], list[Diagnostic], bool]:
-    """(cases, diagnostics, is_suite). A JSON file found in a folder that holds a recorded conversation
-    (a list, or an object with `messages`) is not a suite and is passed over quietly."""
+def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given: list[Path]) -> None:
+    """Cases whose id comes from their file's name and collides with another such case (watsonx keeps
+    `data_simple.json` and `data_no_summary/data_simple.json` side by side) get the file's folder in
+    front: `data_no_summary/data_simple`. An id written in a file is never changed."""
+    by_id: dict[str, list[tuple[Path, int, FileOutcome]]] = {}
+    for path, outcome in outcomes:
+        for i, case in enumerate(outcome.cases):
+            if case.id not in outcome.named_ids:
+                by_id.setdefault(case.id, []).append((path, i, outcome))
+    for same in by_id.values():
+        if len(same) < 2:
+            continue
+        for path, i, outcome in same:
+            folder = _folder_of(path, given)
+            try:
+                relative = path.parent.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            if relative != ".":
+                outcome.cases[i] = outcome.cases[i].model_copy(update={"id": f"{relative}/{outcome.cases[i].id}"})
+
+
+def _default_roots(paths: list[Path]) -> list[Path]:
+    from ..config import find_config, load_config, suite_roots
+
+    loaded, _ = load_config(find_config(paths))
+    return suite_roots(paths, loaded)
+
+
+def _folder_of(path: Path, given: list[Path]) -> Path:
+    for folder in given:
+        if folder in path.parents:
+            return folder
+    return path.parent
+
+
+def load_file(path: Path, *, explicit: bool = True,
+              roots: Optional[Sequence[Path]] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+    """(cases, diagnostics, is_suite) for one file; see `_load`."""
+    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots])
+    if outcome.passed_over is not None:
+        return [], [], False
+    return outcome.cases, outcome.diagnostics, outcome.is_suite
+
+
+def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> FileOutcome:
+    """A file named on the command line must be a suite. A file found in a folder is a suite by its
+    shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
+    JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
+    definition, another tool's config, a report, an unreadable file) is passed over with a reason.
+    A file that cannot be parsed counts as a suite only when its text names a suite key."""
     doc = read_document(path, display_path(path))
     if doc.diagnostics and doc.data is None:
-        return [], doc.diagnostics, True
+        if explicit or (doc.diagnostics[0].code not in ("io", "encoding") and _mentions_suite_keys(path)):
+            return FileOutcome(diagnostics=doc.diagnostics)
+        return FileOutcome(is_suite=False, passed_over=_short(doc.diagnostics[0].message))
     data = doc.data
     if data is None and not doc.diagnostics:  # nothing but comments, `---` or `null`
+        if not explicit:
+            return FileOutcome(is_suite=False, passed_over="empty")
         doc.diagnostics.append(Diagnostic(doc.path, 1, 1, "error",
                                           "the file is empty: a suite needs at least `goal_details` or `cases`", "empty"))
-        return [], doc.diagnostics, True
-    if not explicit and path.suffix.lower() == ".json" and _looks_like_transcript(data):
-        return [], [], False
+        return FileOutcome(diagnostics=doc.diagnostics)
+    if not explicit:
+        if path.suffix.lower() == ".json" and _looks_like_transcript(data):
+            return FileOutcome(is_suite=False)
+        if not isinstance(data, dict):
+            return FileOutcome(is_suite=False, passed_over=f"{'a list' if isinstance(data, list) else 'a single value'}, "
+                                                           "not a mapping of suite keys")
+        if not SUITE_KEYS & set(data):
+            return FileOutcome(is_suite=False, passed_over="no suite keys such as goal_details or cases")
+        if _REPORT_KEYS & set(data):
+            return FileOutcome(is_suite=False, passed_over="an evalrun report")
     if not isinstance(data, dict):
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
-        return [], doc.diagnostics, True
+        return FileOutcome(diagnostics=doc.diagnostics)
     check_suite(doc)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
         check_case(doc, case, at)
-    _warn_missing_transcripts(doc, raw_cases, path.parent)
+    transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
-        return [], sort_diagnostics(doc.diagnostics), True
+        return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts)
     cases = []
     for case, at in raw_cases:
         built = _build_case(doc, case, at)
         if built is not None:
             cases.append(built)
-    return cases, sort_diagnostics(doc.diagnostics), True
+    named = {case["id"] for case, at in raw_cases
+             if "id" in (data if not at else data["cases"][at[1]]) and isinstance(case.get("id"), str)}
+    return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
+                       named_ids=named, display=doc.path)
+
+
+_SUITE_KEY_TEXT = re.compile(r"""(?:^|[\s{,"'])(?:goal_details|starting_sentence|cases|story|goals)["']?\s*:""")
+
+
+def _mentions_suite_keys(path: Path) -> bool:
+    try:
+        text = read_bytes(path, SUITE_SIZE_LIMIT, "suites").decode("utf-8", "replace")
+    except InputFileError:
+        return False
+    return _SUITE_KEY_TEXT.search(text) is not None
+
+
+def _short(message: str) -> str:
+    """The first clause of a diagnostic, for the note that names passed-over files."""
+    message = message.split("; ", 1)[0]
+    return message if len(message) <= 100 else message[:97] + "..."
 
 
 def _looks_like_transcript(data: Any) -> bool:
@@ -162,12 +287,24 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
     return out
 
 
-def _warn_missing_transcripts(doc: Document, cases: list[tuple[dict, tuple]], folder: Path) -> None:
+def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
+                       roots: Optional[Sequence[Path]]) -> list[Path]:
+    """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
+    missing. Returns the transcripts' resolved paths."""
+    folder = path.parent
+    found = []
     for case, at in cases:
         transcript = case.get("transcript")
-        if isinstance(transcript, str) and transcript.strip() and not (folder / transcript).is_file():
+        if not (isinstance(transcript, str) and transcript.strip()):
+            continue
+        target = transcript_location(path, transcript)
+        found.append(real_path(target))
+        if roots is not None and not within(target, roots):
+            doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
+        elif not target.is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
                                             "the case will end in error when run", "missing-transcript", severity="warning")
+    return found
 
 
 def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:

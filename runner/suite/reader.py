@@ -24,6 +24,7 @@ import yaml
 
 from ..jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
 from .diagnostics import Diagnostic, Position
+from .files import SUITE_SIZE_LIMIT, InputFileError, read_bytes
 
 Path_ = tuple  # a location inside the document: keys and list indexes
 
@@ -93,17 +94,22 @@ class Document:
         self.diagnostics.append(Diagnostic(self.path, line, column, severity, message, code))  # type: ignore[arg-type]
 
 
-def read_document(path: Path, display_path: str | None = None) -> Document:
-    """Parse `path`; problems become diagnostics on the returned document (never an exception)."""
+def read_document(path: Path, display_path: str | None = None, *, limit: int = SUITE_SIZE_LIMIT,
+                  what: str = "suites and configs") -> Document:
+    """Parse `path`; problems become diagnostics on the returned document (never an exception).
+    Special files (FIFOs, devices) and files above `limit` bytes are refused without being read."""
     doc = Document(display_path or str(path))
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = read_bytes(path, limit, what)
+    except InputFileError as exc:
+        doc.error((), f"cannot read file: {exc}", "io")
+        return doc
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         doc.error((), f"file is not UTF-8 text: {exc.reason} at byte {exc.start}", "encoding")
         return doc
-    except OSError as exc:
-        doc.error((), f"cannot read file: {exc.strerror or exc}", "io")
-        return doc
+    del raw
     if path.suffix.lower() == ".json":
         _parse_json(text, doc)
     else:
@@ -116,6 +122,10 @@ def _parse_json(text: str, doc: Document) -> None:
     # composing the same text as YAML, of which JSON is a subset, but only when a message needs one:
     # most files are valid and never pay for it. Tabs are JSON whitespace but not YAML indentation;
     # swapping them for spaces keeps every column.
+    problem = json_limits(text)
+    if problem is not None:
+        doc.diagnostics.append(Diagnostic(doc.path, *problem))
+        return
     try:
         data = json.loads(text, object_pairs_hook=_object_without_duplicates)
     except json.JSONDecodeError as exc:
@@ -123,6 +133,10 @@ def _parse_json(text: str, doc: Document) -> None:
         return
     except RecursionError:
         doc.error((), f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep")
+        return
+    except ValueError:  # an integer longer than Python converts (4,300 digits)
+        line, column = _first_outside_strings(text, _LONG_DIGITS) or (1, 1)
+        doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", _LONG_NUMBER, "number-too-long"))
         return
     except _DuplicateKey as duplicate:
         yaml_text = text.replace("\t", " ")
@@ -141,6 +155,67 @@ def _parse_json(text: str, doc: Document) -> None:
 
 class _DuplicateKey(Exception):
     pass
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_SCALAR = re.compile(r"[-0-9][-+0-9.eE]*|true|false|null")
+_JSON_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|([\[{])|[\]}]', re.DOTALL)
+_LONG_DIGITS = re.compile(r"[0-9]{4301,}")
+_LONG_NUMBER = ("a number longer than 4,300 digits cannot be read as a number (Python's limit); "
+                "quote it to keep it as text")
+
+
+def json_limits(text: str, *, max_values: Optional[int] = _MAX_NODES) -> Optional[tuple[int, int, str, str, str]]:
+    """(line, column, severity, message, code) when JSON text goes past the limits YAML files have
+    (_MAX_DEPTH levels, _MAX_NODES values), found before the text is parsed; else None.
+
+    Regular expressions do the counting in C, and only files that could pass a limit pay for it: a
+    file with few brackets cannot be deep, a short one cannot hold many values."""
+    opens = text.count("[") + text.count("{")
+    count = max_values is not None and len(text) > 2 * max_values
+    if opens <= _MAX_DEPTH and not count:
+        return None
+    stripped, strings = _JSON_STRING.subn("", text)
+    opens = stripped.count("[") + stripped.count("{")
+    if opens > _MAX_DEPTH:
+        depth = max_depth = 0
+        for bracket in re.finditer(r"[\[\]{}]", stripped):
+            depth += 1 if bracket.group() in "[{" else -1
+            if depth > _MAX_DEPTH:
+                max_depth = depth
+                break
+        if max_depth:
+            line, column = _deep_position(text)
+            return line, column, "error", f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep"
+    if count:
+        # every value is a container, a string that is not a key (a key is followed by ':') or a scalar
+        values = opens + strings - stripped.count(":") + sum(1 for _ in _JSON_SCALAR.finditer(stripped))
+        if values > max_values:
+            return 1, 1, "error", f"the file holds more than {max_values:,} values, above evalrun's limit", "too-large"
+    return None
+
+
+def _deep_position(text: str) -> Position:
+    depth = 0
+    for match in _JSON_BRACKET.finditer(text):
+        if match.group().startswith('"'):
+            continue
+        depth += 1 if match.group(1) else -1
+        if depth > _MAX_DEPTH:
+            return _line_column(text, match.start())
+    return (1, 1)
+
+
+def _first_outside_strings(text: str, pattern: re.Pattern) -> Optional[Position]:
+    combined = re.compile(f'"(?:[^"\\\\]|\\\\.)*"|({pattern.pattern})', re.DOTALL)
+    for match in combined.finditer(text):
+        if match.group(1):
+            return _line_column(text, match.start())
+    return None
+
+
+def _line_column(text: str, offset: int) -> Position:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 # A surrogate escape in JSON text, not itself escaped (`\\ud800` is a backslash and text): a high
@@ -184,39 +259,62 @@ def _parse_yaml(text: str, doc: Document) -> None:
         doc.error((), "the file is nested too deeply (or an alias refers to itself)", "too-deep")
 
 
-def _too_deep(text: str) -> Position | None:
-    """Where the nesting first goes deeper than _MAX_DEPTH, else None.
+def _past_limits(text: str) -> Optional[tuple[Position, str, str]]:
+    """(position, message, code) where the text first goes deeper than _MAX_DEPTH or holds more than
+    _MAX_NODES values, else None.
 
-    Checked on the event stream (which libyaml produces without recursion) before composing, and
-    stopped as soon as the limit is passed, so a hostile `[[[[...` costs no more than _MAX_DEPTH levels.
-    Most files skip the scan: their nesting is below a cheap upper bound, since every flow level opens
-    a bracket and every block level is indented further or opened by an indicator at the start of a
-    line (a block sequence may also sit at its parent key's indentation, hence the factor 2).
+    Checked on the event stream (which libyaml produces without recursion and without building the
+    node tree) before composing, and stopped as soon as a limit is passed, so a hostile `[[[[...` or
+    a file of a million values costs no more than the limit. Most files skip the scan: their nesting
+    is below a cheap upper bound, since every flow level opens a bracket and every block level is
+    indented further or opened by an indicator at the start of a line (a block sequence may also sit
+    at its parent key's indentation, hence the factor 2); and every value takes at least two
+    characters. Aliases are counted once here; the builder counts their expansions.
     """
     flow = text.count("[") + text.count("{")
     indent = max(map(len, _INDENT.findall(text)), default=0)
     compact = max(map(len, _COMPACT.findall(text)), default=0)
-    if flow + 2 * (indent + compact + 1) <= _MAX_DEPTH:
+    check_depth = flow + 2 * (indent + compact + 1) > _MAX_DEPTH
+    check_count = len(text) > 2 * _MAX_NODES
+    if not (check_depth or check_count):
         return None
-    depth = 0
+    depth = values = 0
+    open_collections: list[Optional[bool]] = []  # a sequence: None; a mapping: True while waiting for a key
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+                open_collections.pop()
+                continue
+            if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                continue
+            is_key = bool(open_collections) and open_collections[-1] is True
+            if open_collections and open_collections[-1] is not None:
+                open_collections[-1] = not open_collections[-1]
+            if not is_key:
+                values += 1
+                if values > _MAX_NODES:
+                    return (_mark(event), f"the file holds more than {_MAX_NODES:,} values, above evalrun's limit",
+                            "too-large")
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > _MAX_DEPTH:
-                    return (event.start_mark.line + 1, event.start_mark.column + 1)
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
+                    return _mark(event), f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep"
+                open_collections.append(True if isinstance(event, yaml.MappingStartEvent) else None)
     except yaml.YAMLError:
         return None  # composing reports it with its position
     return None
 
 
+def _mark(event) -> Position:
+    return (event.start_mark.line + 1, event.start_mark.column + 1)
+
+
 def _compose_yaml(text: str, doc: Document) -> None:
-    deep = _too_deep(text)
-    if deep is not None:
-        doc.diagnostics.append(Diagnostic(doc.path, deep[0], deep[1], "error",
-                                          f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep"))
+    past = _past_limits(text)
+    if past is not None:
+        (line, column), message, code = past
+        doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", message, code))
         return
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
@@ -225,7 +323,9 @@ def _compose_yaml(text: str, doc: Document) -> None:
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "syntax error"
         context = f" ({exc.context})" if exc.context and exc.problem else ""
-        doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", f"YAML syntax error: {problem}{context}", "yaml-syntax"))
+        hint = _indentation_hint(text, line) if problem in _INDENTATION_PROBLEMS else ""
+        doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", f"YAML syntax error: {problem}{context}{hint}",
+                                          "yaml-syntax"))
         return
     except yaml.YAMLError as exc:
         doc.diagnostics.append(Diagnostic(doc.path, 1, 1, "error", f"YAML error: {exc}", "yaml-syntax"))
@@ -242,6 +342,33 @@ def _compose_yaml(text: str, doc: Document) -> None:
         _replace_lone_surrogates(nodes[0])
     builder = _Builder(doc)
     doc.data = builder.build(nodes[0], ())
+
+
+# libyaml's words for what is most often a line indented one step too far or not far enough
+_INDENTATION_PROBLEMS = {"did not find expected key", "mapping values are not allowed in this context",
+                         "mapping values are not allowed here", "did not find expected '-' indicator",
+                         "could not find expected ':'"}
+
+
+def _indentation_hint(text: str, line: int) -> str:
+    """'; check the indentation: ...' comparing the error's line with the nearest non-blank line above."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    here = lines[line - 1]
+    above = next(((n, lines[n - 1]) for n in range(line - 1, 0, -1)
+                  if lines[n - 1].strip() and not lines[n - 1].lstrip().startswith("#")), None)
+    if above is None or not here.strip():
+        return ""
+    def indent(s: str) -> int:
+        return len(s) - len(s.lstrip(" "))
+    n, text_above = above
+    if indent(here) == indent(text_above):
+        return (f"; check the indentation of line {line} and line {n} above it (both start at column "
+                f"{indent(here) + 1}): a key that belongs under line {n} must be indented further")
+    return (f"; check the indentation: line {line} starts at column {indent(here) + 1}, line {n} above it at "
+            f"column {indent(text_above) + 1} (keys of one mapping start in the same column, and what belongs "
+            "under a key is indented further)")
 
 
 def _replace_lone_surrogates(root: yaml.Node) -> None:
@@ -321,6 +448,13 @@ class _Builder:
         return result
 
     def _scalar(self, node: yaml.ScalarNode, location: Path_) -> Any:
+        try:
+            return self._resolve_scalar(node, location)
+        except ValueError:  # an integer longer than Python converts (4,300 digits)
+            self.doc.error(location, _LONG_NUMBER, "number-too-long")
+            return node.value
+
+    def _resolve_scalar(self, node: yaml.ScalarNode, location: Path_) -> Any:
         text = node.value
         if node.tag == _PLAIN:
             return _plain_scalar(text)

@@ -1,0 +1,107 @@
+"""Which files a suite may make evalrun read: transcripts and --replay files stay inside the suite roots.
+
+A suite is written by someone else (a teammate, a generator, an agent): `transcript: /etc/passwd`
+must not be opened, and a case id such as `../../secrets` must not pick the file read from a
+--replay folder. The roots are the folders named on the command line, the config file's folder and
+the config's `allowed_paths` (`runner.config.suite_roots`); symlinks are resolved first, so a link
+that points outside is outside.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .files import display_path, real_path
+
+__all__ = ["outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
+
+
+def within(path: Path, roots: Sequence[Path]) -> bool:
+    """True when `path` (symlinks resolved) lies under one of `roots` (already resolved)."""
+    target = real_path(path)
+    return any(target == root or root in target.parents for root in roots)
+
+
+def transcript_location(suite_path: str | Path, transcript: str) -> Path:
+    """Where a suite's `transcript:` points: relative to the suite file's folder."""
+    return Path(suite_path).parent / transcript
+
+
+def outside_message(transcript: str, roots: Sequence[Path]) -> str:
+    where = ", ".join(display_path(r) or "." for r in roots) or "none"
+    return (f"transcript '{transcript}' is outside the suite folders ({where}); evalrun reads transcripts only "
+            "from there: move the file, or add its folder to `allowed_paths` in evalrun.yaml")
+
+
+def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None) -> Path:
+    """The file to read for `case` (a `Case`): `replay_dir/<id>.json` (or watsonx's `<id>.messages.json`)
+    when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
+    reason when there is none or it lies outside the roots (the replay folder is the root of its files).
+    For watsonx's repeated runs (`<id>.runN.messages.json`) use `replay_files`."""
+    from ..trajectory import TranscriptError
+
+    if replay_dir is not None:
+        found = replay_files(replay_dir, case.id)
+        if not found:
+            raise TranscriptError(f"no recorded conversation for case '{case.id}' in {display_path(replay_dir)} "
+                                  f"(looked for {case.id}.json and {case.id}.messages.json)")
+        return found[0][1]
+    if not case.transcript:
+        raise TranscriptError("nothing to score: the case has no `transcript:` and no --replay folder was given")
+    path = transcript_location(case.source.path, case.transcript)
+    if not within(path, [real_path(r) for r in roots]):
+        raise TranscriptError(outside_message(case.transcript, roots))
+    return path
+
+
+def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None) -> list[tuple[Optional[int], Path]]:
+    """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
+    the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
+    TranscriptError with the reason instead."""
+    if replay_dir is not None:
+        found = replay_files(replay_dir, case.id)
+        if found:
+            return found
+    return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir))]
+
+
+def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Path]]:
+    """The recordings of `case_id` in a --replay folder as (run number, path), run None for a single run:
+    `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
+    in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
+    `/`) raises TranscriptError."""
+    from ..trajectory import TranscriptError
+
+    # An id may name a sub-folder (`data_no_summary/data_simple`, as a suites folder is laid out), but
+    # never climb out of the folder or start at the root.
+    parts = case_id.split("/")
+    if any(part in ("", ".", "..") for part in parts) or "\\" in case_id or "\0" in case_id:
+        raise TranscriptError(f"case id '{case_id}' cannot name a file in the --replay folder "
+                              "(an empty, '.' or '..' part, a backslash or a leading '/'); give the case a plain `id`")
+    root = real_path(replay_dir)
+    folder, stem = replay_dir.joinpath(*parts[:-1]), parts[-1]
+    for name in (f"{stem}.json", f"{stem}.messages.json"):
+        candidate = folder / name
+        if candidate.exists() or candidate.is_symlink():
+            return [(None, _inside_replay(candidate, root, case_id))]
+    runs = []
+    pattern = re.compile(re.escape(stem) + r"\.run([0-9]{1,6})\.messages\.json")
+    try:
+        names = [entry.name for entry in folder.iterdir()]
+    except OSError:
+        names = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match:
+            runs.append((int(match.group(1)), _inside_replay(folder / name, root, case_id)))
+    return sorted(runs, key=lambda run: run[0])
+
+
+def _inside_replay(path: Path, root: Path, case_id: str) -> Path:
+    from ..trajectory import TranscriptError
+
+    if not within(path, [root]):
+        raise TranscriptError(f"the recording of case '{case_id}' ({display_path(path)}) is a link to a file "
+                              "outside the --replay folder; evalrun does not follow it")
+    return path

@@ -1,0 +1,110 @@
+"""Facts about input files that every reader shares: the config file names, how paths are shown, and
+how a file is read without trusting it.
+
+Nothing here imports another evalrun module, so config.py, the loader and the schema checker can all
+depend on it (arrows point down, no import circle).
+
+A file named by a suite or found in a folder may be anything: a FIFO (opening it blocks for ever), a
+device (`/dev/zero` never ends), a socket, a symlink loop, or something huge. `read_bytes` looks with
+`os.stat` before opening, opens without blocking, checks again on the open file (it may have been
+swapped in between) and never reads past the size limit.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")
+
+MiB = 1024 * 1024
+SUITE_SIZE_LIMIT = 10 * MiB  # suites and evalrun.yaml: far above any hand-written file
+TRANSCRIPT_SIZE_LIMIT = 50 * MiB  # a recorded conversation, tool results included
+
+
+class InputFileError(Exception):
+    """A file that cannot or must not be read; the message says why in a user's words (no path in it)."""
+
+
+def display_path(path: Path | str) -> str:
+    """Paths in messages are relative to the working directory when possible (as compilers print them)."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def real_path(path: Path | str) -> Path:
+    """The absolute path with symlinks followed as far as they go; never raises on a symlink loop
+    (Path.resolve does, as RuntimeError or OSError depending on the Python version)."""
+    return Path(os.path.realpath(os.path.abspath(path)))
+
+
+def size_text(size: int) -> str:
+    return f"{size / MiB:g} MiB" if size >= MiB else f"{size:,} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def check_regular(path: Path | str, limit: int, what: str) -> os.stat_result:
+    """The file's stat when it is a regular file of at most `limit` bytes, else InputFileError."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputFileError(_os_reason(exc)) from None
+    _check_stat(info, limit, what)
+    return info
+
+
+def _check_stat(info: os.stat_result, limit: int, what: str) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise InputFileError(f"it is {_kind(info.st_mode)}, not a regular file; evalrun reads {what} only from regular files")
+    if info.st_size > limit:
+        raise InputFileError(f"it is {size_text(info.st_size)}, above the {size_text(limit)} limit for {what}")
+
+
+def read_bytes(path: Path | str, limit: int, what: str) -> bytes:
+    """The content of a regular file of at most `limit` bytes; InputFileError otherwise."""
+    check_regular(path, limit, what)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputFileError(_os_reason(exc)) from None
+    try:
+        _check_stat(os.fstat(fd), limit, what)  # the path may have been swapped for a FIFO since the stat
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 * MiB, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while being read
+                raise InputFileError(f"it is larger than the {size_text(limit)} limit for {what}")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputFileError(_os_reason(exc)) from None
+    finally:
+        os.close(fd)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop (too many levels of symbolic links)"
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    return (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)

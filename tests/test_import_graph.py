@@ -1,0 +1,112 @@
+"""No import circles in the runner package, lazy (in-function) imports included; and the modules that
+once formed one import alone, in any order, in a fresh interpreter."""
+from __future__ import annotations
+
+import ast
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import REPO, cli_env
+
+PACKAGE = REPO / "runner"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> runner modules it imports anywhere in its text (top level or inside a function)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                stem = f"{base}.{node.module}" if node.level and node.module else (base if node.level else node.module or "")
+                targets = [f"{stem}.{alias.name}" if f"{stem}.{alias.name}" in modules else stem for alias in node.names]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name and target != "runner":
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = itertools.count()
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = next(counter)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = next(counter)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_lazy_imports():
+    graph = import_graph()
+    assert "runner.config" in graph["runner.suite.schema"]  # imported inside build_schema
+
+
+def test_no_import_circles_in_the_runner_package():
+    assert cycles(import_graph()) == []
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(
+    ["runner.suite.schema", "runner.suite.load", "runner.config"])))
+def test_the_once_circular_modules_import_in_any_order(order):
+    code = "; ".join(f"import {name}" for name in order) + "; from runner.suite.schema import build_schema; build_schema('config')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
