@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ..config import CONFIG_NAMES
 from .checks import check_case
+from .coerce import coerce_texts
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
@@ -117,6 +118,7 @@ def load_file(path: Path, *, explicit: bool = True) -> tuple[list[Case], list[Di
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
         return [], doc.diagnostics, True
+    coerce_texts(doc)
     check_suite(doc)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from ..resources import resource_dir, schema_path
 from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
+from .models import GOAL_MODELS
 
 KINDS = ("suite", "config", "report")
 _ANNOTATIONS = {"title", "description", "examples", "default", "deprecated"}
@@ -133,11 +134,11 @@ def _goal_items_by_type(schema: dict[str, Any]) -> None:
         "description": "A goal: `type: tool_call` (a tool the agent must call) or `type: text` (something it must say).",
         "type": "object",
         "required": ["type", "name"],
-        "properties": {"type": {"title": "Goal type", "enum": ["tool_call", "text"],
+        "properties": {"type": {"title": "Goal type", "enum": list(GOAL_MODELS),
                                 "description": "tool_call or text.", "examples": ["tool_call"]}},
         "allOf": [
             {"if": {"properties": {"type": {"const": t}}, "required": ["type"]}, "then": {"$ref": f"#/$defs/{ref}"}}
-            for t, ref in (("tool_call", "ToolCallGoal"), ("text", "TextGoal"))
+            for t, ref in GOAL_MODELS.items()
         ],
     }
     schema["$defs"]["Goal"] = goal
