@@ -7,6 +7,7 @@ walk goes down and each child gets its own verdict, so every verdict has exactly
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, replace
@@ -134,7 +135,13 @@ class _Matcher:
 
     def walk_object(self, path: str, expected: dict, actual: dict, *, forbid_extra: bool) -> Iterator[ArgVerdict]:
         for key, value in expected.items():
-            yield from self.walk(_join(path, key), value, actual.get(key), key in actual)
+            if key in actual:
+                yield from self.walk(_join(path, key), value, actual[key], True)
+                continue
+            for verdict in self.walk(_join(path, key), value, None, False):
+                if verdict.decided_by == "absent" and not verdict.matched:
+                    verdict.reason += _near_miss(key, value, expected, actual)
+                yield verdict
         if forbid_extra:
             for key, value in actual.items():
                 if key not in expected:
@@ -270,6 +277,15 @@ def drop_chars(value: Any, chars: str) -> Any:
     if isinstance(value, dict):
         return {key: drop_chars(item, chars) for key, item in value.items()}
     return value
+
+
+def _near_miss(key: str, value: Any, expected: dict, actual: dict) -> str:
+    """` (did you mean ...?)` when the call sends the expected value under a close name."""
+    names = [name for name in actual if isinstance(name, str) and name not in expected]
+    for name in difflib.get_close_matches(str(key), names, n=3, cutoff=0.6):
+        if strict_equal(value, actual[name]):
+            return f" — the call sends the same value as `{name}`: did you mean `{name}`?"
+    return ""
 
 
 def _one_of(options: list, actual: Any, extra_args: str) -> Decision:
