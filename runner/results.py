@@ -13,7 +13,7 @@ from .llm import CallSummary
 
 CaseStatus = Literal["passed", "failed", "error", "skipped", "unscored"]
 CASE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "unscored", "skipped")
-GoalStatus = Literal["achieved", "not_called", "wrong_args", "order_violated", "not_said"]
+GoalStatus = Literal["achieved", "not_called", "wrong_args", "order_violated", "not_said", "unscored"]
 CallRole = Literal["goal", "wrong_arguments", "extra", "forbidden", "ignored_failed", "invalid_arguments"]
 DecidedBy = Literal[
     "exact",  # equal after normalisation (strict/exact modes, or the first step of the cascade)
@@ -59,17 +59,17 @@ class CallAttempt(BaseModel):
     """A tool call with the goal's tool name that was compared with the goal."""
 
     call_index: int
-    message_index: int
+    message: int = Field(description="The message that holds the call, numbered from 1 as in explanations")
     matched: bool
     arguments: list[ArgVerdict] = Field(default_factory=list, description="Verdicts, mismatches first")
 
 
 class GoalResult(BaseModel):
     name: str
-    type: Literal["tool_call", "text"]
+    type: Literal["tool_call", "text", "interaction", "assert_llm"]
     status: GoalStatus
     achieved: bool
-    message_index: Optional[int] = Field(None, description="Message that achieved the goal (0-based)")
+    message: Optional[int] = Field(None, description="Message that achieved the goal, numbered from 1 as in explanations")
     call_index: Optional[int] = Field(None, description="Tool call that achieved the goal (0-based, in call order)")
     explanation: str
     attempts: list[CallAttempt] = Field(default_factory=list)
@@ -82,7 +82,7 @@ class CallRecord(BaseModel):
     """Every tool call the agent made, and what scoring made of it."""
 
     index: int
-    message_index: int
+    message: int = Field(description="The message that holds the call, numbered from 1 as in explanations")
     tool_name: str
     arguments: Any = None
     is_error: bool = False

@@ -1,6 +1,7 @@
 """Semantic checks: what the schema cannot say, each reported at the exact line and column."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -222,7 +223,7 @@ cases:
 def test_checks_survive_values_of_the_wrong_type(lint):
     # the schema reports these; the semantic checks must pass over them without a traceback
     text = """\
-forbid_extra_calls: [1, [x]]
+forbid_extra_calls: [true, [x]]
 goals: [a, b]
 goal_details:
   - just text
@@ -231,8 +232,8 @@ goal_details:
   - {type: tool_call, name: c, tool_name: t, args: {x: 1}, arg_matching: [x]}
 """
     assert lint(text) == [
-        "s.yaml:1:22: error: forbid_extra_calls[0] must be text, got the number 1",
-        "s.yaml:1:25: error: forbid_extra_calls[1] must be text, got a list [\"x\"]",
+        "s.yaml:1:22: error: forbid_extra_calls[0] must be text, got the boolean true",
+        "s.yaml:1:28: error: forbid_extra_calls[1] must be text, got a list [\"x\"]",
         "s.yaml:2:8: error: goals must be a mapping, got a list [\"a\", \"b\"]",
         "s.yaml:4:5: error: goal_details[0] must be a mapping, got the text 'just text'",
         "s.yaml:5:24: error: goal_details[1].name must be text, got a list [\"a\"]",
@@ -242,11 +243,11 @@ goal_details:
 
 
 def test_goals_values_of_the_wrong_type(lint):
-    text = "goals: {a: b, c: [1]}\ngoal_details:\n  - {type: text, name: a, keywords: [x]}\n"
+    text = "goals: {a: b, c: [{d: 1}]}\ngoal_details:\n  - {type: text, name: a, keywords: [x]}\n"
     assert lint(text) == [
         "s.yaml:1:12: error: goals.a must be a list, got the text 'b'",
         "s.yaml:1:15: error: goal 'c' is listed in goals but has no goal_details entry",
-        "s.yaml:1:19: error: goals.c[0] must be text, got the number 1",
+        "s.yaml:1:19: error: goals.c[0] must be text, got a mapping {\"d\": 1}",
     ]
 
 
@@ -272,13 +273,14 @@ story: [unterminated
     # a YAML syntax error stops the file before the other checks
     assert lint(text) == [
         "s.yaml:17:1: error: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence)"]
-    assert lint(text.replace("story: [unterminated\n", "story: 5\n")) == [
+    assert lint(text.replace("story: [unterminated\n", "story: [5]\n")) == [
         "s.yaml:2:1: error: unknown key 'goal_detail' in the top level (did you mean 'goal_details'?)",
         "s.yaml:10:5: error: unknown key 'arg_match' in goal_details[0] (did you mean 'arg_matching'?)",
         "s.yaml:11:20: error: arg_matching names 'b', which is not an argument of goal 'lookup'",
         "s.yaml:12:5: error: text goal 'tell' needs a `response`, `keywords`, or both",
-        "s.yaml:14:11: error: goal_details[2].type: 'tool' is not one of tool_call, text (did you mean 'tool_call'?)",
-        "s.yaml:16:8: error: story must be text, got the number 5",
+        "s.yaml:14:11: error: goal_details[2].type: 'tool' is not one of tool_call, text, interaction, assert_llm "
+        "(did you mean 'tool_call'?)",
+        "s.yaml:16:8: error: story must be text, got a list [5]",
     ]
 
 
@@ -371,3 +373,145 @@ goal_details:
         "s.yaml:2:46: error: an empty keyword matches every message; remove it",
         "s.yaml:6:9: error: an empty keyword matches every message; remove it",
     ]
+
+
+# ---------------------------------------------------------------- what people mean (issue 7)
+
+def _loaded(text: str, name: str = "s.yaml"):
+    Path(name).write_text(text, encoding="utf-8")
+    return load_file(Path(name))
+
+
+def test_numbers_where_text_is_expected_are_taken_as_written(lint):
+    text = """\
+id: 42
+tags: [7, hr]
+agent: 3
+goals: {1: [2]}
+goal_details:
+  - {type: tool_call, name: 1, tool_name: 12, args: {id: 15778303}}
+  - type: text
+    name: 2
+    keywords: [15778303, 1.50, 1e3]
+    response: 15778303
+"""
+    assert lint(text) == []
+    (case,), _, _ = load_file(Path("s.yaml"))
+    assert (case.id, case.tags, case.agent, case.goals) == ("42", ["7", "hr"], "3", {"1": ["2"]})
+    tool, said = case.goal_details
+    assert (tool.name, tool.tool_name, tool.args) == ("1", "12", {"id": 15778303})  # arguments keep their type
+    assert (said.name, said.keywords, said.response) == ("2", ["15778303", "1.50", "1e3"], "15778303")
+
+
+def test_numbers_in_a_json_dataset_are_taken_as_written(lint):
+    text = '{"id": 7, "goal_details": [{"type": "text", "name": "s", "keywords": [2.50, 15778303]}]}'
+    assert lint(text, "d.json") == []
+    (case,), _, _ = load_file(Path("d.json"))
+    assert (case.id, case.goal_details[0].keywords) == ("7", ["2.50", "15778303"])
+
+
+def test_a_date_split_by_the_flow_comma_is_taken_as_text_with_a_warning(lint):
+    text = "goal_details:\n  - type: text\n    name: s\n    keywords: [January 5, 2025]\n"
+    assert lint(text) == [
+        "s.yaml:4:16: warning: keywords: 'January 5' and 2025 look like one date split by YAML's comma; "
+        "write [\"January 5, 2025\"]"]
+    (case,), _, _ = load_file(Path("s.yaml"))
+    assert case.goal_details[0].keywords == ["January 5", "2025"]
+
+
+def test_a_word_before_a_year_is_not_a_split_date(lint):
+    assert lint("goal_details:\n  - {type: text, name: s, keywords: [total 5, 2025]}\n") == []
+
+
+def test_numbers_stay_errors_where_text_is_not_expected(lint):
+    assert lint("goal_details:\n  - {type: text, name: s, keywords: [x], scope: 1}\n") == [
+        "s.yaml:2:49: error: goal_details[0].scope must be text, got the number 1",
+        "s.yaml:2:49: error: goal_details[0].scope: 1 is not one of any, final"]
+
+
+def test_a_case_with_nothing_to_check_is_an_error(lint):
+    assert lint("story: hi\ngoal_details: []\n") == [
+        "s.yaml:2:1: error: case 's' has nothing to check: no goals and no forbidden calls, so it would pass "
+        "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must refuse and "
+        "change nothing\""]
+    assert lint("cases:\n  - story: a\n  - {story: b, forbid_extra_calls: true}\n")[0].startswith(
+        "s.yaml:2:5: error: case 's-1' has nothing to check")
+
+
+@pytest.mark.parametrize("text", [
+    "goal_details: []\nforbid_extra_calls: true\n",  # the agent must refuse and change nothing
+    "forbid_extra_calls: [cancel_*]\ncases:\n  - story: a\n",  # a file default counts
+    "goal_details: []\ntermination: [user_stop]\n",
+    "goal_details: []\nskip: not written yet\n",
+])
+def test_refusals_endings_and_drafts_have_something_to_check(lint, text):
+    assert lint(text) == []
+
+
+def test_the_watsonx_quick_eval_file_is_refused(lint):
+    text = '{"agent": "hr_agent", "goals": {}, "goal_details": [], "story": "s", "starting_sentence": "hi"}'
+    assert [d.split(": error: ")[0] for d in lint(text, "q.json")] == ["q.json:1:36"]
+
+
+def test_goal_keys_indented_under_args_are_warned_about(lint):
+    text = """\
+goal_details:
+  - type: tool_call
+    name: book
+    tool_name: book_flight
+    args:
+      date: 2025-01-05
+      arg_matching:
+        date: fuzzy
+      extra_args: forbid
+      output: booked
+"""
+    assert lint(text) == [
+        f"s.yaml:{line}:7: warning: '{key}' is indented under `args`, so it is an expected argument of the call; "
+        f"if it is goal 'book's own `{key}`, move it out to the level of `args`"
+        for line, key in ((7, "arg_matching"), (9, "extra_args"), (10, "output"))]
+
+
+def test_arguments_named_like_goal_keys_with_ordinary_values_are_fine(lint):
+    text = """\
+goal_details:
+  - type: tool_call
+    name: register
+    tool_name: register_tool
+    description: registers a tool
+    output: ok
+    arg_matching: {tool_name: fuzzy}
+    args: {tool_name: weather, description: Gets the weather, arg_matching: {a: 1}, extra_args: sometimes}
+"""
+    assert lint(text) == []
+
+
+def test_watsonx_record_datasets_are_read():
+    text = json.dumps({
+        "agent": "hr_agent", "dataset_name": None, "summary": "The user asked for time off.",
+        "response_summary_version": "v1", "story": "s", "starting_sentence": "hi",
+        "goals": {"lookup": ["say"]},
+        "goal_details": [
+            {"type": "tool_call", "name": "lookup", "tool_name": "get_id", "args": None, "keywords": None,
+             "response": None, "description": None},
+            {"type": "text", "name": "say", "response": "Your id is 7", "keywords": None, "args": None,
+             "tool_name": None},
+            {"type": "interaction", "name": "greet", "response": "Hello"},
+            {"type": "assert_llm", "name": "polite", "description": "The agent stays polite"},
+        ]})
+    (case,), diagnostics, _ = _loaded(text, "r.json")
+    assert diagnostics == []
+    assert (case.summary, case.response_summary_version, case.dataset_name) == ("The user asked for time off.", "v1", None)
+    lookup, say, greet, polite = case.goal_details
+    assert (lookup.args, say.keywords) == ({}, [])
+    assert [(g.type, g.name) for g in case.unscored_goals()] == [("interaction", "greet"), ("assert_llm", "polite")]
+
+
+@pytest.mark.parametrize("value, ok", [(30, True), (0.5, True), (0, False), (-1, False)])
+def test_timeout_s_is_a_positive_number_and_a_file_default(lint, value, ok):
+    text = f"timeout_s: {value}\nforbid_extra_calls: true\ncases:\n  - story: a\n"
+    problems = lint(text)
+    assert (problems == []) is ok
+    if ok:
+        (case,), _, _ = load_file(Path("s.yaml"))
+        assert case.timeout_s == value

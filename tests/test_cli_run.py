@@ -72,6 +72,7 @@ def test_missing_transcript_is_an_error_case_and_others_still_run(tmp_path):
     lookup_suite(tmp_path)
     write(tmp_path / "suites" / "broken.yaml", """
         goal_details: []
+        forbid_extra_calls: true
         transcript: t/nowhere.json
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)

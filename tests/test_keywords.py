@@ -58,3 +58,44 @@ def test_word_keywords_are_plain_containment():
 ])
 def test_a_number_keyword_stands_as_a_whole_number(text, keyword, found):
     assert (missing_keywords(text, [keyword]) == []) is found
+
+
+@pytest.mark.parametrize("keyword, text, found", [
+    ("1500", "It costs €1,500.00 in total.", True),
+    ("1500", "It costs 1500.00 in total.", True),
+    ("1500", "It costs 1,500 in total.", True),
+    ("1,500", "It costs 1500 in total.", True),
+    ("1500.5", "You owe 1,500.50 EUR", True),
+    ("1500", "It costs 15000 in total.", False),
+    ("1500", "It costs 1500.5 in total.", False),
+    ("1500", "It costs 1500.01 in total.", False),
+    ("1500.5", "You owe 1,500.05 EUR", False),
+    ("5", "on 2025-01-05", False),  # "05" is written with a leading zero: not the amount 5
+    ("007", "agent 007 reporting", True),
+])
+def test_a_number_keyword_matches_the_same_amount_however_written(keyword, text, found):
+    assert (missing_keywords(text, [keyword]) == []) is found
+
+
+ANSWER = "Your timeoff schedule for January 1, 2025 to March 3, 2025 is on January 5, 2025."
+
+
+@pytest.mark.parametrize("keyword", ["20250105", "2025-01-05", "January 5, 2025", "5 Jan 2025", "01/05/2025",
+                                     "2025/1/5", "jan 5th 2025"])
+def test_a_date_keyword_matches_the_same_day_in_another_format(keyword):
+    assert missing_keywords(ANSWER, [keyword]) == []
+
+
+@pytest.mark.parametrize("keyword, text", [
+    ("20250106", ANSWER),                      # another day
+    ("2025-05-01", "It is on 01/05/2025."),   # 01/05/2025 is read month first (January 5), never guessed
+    ("20250105", "Reference 120250105."),     # digits inside a longer number are not a date
+    ("2025-01-05", "It is on January 15, 2025."),
+])
+def test_a_date_keyword_does_not_match_another_day(keyword, text):
+    assert missing_keywords(text, [keyword]) == [keyword]
+
+
+def test_a_date_keyword_found_as_written_too():
+    assert missing_keywords("schedule: 20250105", ["20250105"]) == []
+    assert missing_keywords("the 2025-01-05T10:00Z slot", ["2025-01-05"]) == []

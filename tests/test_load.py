@@ -36,14 +36,14 @@ def texts(diagnostics) -> list[str]:
 # ---------------------------------------------------------------- one case, several cases
 
 def test_single_case_id_defaults_to_the_file_stem(workdir):
-    cases, diagnostics, is_suite = load_file(write("hr/time-off.yaml", "goal_details: []\n"))
+    cases, diagnostics, is_suite = load_file(write("hr/time-off.yaml", "forbid_extra_calls: true\n"))
     assert (diagnostics, is_suite) == ([], True)
     assert [c.id for c in cases] == ["time-off"]
     assert str(cases[0].source) == "hr/time-off.yaml:1:1"
 
 
 def test_multi_case_ids_default_to_stem_and_position(workdir):
-    text = "cases:\n  - goal_details: []\n  - id: named\n    goal_details: []\n  - goal_details: []\n"
+    text = "cases:\n  - forbid_extra_calls: true\n  - id: named\n    forbid_extra_calls: true\n  - forbid_extra_calls: true\n"
     cases, diagnostics, _ = load_file(write("loans.yaml", text))
     assert diagnostics == []
     assert [c.id for c in cases] == ["loans-1", "named", "loans-3"]
@@ -95,9 +95,10 @@ cases:
 
 
 def test_keys_that_cannot_be_shared(workdir):
-    text = "id: x\nstory: s\nstarting_sentence: hi\ngoal_details: []\ncases:\n  - goal_details: []\n"
+    text = "id: x\nstory: s\nstarting_sentence: hi\ngoal_details: []\ncases:\n  - forbid_extra_calls: true\n"
     cases, diagnostics, _ = load_file(write("m.yaml", text))
-    shared = "agent, tags, forbid_extra_calls, failed_calls, extra_args, max_user_turns, tool_outputs, runtime_context, skip, termination"
+    shared = ("agent, tags, forbid_extra_calls, failed_calls, extra_args, max_user_turns, tool_outputs, runtime_context, "
+              "skip, termination, timeout_s")
     assert cases == []
     assert texts(diagnostics) == [
         f"m.yaml:{line}:1: error: '{key}' cannot be shared by all cases; move it into each case under `cases` "
@@ -149,13 +150,13 @@ goal_details:
 
 
 def test_unknown_file_upload_keys_are_errors_like_everywhere_else(workdir):
-    text = 'file_upload: {file_path: id.jpg, uploaded_by: user}\ngoal_details: []\n'
+    text = 'file_upload: {file_path: id.jpg, uploaded_by: user}\nforbid_extra_calls: true\n'
     assert texts(load_file(write("w.yaml", text))[1]) == [
         "w.yaml:1:34: error: unknown key 'uploaded_by' in file_upload"]
 
 
 def test_missing_transcript_is_a_warning_and_the_case_still_loads(workdir):
-    cases, diagnostics, _ = load_file(write("t/s.yaml", "goal_details: []\ntranscript: rec/none.json\n"))
+    cases, diagnostics, _ = load_file(write("t/s.yaml", "forbid_extra_calls: true\ntranscript: rec/none.json\n"))
     assert texts(diagnostics) == [
         "t/s.yaml:2:13: warning: transcript 'rec/none.json' does not exist (relative to t); "
         "the case will end in error when run"]
@@ -173,9 +174,9 @@ def test_values_keep_their_text(workdir):
 # ---------------------------------------------------------------- many files
 
 def test_case_ids_unique_across_files_both_places_reported(workdir):
-    write("s/a.yaml", "id: same\ngoal_details: []\n")
-    write("s/sub/b.yml", "cases:\n  - goal_details: []\n  - id: same\n    goal_details: []\n")
-    write("s/c.json", '{"id": "other", "goal_details": []}')
+    write("s/a.yaml", "id: same\nforbid_extra_calls: true\n")
+    write("s/sub/b.yml", "cases:\n  - forbid_extra_calls: true\n  - id: same\n    forbid_extra_calls: true\n")
+    write("s/c.json", '{"id": "other", "forbid_extra_calls": true}')
     result = load_suites([Path("s")])
     assert texts(result.diagnostics) == [
         "s/a.yaml:1:1: error: duplicate case id 'same': also defined at s/sub/b.yml:3:5; set a unique `id`",
@@ -185,8 +186,8 @@ def test_case_ids_unique_across_files_both_places_reported(workdir):
 
 
 def test_default_ids_can_collide_too(workdir):
-    write("x/loans.yaml", "goal_details: []\n")
-    write("y/loans.json", '{"goal_details": []}')
+    write("x/loans.yaml", "forbid_extra_calls: true\n")
+    write("y/loans.json", '{"forbid_extra_calls": true}')
     assert texts(load_suites([Path("x"), Path("y")]).diagnostics) == [
         "x/loans.yaml:1:1: error: duplicate case id 'loans': also defined at y/loans.json:1:1; set a unique `id`",
         "y/loans.json:1:1: error: duplicate case id 'loans': also defined at x/loans.yaml:1:1; set a unique `id`",
@@ -194,9 +195,9 @@ def test_default_ids_can_collide_too(workdir):
 
 
 def test_folders_are_searched_recursively_and_quietly_skip_non_suites(workdir):
-    write("s/a.yaml", "goal_details: []\n")
-    write("s/deep/er/b.yml", "goal_details: []\n")
-    write("s/deep/c.json", '{"goal_details": []}')
+    write("s/a.yaml", "forbid_extra_calls: true\n")
+    write("s/deep/er/b.yml", "forbid_extra_calls: true\n")
+    write("s/deep/c.json", '{"forbid_extra_calls": true}')
     write("s/transcripts/run.json", '[{"role": "user", "content": "hi"}]')
     write("s/transcripts/wrapped.json", '{"messages": [{"role": "user", "content": "hi"}]}')
     write("s/a.messages.json", '{"whatever": 1}')
@@ -245,12 +246,12 @@ def test_explicit_evalrun_yaml_is_checked_as_the_config(workdir):
 
 def test_an_empty_config_is_all_defaults(workdir):
     write("evalrun.yaml", "# nothing configured yet\n")
-    write("s.yaml", "goal_details: []\n")
+    write("s.yaml", "forbid_extra_calls: true\n")
     assert validate([Path("s.yaml")]) == []
 
 
 def test_exclusion_globs(workdir):
-    write("s/keep.yaml", "goal_details: []\n")
+    write("s/keep.yaml", "forbid_extra_calls: true\n")
     write("s/failing/bad.yaml", "goal_details: [\n")
     write("s/drafts/x/bad.yaml", "goal_details: [\n")
     exclude = Exclusion(Path("s"), ["failing", "drafts/*"])
@@ -260,7 +261,7 @@ def test_exclusion_globs(workdir):
 
 
 def test_problems_of_several_files_are_sorted_by_file_and_position(workdir):
-    write("s/b.yaml", "goal_details: []\nzzz: 1\naaa: 2\n")
+    write("s/b.yaml", "forbid_extra_calls: true\nzzz: 1\naaa: 2\n")
     write("s/a.yaml", "goal_details: 1\n")
     assert texts(load_suites([Path("s")]).diagnostics) == [
         "s/a.yaml:1:15: error: goal_details must be a list of goals, each a map with `type` and `name`; here it is the number 1",

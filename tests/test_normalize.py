@@ -212,10 +212,15 @@ def test_strict_equal_is_symmetric_without_objects(a, b):
 
 @settings(max_examples=300, deadline=None)
 @given(json_values, json_values, st.sampled_from(["allow", "forbid"]))
-def test_strict_equal_never_raises(a, b, extra_args):
-    strict_equal(a, b, extra_args)
-    strict_decision(a, b, extra_args)
-    exact_decision(a, b)
+def test_decisions_agree_with_equality_and_explain_every_mismatch(a, b, extra_args):
+    strict = strict_decision(a, b, extra_args)
+    assert strict.matched == strict_equal(a, b, extra_args)
+    assert strict.reason == "equal" if strict.matched else strict.reason.startswith(("expected", "missing", "no actual",
+                                                                                      "items", "unexpected", "at "))
+    exact = exact_decision(a, b)
+    assert exact.matched == exact_equal(a, b)
+    if exact.matched:  # exact equality is the stricter of the two
+        assert strict_equal(a, b, "forbid")
 
 
 @settings(max_examples=300, deadline=None)

@@ -67,7 +67,8 @@ def test_the_open_objects_are_the_known_ones():
     document = json.loads((SCHEMAS / "suite.schema.json").read_text(encoding="utf-8"))
     assert document["$defs"]["FileUpload"]["additionalProperties"] is False
     goal = document["$defs"]["Goal"]
-    assert [branch["then"]["$ref"] for branch in goal["allOf"]] == ["#/$defs/ToolCallGoal", "#/$defs/TextGoal"]
+    assert [branch["then"]["$ref"] for branch in goal["allOf"]] == [
+        "#/$defs/ToolCallGoal", "#/$defs/TextGoal", "#/$defs/UnscoredGoal", "#/$defs/UnscoredGoal"]
 
 
 def test_enums_for_modes_and_goal_types():
@@ -78,7 +79,7 @@ def test_enums_for_modes_and_goal_types():
     alternatives = defs["ToolCallGoal"]["properties"]["arg_matching"]["additionalProperties"]["anyOf"]
     assert {"enum": modes, "type": "string"} in alternatives
     assert {"$ref": "#/$defs/ArgRule"} in alternatives
-    assert defs["Goal"]["properties"]["type"]["enum"] == ["tool_call", "text"]
+    assert defs["Goal"]["properties"]["type"]["enum"] == ["tool_call", "text", "interaction", "assert_llm"]
     assert defs["ToolCallGoal"]["properties"]["type"]["const"] == "tool_call"
     assert defs["TextGoal"]["properties"]["type"]["const"] == "text"
     assert defs["TextGoal"]["properties"]["scope"]["enum"] == ["any", "final"]
@@ -177,7 +178,8 @@ def test_enum_errors_suggest_the_close_value(tmp_path):
         "s.yaml:1:15: error: failed_calls: 'ignor' is not one of count, ignore (did you mean 'ignore'?)",
         "s.yaml:7:23: error: goal_details[0].arg_matching.x: 'fuzy' is not one of strict, exact, optional, ignore, "
         "fuzzy (did you mean 'fuzzy'?)",
-        "s.yaml:8:11: error: goal_details[1].type: 'tool' is not one of tool_call, text (did you mean 'tool_call'?)",
+        "s.yaml:8:11: error: goal_details[1].type: 'tool' is not one of tool_call, text, interaction, assert_llm "
+        "(did you mean 'tool_call'?)",
     ]
 
 

@@ -69,7 +69,7 @@ def test_all_goals_in_order_pass_with_exact_metrics():
     m = scored.metrics
     assert (m.journey_completion, m.tool_call_precision, m.tool_call_recall, m.tool_parameter_f1, m.text_match) == (
         1.0, 1.0, 1.0, 1.0, 1.0)
-    assert [g.message_index for g in scored.goals] == [1, 3, 5]
+    assert [g.message for g in scored.goals] == [2, 4, 6]  # numbered from 1, as the explanations say
     assert goal(scored, "a").explanation == "achieved at message 2: called a with matching arguments"
     assert [c.role for c in scored.calls] == ["goal", "goal"]
 
@@ -117,7 +117,7 @@ def test_text_goals_take_part_in_the_order_both_ways():
                                    tool("send_email", to="boss")])
     scored = Convo().call("get_schedule", id="1").say("You are off on Jan 5.").call("send_email", to="boss").score(case)
     assert scored.passed
-    assert [g.message_index for g in scored.goals] == [1, 3, 4]
+    assert [g.message for g in scored.goals] == [2, 4, 5]
 
 
 def test_text_goal_said_only_before_its_predecessor_is_an_order_violation():

@@ -7,9 +7,10 @@ walk goes down and each child gets its own verdict, so every verdict has exactly
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from runner.results import ArgVerdict, Decision
@@ -29,6 +30,8 @@ class Rule:
     tolerance: Optional[float] = None
     one_of: Optional[list] = None
     regex: Optional[str] = None
+    type: Optional[str] = None  # integer, number, string, boolean: checked before comparing
+    ignore_chars: Optional[str] = None  # dropped from texts on both sides before comparing
 
 
 STRICT = Rule()
@@ -44,16 +47,17 @@ def rule_from_spec(spec: ArgSpec | dict | None) -> Rule:
     if isinstance(spec, dict):
         spec = ArgRule.model_validate(spec)
     optional = spec.optional or spec.mode == "optional"
+    common = dict(optional=optional, type=spec.type, ignore_chars=spec.ignore_chars or None)
     # The schema asks for one of these per rule; if several are given, the first in this order wins.
     if spec.mode in ("fuzzy", "ignore"):
-        return Rule(mode=spec.mode, optional=optional, threshold=spec.threshold, tolerance=spec.tolerance)
+        return Rule(mode=spec.mode, threshold=spec.threshold, tolerance=spec.tolerance, **common)
     if spec.one_of is not None:
-        return Rule(mode="one_of", optional=optional, one_of=list(spec.one_of))
+        return Rule(mode="one_of", one_of=list(spec.one_of), **common)
     if spec.regex is not None:
-        return Rule(mode="regex", optional=optional, regex=spec.regex)
+        return Rule(mode="regex", regex=spec.regex, **common)
     if spec.tolerance is not None:
-        return Rule(mode="tolerance", optional=optional, tolerance=spec.tolerance)
-    return Rule(mode=spec.mode or ("optional" if optional else "strict"), optional=optional)
+        return Rule(mode="tolerance", tolerance=spec.tolerance, **common)
+    return Rule(mode=spec.mode or ("optional" if optional else "strict"), **common)
 
 
 def match_arguments(goal: ToolCallGoal, actual: Any, cascade: Cascade,
@@ -131,7 +135,13 @@ class _Matcher:
 
     def walk_object(self, path: str, expected: dict, actual: dict, *, forbid_extra: bool) -> Iterator[ArgVerdict]:
         for key, value in expected.items():
-            yield from self.walk(_join(path, key), value, actual.get(key), key in actual)
+            if key in actual:
+                yield from self.walk(_join(path, key), value, actual[key], True)
+                continue
+            for verdict in self.walk(_join(path, key), value, None, False):
+                if verdict.decided_by == "absent" and not verdict.matched:
+                    verdict.reason += _near_miss(key, value, expected, actual)
+                yield verdict
         if forbid_extra:
             for key, value in actual.items():
                 if key not in expected:
@@ -164,7 +174,8 @@ class _Matcher:
         if len(expected) != len(actual):
             yield _verdict(path, rule.mode, expected, actual, True, Decision(
                 matched=False, decided_by="structure", reason=f"expected {len(expected)} items, got {len(actual)}"))
-        elif not self.has_rules_below(path) and strict_equal(expected, actual, self.extra_args):
+        elif not self.has_rules_below(path) and rule.type is None and not rule.ignore_chars \
+                and strict_equal(expected, actual, self.extra_args):
             # A fuzzy list that is strictly equal in any order needs no item-by-item fuzzy pass.
             yield _verdict(path, rule.mode, expected, actual, True,
                            Decision(matched=True, decided_by="exact", score=1.0, reason="equal after normalisation"))
@@ -202,6 +213,14 @@ class _Matcher:
     # ------------------------------------------------------------ one value, one rule
 
     def compare(self, path: str, rule: Rule, expected: Any, actual: Any) -> Decision:
+        if rule.type is not None:
+            problem = type_problem(rule.type, actual)
+            if problem is not None:
+                return Decision(matched=False, decided_by="type", reason=problem)
+        if rule.ignore_chars:
+            expected, actual = drop_chars(expected, rule.ignore_chars), drop_chars(actual, rule.ignore_chars)
+            if rule.one_of is not None:
+                rule = replace(rule, one_of=[drop_chars(option, rule.ignore_chars) for option in rule.one_of])
         if rule.mode == "fuzzy":
             return self.cascade.compare(expected, actual, threshold=rule.threshold, tolerance=rule.tolerance,
                                         context=f"the tool argument `{path}`")
@@ -215,6 +234,58 @@ class _Matcher:
             return _tolerance(rule.tolerance or 0.0, expected, actual, self.extra_args)
         # strict, and optional when present (compared strict, not raw)
         return strict_decision(expected, actual, self.extra_args)
+
+
+_TYPE_NAMES = {"integer": "an integer", "number": "a number with a decimal point", "string": "text",
+               "boolean": "a boolean (true or false)"}
+
+
+def type_problem(expected_type: str, value: Any) -> Optional[str]:
+    """Why `value` does not have the JSON type a rule's `type` names (every item, for a list), or None."""
+    if isinstance(value, list):
+        return next((f"item {i}: {problem}" for i, item in enumerate(value)
+                     if (problem := type_problem(expected_type, item)) is not None), None)
+    ok = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "number": lambda v: isinstance(v, float),
+          "string": lambda v: isinstance(v, str),
+          "boolean": lambda v: isinstance(v, bool)}[expected_type](value)
+    if ok:
+        return None
+    return f"expected {_TYPE_NAMES[expected_type]} (type: {expected_type}), got {_type_of(value)} {show(value)}"
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a decimal point"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "null"
+    return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
+
+
+def drop_chars(value: Any, chars: str) -> Any:
+    """`value` with every character of `chars` removed from its texts, at any depth."""
+    if isinstance(value, str):
+        return value if value == IGNORE_VALUE else value.translate({ord(c): None for c in chars})
+    if isinstance(value, list):
+        return [drop_chars(item, chars) for item in value]
+    if isinstance(value, dict):
+        return {key: drop_chars(item, chars) for key, item in value.items()}
+    return value
+
+
+def _near_miss(key: str, value: Any, expected: dict, actual: dict) -> str:
+    """` (did you mean ...?)` when the call sends the expected value under a close name."""
+    names = [name for name in actual if isinstance(name, str) and name not in expected]
+    for name in difflib.get_close_matches(str(key), names, n=3, cutoff=0.6):
+        if strict_equal(value, actual[name]):
+            return f" — the call sends the same value as `{name}`: did you mean `{name}`?"
+    return ""
 
 
 def _one_of(options: list, actual: Any, extra_args: str) -> Decision:

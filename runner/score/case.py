@@ -7,18 +7,19 @@
 """
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..results import ArgVerdict, CallAttempt, CallRecord, Decision, GoalResult, Metrics
-from ..suite.models import Case, TextGoal, ToolCallGoal
+from ..suite.models import Case, TextGoal, ToolCallGoal, UnscoredGoal
 from ..trajectory import AssistantText, ToolCall, Trajectory
 from .args import arguments_match, match_arguments, verdicts_of_a_match
 from .assign import Slot, assign_goals
 from .cascade import Cascade
-from .explain import describe_mismatches, message_ref, show
+from .explain import describe_mismatches, message_number, message_ref, show
 from .keywords import missing_keywords
 from .metrics import compute_metrics
 
@@ -31,10 +32,19 @@ class Scored:
     calls: list[CallRecord]
     metrics: Metrics
     failures: list[str]
+    unscored: list[str] = field(default_factory=list)  # goals evalrun cannot score, with the reason
 
     @property
     def passed(self) -> bool:
-        return self.metrics.journey_success
+        return self.metrics.journey_success and not self.unscored
+
+    @property
+    def status(self) -> str:
+        """passed, failed, or unscored: nothing that was scored failed, but a goal could not be scored (it is
+        never passed over)."""
+        if self.failures:
+            return "failed"
+        return "unscored" if self.unscored else "passed"
 
 
 @dataclass
@@ -50,9 +60,10 @@ class _TextCheck:
 
 @dataclass
 class _GoalEvidence:
-    goal: ToolCallGoal | TextGoal
+    goal: ToolCallGoal | TextGoal | UnscoredGoal
     slots: list[Slot] = field(default_factory=list)
     tried: list[ToolCall] = field(default_factory=list)  # calls of the goal's tool
+    failed: dict[int, bool] = field(default_factory=dict)  # call index -> its result was an error
     attempts: list[CallAttempt] = field(default_factory=list)  # the explained ones (see _explained_attempts)
     text_checks: list[_TextCheck] = field(default_factory=list)
 
@@ -62,7 +73,8 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
     references = [g.response for g in case.text_goals() if g.response]
     cascade.expect(references + [t.text for t in trajectory.texts] if references else [])
     evidence = {g.name: _tool_evidence(g, counted, case, cascade) if isinstance(g, ToolCallGoal)
-                else _text_evidence(g, trajectory, cascade) for g in case.goal_details}
+                else _text_evidence(g, trajectory, cascade) if isinstance(g, TextGoal)
+                else _GoalEvidence(g) for g in case.goal_details}
     edges = [(a, b) for a, targets in case.goals.items() for b in targets]
     placement = assign_goals([g.name for g in case.goal_details],
                              {name: ev.slots for name, ev in evidence.items()}, edges).placed
@@ -71,15 +83,19 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
             ev.attempts = _explained_attempts(ev, placement.get(name), case, cascade)
 
     ignored = Counter(c.name for c in trajectory.tool_calls if c.is_error and case.failed_calls == "ignore")
-    goals = [_goal_result(ev, placement, edges, evidence, ignored) for ev in evidence.values()]
+    called = {}  # tool name -> the first message that calls it, for "did you mean"
+    for c in trajectory.tool_calls:
+        called.setdefault(c.name, message_number(c.message_index))
+    goals = [_goal_result(ev, placement, edges, evidence, ignored, called) for ev in evidence.values()]
     calls = _call_records(case, trajectory.tool_calls, counted, placement, evidence)
     ending = _ending_problem(case, trajectory)
     metrics = compute_metrics(case, goals, calls, evidence_attempts={n: ev.attempts for n, ev in evidence.items()},
                               placement=placement, user_turns=trajectory.user_turns, ended_as_required=ending is None)
-    failures = [f"goal '{g.name}': {g.explanation}" for g in goals if not g.achieved]
+    failures = [f"goal '{g.name}': {g.explanation}" for g in goals if not g.achieved and g.status != "unscored"]
     failures += [f"forbidden call: {c.note}" for c in calls if c.role == "forbidden"]
     failures += [ending] if ending else []
-    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures)
+    unscored = [f"goal '{g.name}': {g.explanation}" for g in goals if g.status == "unscored"]
+    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures, unscored=unscored)
 
 
 def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:
@@ -102,6 +118,7 @@ def _tool_evidence(goal: ToolCallGoal, calls: list[ToolCall], case: Case, cascad
         if call.name != goal.tool_name:
             continue
         ev.tried.append(call)
+        ev.failed[call.index] = call.is_error
         if call.arguments is not None and arguments_match(goal, call.arguments, cascade, case.extra_args):
             ev.slots.append(Slot(key=call.index, position=call.position, exclusive=True))
     return ev
@@ -121,7 +138,7 @@ def _explained_attempts(ev: _GoalEvidence, placed: Optional[Slot], case: Case, c
                                    reason=call.arguments_error or "arguments could not be read")]
         else:
             verdicts = match_arguments(ev.goal, call.arguments, cascade, case.extra_args)
-        attempts.append(CallAttempt(call_index=call.index, message_index=call.message_index,
+        attempts.append(CallAttempt(call_index=call.index, message=message_number(call.message_index),
                                     matched=all(v.matched for v in verdicts), arguments=verdicts))
     return attempts
 
@@ -146,10 +163,13 @@ def _text_evidence(goal: TextGoal, trajectory: Trajectory, cascade: Cascade) -> 
 # ---------------------------------------------------------------------------------- explanations
 
 def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tuple[str, str]],
-                 evidence: dict[str, _GoalEvidence], ignored: Counter) -> GoalResult:
+                 evidence: dict[str, _GoalEvidence], ignored: Counter, called: dict[str, int]) -> GoalResult:
     goal = ev.goal
     is_tool = isinstance(goal, ToolCallGoal)
     base = dict(name=goal.name, type=goal.type, attempts=ev.attempts)
+    if isinstance(goal, UnscoredGoal):
+        return GoalResult(**base, status="unscored", achieved=False,
+                          explanation=f"unscored: evalrun cannot score goals of type '{goal.type}' yet")
     slot = placement.get(goal.name)
     if slot is not None:
         message_index = slot.position[0]
@@ -158,10 +178,11 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
         note = (f"; but {', '.join(repr(p) for p in missing_predecessors)} (which must come first) was not achieved"
                 if missing_predecessors else "")
         what = f"called {goal.tool_name} with matching arguments" if is_tool else "said"
-        return GoalResult(**base, status="achieved", achieved=True, message_index=message_index,
+        number = message_number(message_index)
+        return GoalResult(**base, status="achieved", achieved=True, message=number,
                           call_index=slot.key if is_tool else None,
                           text_decision=text_check.decision if text_check else None,
-                          explanation=f"achieved at {message_ref(message_index)}: {what}{note}")
+                          explanation=f"achieved at {message_ref(number)}: {what}{note}")
     if ev.slots:
         return _unplaced_result(ev, placement, edges, evidence, base)
     if is_tool:
@@ -172,11 +193,14 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
                                           "(failed_calls: ignore)")
         if not ev.attempts:
             return GoalResult(**base, status="not_called", achieved=False,
-                              explanation=f"not called: the agent never called {goal.tool_name}")
+                              explanation=f"not called: the agent never called {goal.tool_name}"
+                                          + _close_tool_name(goal.tool_name, called))
         closest = min(ev.attempts, key=lambda a: sum(not v.matched for v in a.arguments))
+        failed = " (that call failed with an error)" if ev.failed.get(closest.call_index) else ""
         return GoalResult(**base, status="wrong_args", achieved=False,
                           explanation=f"called {goal.tool_name} {len(ev.attempts)} time(s), never with matching arguments; "
-                                      f"closest at {message_ref(closest.message_index)}: {describe_mismatches(closest.arguments)}")
+                                      f"closest at {message_ref(closest.message)}{failed}: "
+                                      f"{describe_mismatches(closest.arguments)}")
     return _text_not_said(ev, base)
 
 
@@ -189,12 +213,12 @@ def _unplaced_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[
     violations = []
     for a, b in edges:
         if b == name and a in placement and placement[a].position >= latest:
-            violations.append(f"must come after '{a}' ({message_ref(placement[a].position[0])}), "
+            violations.append(f"must come after '{a}' ({message_ref(message_number(placement[a].position[0]))}), "
                               f"but its matching {'call' if isinstance(ev.goal, ToolCallGoal) else 'message'} "
-                              f"was at {message_ref(latest[0])}")
+                              f"was at {message_ref(message_number(latest[0]))}")
         if a == name and b in placement and placement[b].position <= earliest:
-            violations.append(f"must come before '{b}' ({message_ref(placement[b].position[0])}), "
-                              f"but its first match was at {message_ref(earliest[0])}")
+            violations.append(f"must come before '{b}' ({message_ref(message_number(placement[b].position[0]))}), "
+                              f"but its first match was at {message_ref(message_number(earliest[0]))}")
     if violations:
         return GoalResult(**base, status="order_violated", achieved=False, order_violations=violations,
                           explanation="order violated: " + "; ".join(violations))
@@ -205,11 +229,11 @@ def _unplaced_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[
                           explanation="its matching call(s) already achieve " + ", ".join(f"'{u}'" for u in users)
                                       + "; each call achieves one goal, so this goal needs a call of its own")
     # No single edge explains it: the placed neighbours together leave no room for any of its matches.
-    after = [f"'{a}' ({message_ref(placement[a].position[0])})" for a, b in edges if b == name and a in placement]
-    before = [f"'{b}' ({message_ref(placement[b].position[0])})" for a, b in edges if a == name and b in placement]
+    after = [f"'{a}' ({message_ref(message_number(placement[a].position[0]))})" for a, b in edges if b == name and a in placement]
+    before = [f"'{b}' ({message_ref(message_number(placement[b].position[0]))})" for a, b in edges if a == name and b in placement]
     window = " and ".join(part for part in (after and "after " + ", ".join(after),
                                             before and "before " + ", ".join(before)) if part)
-    matches = ", ".join(sorted({message_ref(x.position[0]) for x in ev.slots}))
+    matches = ", ".join(message_ref(n) for n in sorted({message_number(x.position[0]) for x in ev.slots}))
     return GoalResult(**base, status="order_violated", achieved=False,
                       explanation=f"order violated: it must come {window}, and none of its matches ({matches}) fits")
 
@@ -226,13 +250,13 @@ def _text_not_said(ev: _GoalEvidence, base: dict) -> GoalResult:
         best = min(ev.text_checks, key=lambda c: len(c.missing))
         return GoalResult(**base, status="not_said", achieved=False, missing_keywords=best.missing,
                           explanation=f"not said: nothing in {scope} contains all keywords; the closest "
-                                      f"({message_ref(best.text.message_index)}) misses {', '.join(repr(k) for k in best.missing)}")
+                                      f"({message_ref(message_number(best.text.message_index))}) misses {', '.join(repr(k) for k in best.missing)}")
     best = max(with_keywords, key=lambda c: (c.decision.score or 0.0) if c.decision else 0.0)
     decision = best.decision
     score = f" (score {decision.score:.2f})" if decision and decision.score is not None else ""
     return GoalResult(**base, status="not_said", achieved=False, text_decision=decision,
                       explanation=f"not said: nothing in {scope} matches the reference answer; the closest is "
-                                  f"{message_ref(best.text.message_index)}, decided by {decision.decided_by if decision else '?'}"
+                                  f"{message_ref(message_number(best.text.message_index))}, decided by {decision.decided_by if decision else '?'}"
                                   f"{score}: {decision.reason if decision else ''}".rstrip(": "))
 
 
@@ -247,7 +271,7 @@ def _call_records(case: Case, all_calls: list[ToolCall], counted: list[ToolCall]
     for call in all_calls:
         arguments = call.arguments if call.arguments is not None else call.raw_arguments
         role, goal, note = _call_role(case, call, arguments, counted_ids, achieved_by, goal_tools, evidence)
-        records.append(CallRecord(index=call.index, message_index=call.message_index, tool_name=call.name,
+        records.append(CallRecord(index=call.index, message=message_number(call.message_index), tool_name=call.name,
                                   arguments=arguments, is_error=call.is_error, role=role, goal=goal, note=note))
     return records
 
@@ -255,13 +279,27 @@ def _call_records(case: Case, all_calls: list[ToolCall], counted: list[ToolCall]
 def _call_role(case: Case, call: ToolCall, arguments, counted_ids: set[int], achieved_by: dict[int, str],
                goal_tools: set[str], evidence: dict[str, _GoalEvidence]) -> tuple[str, Optional[str], str]:
     """(role, goal achieved, note) of one call; the first rule that applies wins."""
-    where = f"{call.name} at {message_ref(call.message_index)}"
+    where = f"{call.name} at {message_ref(message_number(call.message_index))}"
     if call.index not in counted_ids:
         return "ignored_failed", None, f"{where} returned an error and failed calls are ignored"
     if call.index in achieved_by:
-        return "goal", achieved_by[call.index], f"{where} achieves '{achieved_by[call.index]}'"
+        failed = (" (its result was an error; with failed_calls: ignore it would achieve nothing)"
+                  if call.is_error else "")
+        return "goal", achieved_by[call.index], f"{where} achieves '{achieved_by[call.index]}'{failed}"
     if _forbidden(case, call.name):
-        return "forbidden", None, f"{call.name}({show(arguments)}) at {message_ref(call.message_index)} achieves no goal"
+        if call.is_error:
+            return "forbidden", None, (f"{call.name}({show(arguments)}) at {message_ref(message_number(call.message_index))} "
+                                       "failed with an error and achieves no goal; failed_calls: ignore would pass over it")
+        return "forbidden", None, (f"{call.name}({show(arguments)}) at {message_ref(message_number(call.message_index))} "
+                                   "achieves no goal")
+    role, goal, note = _unforbidden_role(call, counted_ids, achieved_by, goal_tools, evidence, where)
+    if call.is_error:
+        note += "; it failed with an error and achieves no goal (failed_calls: ignore would pass over it)"
+    return role, goal, note
+
+
+def _unforbidden_role(call: ToolCall, counted_ids: set[int], achieved_by: dict[int, str], goal_tools: set[str],
+                      evidence: dict[str, _GoalEvidence], where: str) -> tuple[str, Optional[str], str]:
     if call.arguments is None:
         return "invalid_arguments", None, f"{where}: {call.arguments_error}"
     if call.name in goal_tools:
@@ -273,6 +311,15 @@ def _call_role(case: Case, call: ToolCall, arguments, counted_ids: set[int], ach
             return "extra", None, f"{where} matches '{matched[0]}' but comes out of the required order"
         return "wrong_arguments", None, f"{where} matches no goal's arguments"
     return "extra", None, f"{where} is not part of any goal"
+
+
+def _close_tool_name(tool_name: str, called: dict[str, int]) -> str:
+    """` (did you mean X, called at message N?)` when the agent called a tool with a close name."""
+    close = difflib.get_close_matches(tool_name, [name for name in called if name != tool_name], n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return (f"; it called {close[0]} at {message_ref(called[close[0]])}, a close name: "
+            f"did you mean tool_name: {close[0]}?")
 
 
 def _forbidden(case: Case, tool_name: str) -> bool:

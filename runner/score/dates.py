@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any, Optional
 
 _MONTHS = {
@@ -61,6 +62,25 @@ def parse_date(value: Any) -> Optional[date]:
                 return None
             return _build(found.group("year"), month, found.group("day"))
     return None
+
+
+# The same formats, found inside a longer text: no digit may touch a numeric form, no letter a month name.
+_DATES_INSIDE = re.compile(
+    r"(?<![\d.,/-])(?:\d{4}-\d{1,2}-\d{1,2}|\d{8}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}/\d{1,2}/\d{4})(?![\d/]|-\d|[.,]\d)"
+    r"|(?<![\w])\d{1,2}(?:st|nd|rd|th)?\s+[a-z]+\.?,?\s+\d{4}(?!\d)"
+    r"|(?<![a-z])[a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}(?!\d)")
+
+
+@lru_cache(maxsize=256)
+def dates_in_text(text: str) -> frozenset[date]:
+    """Every date written in `text` in one of the formats `parse_date` accepts (the same caution about
+    day/month order: 01/05/2025 is January 5; nothing else is guessed)."""
+    found = set()
+    for match in _DATES_INSIDE.finditer(text.casefold()):
+        day = parse_date(match.group(0))
+        if day is not None:
+            found.add(day)
+    return frozenset(found)
 
 
 def _build(year: Any, month: Any, day: Any) -> Optional[date]:

@@ -1,13 +1,21 @@
 """Short, readable phrases shared by goal explanations and reports."""
 from __future__ import annotations
 
+from typing import Any, Optional
+
 from ..results import ArgVerdict
 from .normalize import show
 
 
-def message_ref(message_index: int) -> str:
-    """Messages are numbered from 1 for people (index 0 is 'message 1')."""
-    return f"message {message_index + 1}"
+def message_number(message_index: int) -> int:
+    """Messages are numbered from 1 everywhere people read them (explanations and report.json): the
+    trajectory's 0-based index becomes a number here, once."""
+    return message_index + 1
+
+
+def message_ref(number: int) -> str:
+    """`message 4` for the message numbered 4 (see message_number)."""
+    return f"message {number}"
 
 
 def describe_verdict(v: ArgVerdict) -> str:
@@ -17,10 +25,30 @@ def describe_verdict(v: ArgVerdict) -> str:
         return f"`{v.path}` ({how}): {v.reason or 'unexpected argument'}, got {show(v.actual)}"
     got = f"got {show(v.actual)}" if v.present else "missing"
     text = f"`{v.path}` ({how}): expected {show(v.expected)}, {got}"
-    # The matcher's reason often restates expected/got; keep it only when it says more (a nested path, a regex).
-    if v.reason and not v.reason.startswith(("expected", "missing")):
+    # The matcher's reason often restates expected/got; keep it only when it says more (a nested path, a
+    # regex, a type, a near miss).
+    if v.reason.startswith(_MISSING) and len(v.reason) > len(_MISSING):
+        text += v.reason[len(_MISSING):]
+    elif v.reason and (v.decided_by == "type" or not v.reason.startswith(("expected", "missing"))):
         text += f" — {v.reason}"
-    return text
+    hint = boolean_hint(v.expected, v.actual) if v.present and not v.matched else None
+    return text + (f" — {hint}" if hint else "")
+
+
+_MISSING = "missing argument"
+_YES_NO = {"yes": True, "no": False, "y": True, "n": False, "on": True, "off": False}
+
+
+def boolean_hint(expected: Any, actual: Any) -> Optional[str]:
+    """How to write a boolean in YAML, when a yes/no text met a boolean."""
+    if isinstance(expected, str) and isinstance(actual, bool) and expected.strip().lower() in _YES_NO:
+        value = "true" if _YES_NO[expected.strip().lower()] else "false"
+        return (f"the suite's {show(expected)} is text (evalrun reads only true and false as booleans); "
+                f"write `{value}` for the boolean")
+    if isinstance(expected, bool) and isinstance(actual, str) and actual.strip().lower() in _YES_NO:
+        return (f"the call sent the text {show(actual)}, not a boolean; to accept that text, write it quoted in "
+                f"the suite; `{str(expected).lower()}` (unquoted) is the boolean")
+    return None
 
 
 def describe_mismatches(verdicts: list[ArgVerdict]) -> str:

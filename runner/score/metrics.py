@@ -2,9 +2,11 @@
 
 - journey_success: every goal achieved (the order graph holds by construction of the placement), no
   forbidden call, and the conversation ended as `termination` requires (when the case says).
-- journey_completion: achieved goals / all goals (1.0 for a case without goals).
+- journey_completion: achieved goals / goals scored (1.0 for a case without them). Goals evalrun
+  cannot score (`interaction`, `assert_llm`) are left out of every metric but journey_success.
 - tool_call_precision: calls that achieved a goal / tool calls counted (failed calls excluded under
-  `failed_calls: ignore`); None when no call was counted.
+  `failed_calls: ignore`); None when no call was counted or the case has no tool goals (as watsonx's
+  NaN: there is nothing a call could have been precise about).
 - tool_call_recall: achieved tool goals / tool goals; None without tool goals.
 - tool_parameter_f1: for each tool goal whose tool was called, the arguments of the call that
   achieved it (or else the closest attempt) score TP = expected arguments that match, FN = expected
@@ -26,19 +28,20 @@ def compute_metrics(case: Case, goals: list[GoalResult], calls: list[CallRecord]
                     user_turns: int, ended_as_required: bool = True) -> Metrics:
     tool_goals = [g for g in goals if g.type == "tool_call"]
     text_goals = [g for g in goals if g.type == "text"]
+    unscored = sum(1 for g in goals if g.status == "unscored")
     counted = [c for c in calls if c.role != "ignored_failed"]
     correct = sum(1 for c in counted if c.role == "goal")
     forbidden = sum(1 for c in counted if c.role == "forbidden")
     achieved = sum(1 for g in goals if g.achieved)
     counts = Counts(
-        tool_calls=len(counted), correct_calls=correct, missed_goals=len(goals) - achieved,
+        tool_calls=len(counted), correct_calls=correct, missed_goals=len(goals) - unscored - achieved,
         wrong_argument_calls=sum(1 for c in counted if c.role in ("wrong_arguments", "invalid_arguments")),
         extra_calls=sum(1 for c in counted if c.role == "extra"), forbidden_calls=forbidden,
         ignored_failed_calls=len(calls) - len(counted))
     return Metrics(
         journey_success=achieved == len(goals) and forbidden == 0 and ended_as_required,
-        journey_completion=_ratio(achieved, len(goals), empty=1.0),
-        tool_call_precision=_ratio(correct, len(counted)),
+        journey_completion=_ratio(achieved, len(goals) - unscored, empty=1.0),
+        tool_call_precision=_ratio(correct, len(counted)) if tool_goals else None,
         tool_call_recall=_ratio(sum(1 for g in tool_goals if g.achieved), len(tool_goals)),
         tool_parameter_f1=_parameter_f1(case, tool_goals, calls, evidence_attempts, placement),
         text_match=_ratio(sum(1 for g in text_goals if g.achieved), len(text_goals)),

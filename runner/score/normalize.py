@@ -74,7 +74,20 @@ def show(value: Any, limit: int = 80) -> str:
             text = json.dumps(value, ensure_ascii=False, default=str)
         except (TypeError, ValueError):  # e.g. circular structures
             text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters, ending with "…" at a boundary: never inside a word or a
+    number (a cut "1500" would read as 15). A single word longer than the limit is cut where it must be."""
+    head = text[: limit - 1]
+    if text[limit - 1].isalnum() and head[-1:].isalnum():  # the cut falls inside a word or number
+        start = len(head)
+        while start > 0 and (head[start - 1].isalnum() or head[start - 1] in "._"):
+            start -= 1
+        if head[:start].strip(" '\"{[(:,"):  # else the text is one long word: cut it where it must be
+            head = head[:start]
+    return head.rstrip() + "…"
 
 
 def _leaf(value: Any) -> Any:

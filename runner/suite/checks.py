@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable
 
 from .diagnostics import did_you_mean
-from .models import IGNORE_KEY
+from .models import ARG_MODES, IGNORE_KEY, CaseFields
 from .reader import Document
 
 Location = tuple
@@ -159,6 +159,53 @@ def _check_rule(doc: Document, rule: dict, where: Location) -> None:
             doc.error(where + ("regex",), f"invalid regular expression {rule['regex']!r}: {exc}", "bad-regex")
 
 
+def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
+    """A case without goals, forbidden calls or a required ending passes whatever the agent does."""
+    details = case.get("goal_details")
+    if details or case.get("forbid_extra_calls") or case.get("termination") or case.get("skip"):
+        return
+    if any(key not in _CASE_KEYS for key in case):
+        return  # an unknown key (a misspelt `goal_details`?) is reported, and says more than this would
+    if details is not None and not isinstance(details, list):
+        return  # the schema reports it
+    where = at + ("goal_details",) if "goal_details" in case else at
+    doc.error(where, f"case '{case.get('id')}' has nothing to check: no goals and no forbidden calls, so it would pass "
+                     "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must "
+                     "refuse and change nothing\"", "nothing-to-check", key="goal_details" in case)
+
+
+_CASE_KEYS = set(CaseFields.model_fields) | {"cases", "$schema"}
+
+
+# Goal keys that, written one level too deep under `args`, become expected arguments; and how the value of
+# each looks when it was meant as the goal's own key.
+_GOAL_KEYS_BY_LOOK: dict[str, Callable[[Any, dict], bool]] = {
+    "arg_matching": lambda value, goal: isinstance(value, dict) and bool(value) and all(
+        (isinstance(v, str) and v in ARG_MODES) or (isinstance(v, dict) and bool(v) and set(v) <= _RULE_KEYS)
+        for v in value.values()),
+    "extra_args": lambda value, goal: value in ("allow", "forbid"),
+    "tool_name": lambda value, goal: "tool_name" not in goal and isinstance(value, str),
+    "output": lambda value, goal: "output" not in goal,
+    "description": lambda value, goal: "description" not in goal and isinstance(value, str),
+    "type": lambda value, goal: value in ("tool_call", "text"),
+}
+_RULE_KEYS = {"mode", "threshold", "tolerance", "one_of", "regex", "optional", "ignore_chars", "type"}
+
+
+def check_goal_keys_under_args(doc: Document, case: dict, at: Location) -> None:
+    for i, goal in _goals(case):
+        args = goal.get("args")
+        if goal.get("type") != "tool_call" or not isinstance(args, dict):
+            continue
+        for key, value in args.items():
+            looks = _GOAL_KEYS_BY_LOOK.get(key)
+            if looks is not None and looks(value, goal):
+                doc.error(at + ("goal_details", i, "args", key),
+                          f"'{key}' is indented under `args`, so it is an expected argument of the call; if it is "
+                          f"goal '{goal.get('name')}'s own `{key}`, move it out to the level of `args`",
+                          "goal-key-in-args", key=True, severity="warning")
+
+
 def check_forbid_patterns(doc: Document, case: dict, at: Location) -> None:
     forbid = case.get("forbid_extra_calls")
     if isinstance(forbid, list):
@@ -196,4 +243,6 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_text_goals,
     check_tool_goals,
     check_forbid_patterns,
+    check_something_to_check,
+    check_goal_keys_under_args,
 )

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Optional, Sequence
 from pydantic import ValidationError
 
 from .checks import check_case
+from .coerce import coerce_texts
 from .containment import outside_message, transcript_location, within
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
@@ -222,6 +223,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
         return FileOutcome(diagnostics=doc.diagnostics)
+    coerce_texts(doc)
     check_suite(doc)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
+# watsonx goal types evalrun reads but cannot score yet: such a goal is reported `unscored`, never achieved.
+UnscoredGoalType = Literal["interaction", "assert_llm"]
+ArgType = Literal["integer", "number", "string", "boolean"]
 
 ARG_MODES: tuple[str, ...] = get_args(ArgMode)
 IGNORE_KEY = "IGNORE"  # watsonx: `args: {IGNORE: null}` skips all arguments
@@ -20,7 +23,7 @@ IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this i
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s",
 )
 
 
@@ -66,6 +69,17 @@ class ArgRule(_Strict):
     optional: bool = Field(
         False, title="Optional",
         description="When true the argument may be absent; when present it must match.", examples=[True])
+    ignore_chars: Optional[str] = Field(
+        None, title="Characters to ignore",
+        description="Texts are compared after dropping each of these characters from both sides: with "
+        "`\" ,./-_*^\"`, \"x**3\" equals \"x^3\" and \"New York\" equals \"new-york\" (strict mode already ignores "
+        "case). Works with every mode.", examples=[" ,./-_*^"])
+    type: Optional[ArgType] = Field(
+        None, title="Type",
+        description="The JSON type the actual value must have, checked strictly before comparing: integer (a "
+        "whole number written without a decimal point: 1, not 1.0 nor \"1\"), number (written with a decimal "
+        "point or exponent: 1.0, not 1), string (text: \"10\", not 10), boolean (true/false, not \"yes\"). "
+        "For a list, every item must have the type.", examples=["integer"])
 
 
 ArgSpec = Union[ArgMode, ArgRule]
@@ -112,6 +126,10 @@ class ToolCallGoal(_Strict):
         None, title="Canned output",
         description="The tool result the runner returns when it plays the tools itself.",
         examples=[{"assignment_id": "15778303"}])
+    summary: Optional[str] = Field(
+        None, title="Summary",
+        description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
+        examples=["Looks up the assignment id of nwaters"])
 
 
 class TextGoal(_Strict):
@@ -147,9 +165,47 @@ class TextGoal(_Strict):
         "any", title="Scope",
         description="any (default): any assistant message may achieve the goal. final: only the last one.",
         examples=["final"])
+    summary: Optional[str] = Field(
+        None, title="Summary", description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
+        examples=["Tells the user their time-off dates"])
 
 
-Goal = Union[ToolCallGoal, TextGoal]
+class UnscoredGoal(_Strict):
+    """A goal of a watsonx type evalrun reads but cannot score yet (`interaction`, `assert_llm`). It takes
+    the keys watsonx goals carry, kept as written."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Goal evalrun cannot score yet",
+        json_schema_extra={
+            "description": "A watsonx Orchestrate goal of type `interaction` or `assert_llm`: accepted and "
+            "reported as `unscored` with the reason, never achieved; a case with one ends `unscored`.",
+            "examples": [{"type": "interaction", "name": "greets_the_user"}],
+        },
+    )
+
+    type: UnscoredGoalType = Field(
+        title="Goal type", description="interaction or assert_llm: kept, reported unscored.",
+        examples=["interaction"])
+    name: str = Field(
+        min_length=1, title="Goal name",
+        description="Unique name of the goal within the case; `goals` refers to it.", examples=["greets_the_user"])
+    description: Optional[str] = Field(
+        None, title="Description", description="What this goal checks, for people reading the report.",
+        examples=["Greets the user by name"])
+    tool_name: Optional[str] = Field(None, title="Tool name", description="Kept as written.", examples=["transfer"])
+    args: Optional[dict[str, Any]] = Field(None, title="Arguments", description="Kept as written.", examples=[{}])
+    arg_matching: Optional[dict[str, Any]] = Field(
+        None, title="Argument matching", description="Kept as written.", examples=[{}])
+    response: Optional[str] = Field(None, title="Response", description="Kept as written.", examples=["Hello Ann"])
+    keywords: Optional[list[str]] = Field(None, title="Keywords", description="Kept as written.", examples=[["Ann"]])
+    summary: Optional[str] = Field(None, title="Summary", description="Kept as written.", examples=["Greets Ann"])
+    output: Any = Field(None, title="Output", description="Kept as written.", examples=["ok"])
+
+
+Goal = Union[ToolCallGoal, TextGoal, UnscoredGoal]
+# Each goal `type` and the model that reads it (the schema dispatches on `type` with this table).
+GOAL_MODELS: dict[str, str] = {"tool_call": "ToolCallGoal", "text": "TextGoal",
+                               **{t: "UnscoredGoal" for t in get_args(UnscoredGoalType)}}
 
 
 class FileUpload(BaseModel):
@@ -244,6 +300,20 @@ class CaseFields(_Strict):
     file_upload: Optional[FileUpload] = Field(
         None, title="File upload", description="watsonx Orchestrate: a file the user uploads.",
         examples=[{"file_path": "id-card.jpg", "file_id": "001", "content_type": "image/jpeg"}])
+    timeout_s: Optional[float] = Field(
+        None, gt=0, title="Timeout (seconds)",
+        description="Live runs: the case ends in error when its conversation takes longer than this.",
+        examples=[120])
+    dataset_name: Optional[str] = Field(
+        None, title="Dataset name", description="watsonx Orchestrate: the dataset's name, kept.",
+        examples=["hr_timeoff"])
+    summary: Optional[Any] = Field(
+        None, title="Summary",
+        description="watsonx Orchestrate `record`: a summary of the recorded conversation, kept.",
+        examples=["The user asked for their time-off schedule."])
+    response_summary_version: Optional[Any] = Field(
+        None, title="Response summary version",
+        description="watsonx Orchestrate `record`: the version of the summary format, kept.", examples=["v1"])
 
 
 class SuiteFile(CaseFields):
@@ -292,3 +362,6 @@ class Case(CaseFields):
 
     def text_goals(self) -> list[TextGoal]:
         return [g for g in self.goal_details if isinstance(g, TextGoal)]
+
+    def unscored_goals(self) -> list[UnscoredGoal]:
+        return [g for g in self.goal_details if isinstance(g, UnscoredGoal)]

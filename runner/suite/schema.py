@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from ..resources import resource_dir
+from .models import GOAL_MODELS
 from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
 
 KINDS = ("suite", "config", "report")
@@ -95,11 +96,11 @@ def _goal_items_by_type(schema: dict[str, Any]) -> None:
         "description": "A goal: `type: tool_call` (a tool the agent must call) or `type: text` (something it must say).",
         "type": "object",
         "required": ["type", "name"],
-        "properties": {"type": {"title": "Goal type", "enum": ["tool_call", "text"],
+        "properties": {"type": {"title": "Goal type", "enum": list(GOAL_MODELS),
                                 "description": "tool_call or text.", "examples": ["tool_call"]}},
         "allOf": [
             {"if": {"properties": {"type": {"const": t}}, "required": ["type"]}, "then": {"$ref": f"#/$defs/{ref}"}}
-            for t, ref in (("tool_call", "ToolCallGoal"), ("text", "TextGoal"))
+            for t, ref in GOAL_MODELS.items()
         ],
     }
     schema["$defs"]["Goal"] = goal

@@ -31,13 +31,13 @@ The checker's rule, written in the suite language only:
 - `extra_args: forbid`: the checker fails an argument the possible answer does not list.
 - no `goals` order edges: the parallel checkers are order-free (and the others have one call).
 
-Three argument conversions are compared (`--arg-mode`; by default all run, one_of first, the headline):
+Three argument conversions are compared (`--arg-mode`; by default all run, checker first, the headline):
+- checker: one_of as below, plus the checker's own conventions in two rule options: `ignore_chars` (its string
+  normalisation drops spaces and `,./-_*^` and lower-cases, which strict mode already ignores; it also makes ' and "
+  alike, mirrored by dropping both) and `type` from the question's parameter schema (integer, string, boolean; a
+  list of floats must hold floats, `type: number`; a float parameter accepts an int at the top level, as the
+  checker converts it). No regexes.
 - one_of: as above (every value compared strict: trimmed, case-insensitive, numbers by value, lists as multisets).
-- normalised: string values become a `regex` that mirrors the checker's string normalisation (spaces and
-  `,./-_*^` dropped, case ignored, ' and " alike). A single-option list gets one rule per position (`arg.0`,
-  `arg.1`: positional, as the checker's list comparison is): strings that regex, floats a regex on their text
-  (`1\\.0`: the checker's type check inside lists rejects the int 1 where a float is expected; the suite
-  language has no type check), ints one_of. Other values stay one_of.
 - exact: an argument with a single acceptable value is compared `exact` (JSON equality; `optional: true` kept);
   several values stay one_of.
 
@@ -59,10 +59,12 @@ from typing import Any, Optional
 from agreement import (Broken, Outcome, agreement, prepare_workspace, print_confusion, run_evalrun, slug,
                        summary_line, write_config, write_suite)
 
-ARG_MODES = ("one_of", "normalised", "exact")
+ARG_MODES = ("checker", "one_of", "exact")
 QUESTION_PREFIX = "gorilla_openfunctions_v1_test_"
 OPTIONAL_VALUE = ""  # among the acceptable values: the argument may be omitted
-CHECKER_DROPPED = " ,./-_*^"  # characters the checker's string normalisation removes
+# Characters the checker's string normalisation removes. It also turns ' into ", which dropping both quotes
+# mirrors (slightly more loosely: it makes "ab" equal "a'b" too).
+CHECKER_DROPPED = " ,./-_*^'\""
 
 @dataclass
 class Entry:
@@ -164,19 +166,27 @@ def tool_name(expected: str, functions: list[dict]) -> str:
     return name.replace(".", "_")
 
 
-def checker_regex(options: list[str]) -> str:
-    """A regex accepting exactly the strings the checker's normalisation makes equal to one of `options`."""
-    gap = "[" + re.escape(CHECKER_DROPPED) + "]*"
-    alternatives = []
-    for option in options:
-        kept = [c for c in option.lower() if c not in CHECKER_DROPPED]
-        alternatives.append(gap.join("['\"]" if c in "'\"" else re.escape(c) for c in kept))
-    return "(?i)" + gap + "(?:" + "|".join(dict.fromkeys(alternatives)) + ")" + gap
+# The checker's types, as the suite language's `type` rule names them. A float parameter takes an int at the top
+# level (the checker converts it), so it gets no rule there; inside a list the checker wants the items typed as
+# the possible answer types them: floats (`number`) where its items are floats.
+SCHEMA_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean"}
+ITEM_TYPES = {**SCHEMA_TYPES, "float": "number"}
 
 
-def float_regex(value: float) -> str:
-    """A regex accepting this float written as a float (the checker's type check inside lists), not an int."""
-    return re.escape(str(float(value)))
+def checker_rule(schema: Optional[dict], options: list) -> dict[str, Any]:
+    """The `type` and `ignore_chars` parts of a rule that mirror the checker for a parameter of this schema
+    whose acceptable values are `options`."""
+    schema = schema if isinstance(schema, dict) else {}
+    rule: dict[str, Any] = {"ignore_chars": CHECKER_DROPPED}
+    kind = schema.get("type")
+    if kind in SCHEMA_TYPES:
+        rule["type"] = SCHEMA_TYPES[kind]
+    elif kind == "array" and isinstance(schema.get("items"), dict) and schema["items"].get("type") in ITEM_TYPES:
+        item_type = schema["items"]["type"]
+        floats = all(isinstance(o, list) and all(isinstance(v, float) for v in o) for o in options)
+        if item_type != "float" or floats:
+            rule["type"] = ITEM_TYPES[item_type]
+    return rule
 
 
 def is_answer_object(value: Any) -> bool:
@@ -184,8 +194,9 @@ def is_answer_object(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
-def argument_rules(path: str, values: list, mode: str) -> tuple[Any, dict[str, Any]]:
-    """(the expected value, its arg_matching entries) for one argument's acceptable values."""
+def argument_rules(path: str, values: list, mode: str, schema: Optional[dict] = None) -> tuple[Any, dict[str, Any]]:
+    """(the expected value, its arg_matching entries) for one argument's acceptable values; `schema` is the
+    parameter's schema in the question (for the checker's types)."""
     optional = OPTIONAL_VALUE in values
     options = [v for v in values if v != OPTIONAL_VALUE] or [OPTIONAL_VALUE]
     first = options[0]
@@ -194,8 +205,10 @@ def argument_rules(path: str, values: list, mode: str) -> tuple[Any, dict[str, A
     if len(options) == 1 and is_answer_object(first):
         # `budget: [{min: [..], max: [..]}]`: one rule per key (`budget.min`).
         expected = {}
+        properties = (schema or {}).get("properties") if isinstance(schema, dict) else None
         for key, inner in first.items():
-            expected[key], inner_rules = argument_rules(f"{path}.{key}", inner, mode)
+            inner_schema = properties.get(key) if isinstance(properties, dict) else None
+            expected[key], inner_rules = argument_rules(f"{path}.{key}", inner, mode, inner_schema)
             rules.update(inner_rules)
         return expected, rules
     if len(options) == 1 and isinstance(first, list) and first and all(is_answer_object(v) for v in first):
@@ -207,18 +220,20 @@ def argument_rules(path: str, values: list, mode: str) -> tuple[Any, dict[str, A
             expected.append(value)
             rules.update(inner_rules)
         return expected, rules
-    if mode == "normalised" and all(isinstance(v, str) for v in options) and options != [OPTIONAL_VALUE]:
-        return first, {path: {"regex": checker_regex(options), **extra}}
-    if mode == "normalised" and len(options) == 1 and isinstance(first, list) and first \
-            and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in first):
-        # One rule per position: strings normalised as the checker does, floats must be written as floats.
-        for i, v in enumerate(first):
-            rules[f"{path}.{i}"] = ({"regex": checker_regex([v])} if isinstance(v, str)
-                                    else {"regex": float_regex(v)} if isinstance(v, float) else {"one_of": [v]})
-        return first, rules
+    if mode == "checker":
+        return first, {path: {"one_of": options, **checker_rule(schema, options), **extra}}
     if mode == "exact" and len(options) == 1:
         return first, {path: {"mode": "exact", **extra}}
     return first, {path: {"one_of": options, **extra}}
+
+
+def parameter_schema(entry: Entry, tool: str, arg: str) -> Optional[dict]:
+    """The question's schema of `arg` of the function the goal calls (None when the question does not say)."""
+    for function in entry.functions:
+        if str(function.get("name", "")).replace(".", "_") == tool:
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            return properties.get(arg)
+    return None
 
 
 def tool_goals(entry: Entry, mode: str) -> list[dict]:
@@ -233,7 +248,7 @@ def tool_goals(entry: Entry, mode: str) -> list[dict]:
         else:
             goal["args"], rules = {}, {}
             for arg, values in arguments.items():
-                goal["args"][arg], arg_rules = argument_rules(arg, values, mode)
+                goal["args"][arg], arg_rules = argument_rules(arg, values, mode, parameter_schema(entry, tool, arg))
                 rules.update(arg_rules)
             if rules:
                 goal["arg_matching"] = rules
