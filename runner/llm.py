@@ -771,11 +771,15 @@ def _tool_call_dict(call: Any) -> dict:
 
 
 def _cost(response: Any) -> Optional[float]:
-    try:
-        cost = _litellm().completion_cost(completion_response=response)
-    except Exception:  # a model missing from the price list has no known cost
-        return None
-    return float(cost) if isinstance(cost, (int, float)) else None
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]  # litellm priced the reply already: pricing it again costs ~1 ms a call
+    else:
+        try:
+            cost = _litellm().completion_cost(completion_response=response)
+        except Exception:  # a model missing from the price list has no known cost
+            return None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
 
 
 def _retry_after(exc: Exception) -> Optional[float]:
