@@ -527,3 +527,13 @@ def test_concurrent_comparisons_from_threads_share_memo_and_batch():
     assert errors == [] and len(results) == 160 and all(results)
     pending_batches = [b for b in embedder.batches if "answer h" in b and "answer a" in b]
     assert len(pending_batches) == 1  # the expected texts went out once, in one batch
+
+
+@pytest.mark.slow
+def test_the_recorded_watsonx_answer_matches_offline_and_a_wrong_period_does_not():
+    reference = "Your timeoff schedule for 20250101 to 20250303 is: 20250105"
+    recorded = "Your timeoff schedule for the period of January 1, 2025, to March 3, 2025, is on January 5, 2025."
+    decision = cascade().compare(reference, recorded, context="the agent's answer")
+    assert (decision.matched, decision.decided_by) == (True, "embedding")
+    wrong = cascade().compare(reference, recorded.replace("March 3", "December 31"))
+    assert (wrong.matched, wrong.decided_by) == (False, "embedding")

@@ -651,3 +651,16 @@ def test_a_cancelled_case_frees_its_request_slot(fake):
 
     assert asyncio.run(scenario()).content == "ok"
     assert runtime.limiter.in_use == 0
+
+
+def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
+    """Scoring called straight from a coroutine (not through to_thread) still gets its answer."""
+    fake.script("first", "second")
+    runtime = LLMRuntime()
+    client = client_for(fake, runtime=runtime)
+
+    async def scenario():
+        await client.acomplete(USER)  # binds the run's loop
+        return client.complete(USER)  # blocks this loop: the call runs on the layer's own loop instead
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 20)).content == "second"
