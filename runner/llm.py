@@ -503,7 +503,12 @@ def current_runtime() -> LLMRuntime:
 # ================================================================ the client
 
 
+_LITELLM: list[Any] = []  # the imported module, once imported
+
+
 def _litellm() -> Any:
+    if _LITELLM:
+        return _LITELLM[0]
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # must precede the import
     import logging
 
@@ -514,6 +519,7 @@ def _litellm() -> Any:
     # litellm warns on its own logger when calls move between event loops (blocking calls from threads);
     # the run's console is not the place for it.
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    _LITELLM[:] = [litellm]
     return litellm
 
 
@@ -673,7 +679,8 @@ class LLMClient:
         if response_format is not None:
             arguments["response_format"] = response_format
         arguments.update(params)  # a parameter the caller gives wins over ours instead of failing as a duplicate
-        litellm = _litellm()
+        # The first import takes seconds: in a thread, so the run's other cases go on meanwhile.
+        litellm = _LITELLM[0] if _LITELLM else await asyncio.to_thread(_litellm)
         try:
             # The SDK's timeout is per read: a server trickling one byte a second never trips it. This one
             # bounds the whole request.
@@ -764,11 +771,15 @@ def _tool_call_dict(call: Any) -> dict:
 
 
 def _cost(response: Any) -> Optional[float]:
-    try:
-        cost = _litellm().completion_cost(completion_response=response)
-    except Exception:  # a model missing from the price list has no known cost
-        return None
-    return float(cost) if isinstance(cost, (int, float)) else None
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]  # litellm priced the reply already: pricing it again costs ~1 ms a call
+    else:
+        try:
+            cost = _litellm().completion_cost(completion_response=response)
+        except Exception:  # a model missing from the price list has no known cost
+            return None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
 
 
 def _retry_after(exc: Exception) -> Optional[float]:

@@ -375,9 +375,12 @@ def test_the_agent_cannot_write_the_verdict_end_to_end():
 def test_canonical_form_writes_dates_and_numbers_one_way():
     from runner.score.cascade import canonical_form
 
-    text, facts = canonical_form("Paid €1,500.00 on 5 Jan 2025 (ref A320, v3.11.7), then 1500.50 on 20250106")
-    assert text == "Paid 1500 on 2025-01-05 (ref A320, v3.11.7), then 1500.5 on 2025-01-06"
+    text, facts = canonical_form("Paid €1,500.00 on 5 Jan 2025 (ref A320, v3.11.7), then 1500.50 on 20250106 at 10:00")
+    assert text == "Paid 1500 on 2025-01-05 (ref A320, v3.11.7), then 1500.5 on 2025-01-06 at 10:00"
     assert facts == [("amount", "1500"), ("date", "2025-01-05"), ("amount", "1500.5"), ("date", "2025-01-06")]
+    assert canonical_form("1,500 and 1500.0 and +1500") == ("1500 and 1500 and 1500", [("amount", "1500")])
+    assert canonical_form("15000 or 1500.5 or 1,50") == ("15000 or 1500.5 or 1,50",
+                                                         [("amount", "15000"), ("amount", "1500.5")])
 
 
 def test_an_answer_missing_a_date_of_the_reference_does_not_match():
@@ -397,6 +400,25 @@ def test_the_similarity_stages_compare_the_canonical_texts():
     embedder = FakeEmbedder(0.9)
     decision = cascade(embedder=embedder).compare("Due 20250105, 1,500 EUR", "due January 5, 2025: 1500 EUR")
     assert decision.matched and embedder.calls == [("Due 2025-01-05, 1500 EUR", "due 2025-01-05: 1500 EUR")]
+
+
+async def _judged(judge_obj, *args):
+    return await judge_obj.asemantic_match(*args)
+
+
+def test_the_async_judge_entry_point_over_real_http():
+    import asyncio
+    import re as regex
+
+    from tests.fakes.openai_server import FakeOpenAI
+
+    def judge(request):
+        token = regex.search(r"BEGIN-(V[0-9A-F]{20})", request["messages"][0]["content"]).group(1)
+        return f'Both name the city. {{"reason": "same city", "match": true, "score": 0.9, "verdict_id": "{token}"}}'
+
+    with FakeOpenAI(default=judge) as fake:
+        answer = asyncio.run(_judged(http_judge(fake), "Paris", "paris, France", "the agent's answer"))
+    assert (answer.matched, answer.score, answer.reason) == (True, 0.9, "same city")
 
 
 def test_a_judge_sees_the_texts_as_written():
@@ -505,3 +527,13 @@ def test_concurrent_comparisons_from_threads_share_memo_and_batch():
     assert errors == [] and len(results) == 160 and all(results)
     pending_batches = [b for b in embedder.batches if "answer h" in b and "answer a" in b]
     assert len(pending_batches) == 1  # the expected texts went out once, in one batch
+
+
+@pytest.mark.slow
+def test_the_recorded_watsonx_answer_matches_offline_and_a_wrong_period_does_not():
+    reference = "Your timeoff schedule for 20250101 to 20250303 is: 20250105"
+    recorded = "Your timeoff schedule for the period of January 1, 2025, to March 3, 2025, is on January 5, 2025."
+    decision = cascade().compare(reference, recorded, context="the agent's answer")
+    assert (decision.matched, decision.decided_by) == (True, "embedding")
+    wrong = cascade().compare(reference, recorded.replace("March 3", "December 31"))
+    assert (wrong.matched, wrong.decided_by) == (False, "embedding")

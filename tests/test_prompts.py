@@ -6,21 +6,27 @@ import pytest
 from runner.prompts import PromptError, PromptLibrary
 
 
+VARIABLES = dict(expected="EXP-1", actual="ACT-2", context="CTX-3", context_json='"CTX-3"',
+                 data_json='{"expected": "EXP-1", "actual": "ACT-2"}', boundary="VTOKEN")
+
+
 def test_builtin_semantic_match_renders_all_variables():
-    text = PromptLibrary().render("semantic_match.j2", expected="EXP-1", actual="ACT-2", context="CTX-3")
-    assert "EXP-1" in text and "ACT-2" in text and "CTX-3" in text
-    assert '"match"' in text and '"score"' in text and '"reason"' in text
-    assert not text.startswith("\n") and "semantic_match v1" not in text  # the version comment is not sent
+    text = PromptLibrary().render("semantic_match.j2", **VARIABLES)
+    assert '{"expected": "EXP-1", "actual": "ACT-2"}' in text and '"CTX-3"' in text
+    assert "\nBEGIN-VTOKEN\n" in text and "\nEND-VTOKEN\n" in text and '"verdict_id": "VTOKEN"' in text
+    assert text.index('"reason"') < text.index('"match"') < text.index('"score"')  # reason before the verdict
+    assert not text.startswith("\n") and "semantic_match v2" not in text  # the version comment is not sent
     assert "semantic_match.j2" in PromptLibrary().names()
 
 
 def test_missing_variable_names_it_and_the_line():
+    variables = {name: value for name, value in VARIABLES.items() if name != "data_json"}
     with pytest.raises(PromptError) as error:
-        PromptLibrary().render("semantic_match.j2", expected="a", actual="b")
-    assert error.value.variable == "context"
+        PromptLibrary().render("semantic_match.j2", **variables)
+    assert error.value.variable == "data_json"
     assert error.value.template == "semantic_match.j2"
     assert isinstance(error.value.line, int)
-    assert "'context'" in str(error.value) and f"line {error.value.line}" in str(error.value)
+    assert "'data_json'" in str(error.value) and f"line {error.value.line}" in str(error.value)
 
 
 def test_missing_attribute_in_user_template(tmp_path):

@@ -290,10 +290,10 @@ def _text(value: Any) -> Optional[str]:
 
 # ---------------------------------------------------------------- offline facts: dates and amounts
 
-# A number as people write amounts: 1500, 1,500, 1,500.00, €1,500, -3.5. Not part of a word (A320)
-# or of a longer dotted/slashed token (3.11.7, 1/2).
-_NUMBER = re.compile(r"(?<![\w.,/])(?P<sign>[-+])?(?:[$€£¥]\s?)?"
-                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?P<fraction>\.\d+)?(?![\w/]|[.,]\d)")
+# A number as people write amounts: 1500, 1,500, 1,500.00, €1,500, -3.5. Not part of a word (A320),
+# of a longer dotted/slashed token (3.11.7, 1/2) or of a time of day (10:00 vs "10 am" is for a judge).
+_NUMBER = re.compile(r"(?<![\w.,/:])(?P<sign>[-+])?(?:[$€£¥]\s?)?"
+                     r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?P<fraction>\.\d+)?(?![\w/:]|[.,]\d)")
 _MAX_FACT_TEXT = 5_000  # facts are looked for in answers, not in whole documents
 
 

@@ -216,3 +216,26 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True  # the client gave up (timeout test): nothing to deliver
 
     return Handler
+
+
+def main() -> None:
+    """Serve `ok` to every request after --delay seconds, in a process of its own (benchmarks: the
+    server's work then does not share the measured process's interpreter lock). Prints the base URL."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible server on 127.0.0.1")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    options = parser.parse_args()
+    fake = FakeOpenAI(default=lambda request: Reply(content="ok", delay_s=options.delay))
+    fake.start()
+    print(fake.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
