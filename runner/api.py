@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from . import __version__
 from .case_index import CaseIndex, index_cases
-from .config import LoadedConfig, find_config, load_config
+from .config import LoadedConfig, find_config, load_config, suite_roots
 from .results import CaseResult, Summary
 from .run_folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from .secrets import Redactor, redact_config, secret_values
@@ -46,7 +46,7 @@ def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequenc
 
     if config is None:
         config, _ = load_config(find_config(list(paths)))
-    result = load_suites(paths, _exclusion(config))
+    result = load_suites(paths, _exclusion(config), roots=suite_roots(list(paths), config))
     result.cases = [c for c in result.cases if selected(c.id, c.tags, filters, tags)]
     return result
 
@@ -61,7 +61,7 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> li
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded))
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,
                                  *check_agent_names(loaded_suites.cases, loaded.config)])
 
@@ -130,8 +130,11 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     from .llm import configure as configure_llm
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
-    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), filters=request.filters, tags=request.tags,
-                                   config=loaded.config)
+    roots = suite_roots(list(request.paths), loaded)
+    if request.conversations_dir is not None:  # rescore reads the saved run's conversations
+        roots.append(request.conversations_dir.resolve())
+    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
+                                   tags=request.tags, config=loaded.config)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
@@ -162,19 +165,19 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir),
-                        save_conversation=folder.save_conversation)
+                        roots=roots, save_conversation=folder.save_conversation)
 
     stop = Stop()
 
-    def save(position: int, result: CaseResult) -> None:
+    def save(position: int, part: int, result: CaseResult) -> None:
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
         try:
-            saved = folder.add(position, result)
+            saved = folder.add(position, part, result)
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
-        tally.add(saved)
+        tally.add(saved, index.refs[position].id)
         on_result(saved)
 
     async def run_all() -> None:

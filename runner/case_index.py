@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
-from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .suite.load import Exclusion, _duplicate_case_ids, collect_files, load_file
+from .suite.diagnostics import Diagnostic, sort_diagnostics
+from .suite.load import Exclusion, load_file, load_suites
 from .suite.models import Case, SourceRef
 
 if TYPE_CHECKING:
@@ -27,13 +27,19 @@ _FILES_KEPT = 32
 class CaseRef:
     """Where a selected case is: its file, its place among the file's cases, and what selection needs."""
 
-    id: str
+    id: str  # as the run names it (a file-name id may be qualified by its folder when two collide)
+    file_id: str  # as its file yields it
     path: Path
     explicit: bool  # named on the command line (read strictly) or found in a folder
     index: int  # position among the cases the file yields
     source: SourceRef
     tags: tuple[str, ...]
-    skip: bool
+    agent: Optional[str]
+
+
+def _ref(path: Path, explicit: bool, index: int, case: Case) -> CaseRef:
+    return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
+                   tags=tuple(case.tags), agent=case.agent)
 
 
 @dataclass
@@ -43,32 +49,19 @@ class CaseIndex:
     files: list[str] = field(default_factory=list)
 
 
-def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, filters: Sequence[str] = (),
-                tags: Sequence[str] = (), config: Optional["Config"] = None) -> CaseIndex:
+def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: Optional[Sequence[Path]] = None,
+                filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too."""
     from .agents import check_agent_names
 
-    files, problems = collect_files(list(paths), exclude)
-    index = CaseIndex(diagnostics=list(problems))
-    every: list[CaseRef] = []
-    for path, explicit in files:
-        cases, diagnostics, is_suite = load_file(path, explicit=explicit)
-        index.diagnostics.extend(diagnostics)
-        if config is not None:
-            index.diagnostics.extend(check_agent_names(cases, config))
-        if is_suite:
-            index.files.append(str(path))
-        every.extend(CaseRef(id=case.id, path=path, explicit=explicit, index=i, source=case.source,
-                             tags=tuple(case.tags), skip=bool(case.skip)) for i, case in enumerate(cases))
-    index.diagnostics.extend(_duplicate_case_ids(every))  # needs only .id and .source
-    if has_errors(index.diagnostics):
-        bad = {d.path for d in index.diagnostics if d.severity == "error"}
-        every = [ref for ref in every if ref.source.path not in bad]
-    index.refs = [ref for ref in every if selected(ref.id, ref.tags, filters, tags)]
-    index.diagnostics = sort_diagnostics(index.diagnostics)
-    return index
+    loaded = load_suites(paths, exclude, roots=roots, keep=_ref)
+    diagnostics = list(loaded.diagnostics)
+    if config is not None:
+        diagnostics.extend(check_agent_names(loaded.cases, config))  # reads .agent, .id and .source only
+    refs = [ref for ref in loaded.cases if selected(ref.id, ref.tags, filters, tags)]
+    return CaseIndex(refs=refs, diagnostics=sort_diagnostics(diagnostics), files=loaded.files)
 
 
 def selected(case_id: str, case_tags: Iterable[str], filters: Sequence[str], tags: Sequence[str]) -> bool:
@@ -84,21 +77,23 @@ class CaseChanged(Exception):
 
 
 class CaseLoader:
-    """Reads a referenced case again; the last `_FILES_KEPT` files stay parsed."""
+    """Reads a referenced case again; the last `_FILES_KEPT` files stay parsed. Not thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, roots: Optional[Sequence[Path]] = None) -> None:
+        self.roots = roots
         self._files: OrderedDict[Path, list[Case]] = OrderedDict()
 
     def load(self, ref: CaseRef) -> Case:
         cases = self._files.get(ref.path)
         if cases is None:
-            cases, _, _ = load_file(ref.path, explicit=ref.explicit)
+            cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots)
             self._files[ref.path] = cases
             if len(self._files) > _FILES_KEPT:
                 self._files.popitem(last=False)
         else:
             self._files.move_to_end(ref.path)
-        if ref.index >= len(cases) or cases[ref.index].id != ref.id:
+        if ref.index >= len(cases) or cases[ref.index].id != ref.file_id:
             raise CaseChanged(f"{ref.source.path} changed while the run was going on; case '{ref.id}' is no "
                               "longer where it was (run again)")
-        return cases[ref.index]
+        case = cases[ref.index]
+        return case if ref.id == ref.file_id else case.model_copy(update={"id": ref.id})

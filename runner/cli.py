@@ -125,8 +125,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     import json
 
     from .api import EXIT_USAGE, validate
+    from .config import config_line
     from .suite.diagnostics import has_errors
 
+    print(config_line(list(args.paths)), file=sys.stderr)
     diagnostics = validate(args.paths)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
@@ -157,7 +159,10 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
     from .api import EXIT_NO_CASES, run
     from .report.console import Console, Progress, StageNotes, case_line, print_failures, print_summary
 
+    from .config import config_line
+
     out, err = Console(sys.stdout), Console(sys.stderr)
+    err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
     stage_notes = StageNotes()
     bar: list[Progress] = []
 

@@ -17,7 +17,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from .config import LoadedConfig
@@ -58,16 +58,21 @@ def make_cascade(loaded: LoadedConfig) -> Cascade:
     return Cascade(settings, judge=judge, embedder=embedder, cache_dir=loaded.resolve(config.cache_dir))
 
 
-def transcript_for(case: Case, options: RunOptions) -> Optional[Path]:
-    """The recording a case is scored on, or None when it is played live."""
-    if options.replay_dir is not None:
-        return options.replay_dir / f"{case.id}.json"
-    if case.transcript:
-        return Path(case.source.path).parent / case.transcript
-    if options.conversations_dir is not None:
+def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path]) -> Optional[list[tuple[Optional[int], Path]]]:
+    """The recordings a case is scored on as (run number, path), or None when it is played live.
+    TranscriptError when a recording is named but cannot be used (missing, outside the suite roots)."""
+    from .suite.containment import recordings_for
+
+    if options.replay_dir is not None or case.transcript:
+        return recordings_for(case, roots=roots, replay_dir=options.replay_dir)
+    if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
         from .run_folder import conversation_file_name
 
-        return options.conversations_dir / conversation_file_name(case.id)
+        saved = options.conversations_dir / conversation_file_name(case.id)
+        if not saved.is_file():
+            raise TranscriptError(f"no saved conversation for this case in {options.conversations_dir} (it was not "
+                                  "played live in that run, or its agent failed before saying anything)")
+        return [(None, saved)]
     return None
 
 
@@ -94,50 +99,61 @@ class CaseRunner:
     """Runs one case to its result. Reading and scoring run in worker threads; a live conversation
     runs on the event loop (its model calls share the run's limit)."""
 
-    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None,
+    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None, *,
+                 roots: Sequence[Path] = (),
                  save_conversation: Callable[[str, dict], Optional[Path]] = lambda case_id, data: None):
         self.loaded = loaded
         self.options = options
         self.cascade = cascade or make_cascade(loaded)
+        self.roots = list(roots)
         self.save_conversation = save_conversation
-        self.loader = CaseLoader()
+        self.loader = CaseLoader(self.roots)
         self._load_lock = threading.Lock()
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
             return self.loader.load(ref)
 
-    async def run(self, ref: CaseRef) -> CaseResult:
-        """The case's result; never raises but for cancellation (a failure anywhere is the case's error)."""
+    async def run(self, ref: CaseRef) -> list[CaseResult]:
+        """The case's result (one per recorded run when a --replay folder holds several); never raises
+        but for cancellation: a failure anywhere is the case's error."""
         from .llm import record_calls, summarize
 
         started = time.perf_counter()
         base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags))
         with record_calls() as calls:  # every model call made for this case: here, in its threads, by its agent
             try:
-                result = await self._run(ref, base)
+                results = await self._run(ref, base)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                result = CaseResult(**base, status="error", error=_internal_error("running the case", exc))
-        result.duration_s = time.perf_counter() - started
+                results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+        for result in results:
+            result.duration_s = (time.perf_counter() - started) / len(results)
         if calls:
-            result.model_usage = summarize(calls)
-        return result
+            results[0].model_usage = summarize(calls)
+        return results
 
-    async def _run(self, ref: CaseRef, base: dict) -> CaseResult:
+    async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
         try:
             case = await asyncio.to_thread(self.load, ref)
         except CaseChanged as exc:
-            return CaseResult(**base, status="error", error=str(exc))
+            return [CaseResult(**base, status="error", error=str(exc))]
         base["description"] = case.description
         if case.skip:
             reason = case.skip if isinstance(case.skip, str) else "skip: true"
-            return CaseResult(**base, status="skipped", skip_reason=reason)
-        path = transcript_for(case, self.options)
-        if path is None:
-            return await self._run_live(case, base)
-        return await asyncio.to_thread(self._replay, case, path, base)
+            return [CaseResult(**base, status="skipped", skip_reason=reason)]
+        try:
+            recordings = recordings_of(case, self.options, self.roots)
+        except TranscriptError as exc:
+            return [CaseResult(**base, status="error", error=str(exc))]
+        if recordings is None:
+            return [await self._run_live(case, base)]
+        if len(recordings) == 1:
+            return [await asyncio.to_thread(self._replay, case, recordings[0][1], base)]
+        # watsonx's repeated runs of one case: each run is scored and reported as `<id> run N`
+        return [await asyncio.to_thread(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
+                for run, path in recordings]
 
     def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
         try:
@@ -213,10 +229,10 @@ class Stop:
                 task.cancel()
 
 
-async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable[[int, CaseResult], None],
+async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable[[int, int, CaseResult], None],
                     stop: Stop, concurrency: int = DEFAULT_CONCURRENCY) -> None:
     """Run every case (at most `concurrency` at once), handing each result to `on_result` with the
-    case's position as soon as it finishes. `on_result` must not raise. Returns when all ran or
+    case's position (and the result's number within the case: recorded runs) as soon as it finishes. `on_result` must not raise. Returns when all ran or
     `stop` was requested; a case still running then is cancelled and does not count as finished."""
     pending: Iterator[tuple[int, CaseRef]] = iter(enumerate(refs))
 
@@ -224,10 +240,11 @@ async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable
         for position, ref in pending:  # one shared iterator: each case is taken by exactly one worker
             if stop.reason is not None:
                 return
-            result = await runner.run(ref)
+            results = await runner.run(ref)
             if stop.reason is not None and stop.interrupted:
                 return  # finished after the stop: reported as not run, like the others in flight
-            on_result(position, result)
+            for part, result in enumerate(results):
+                on_result(position, part, result)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(refs))))]
     stop.watch(workers)

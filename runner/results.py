@@ -115,6 +115,8 @@ class Metrics(BaseModel):
 class CaseResult(BaseModel):
     id: str
     status: CaseStatus
+    run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
+                                                  "(watsonx's <id>.runN.messages.json)")
     source: str = Field(description="path:line:column of the case")
     description: Optional[str] = None
     tags: list[str] = Field(default_factory=list)

@@ -44,7 +44,7 @@ class RunFolder:
         self._lock_fd = lock_fd
         self._redact = redact
         self._results = None
-        self._spans: dict[int, tuple[int, int]] = {}  # case position -> (offset, length) in results.jsonl
+        self._spans: dict[tuple[int, int], tuple[int, int]] = {}  # (case position, part) -> (offset, length)
         self._size = 0
 
     # ------------------------------------------------------------------ opening
@@ -79,7 +79,7 @@ class RunFolder:
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
 
-    def add(self, position: int, result: CaseResult) -> CaseResult:
+    def add(self, position: int, part: int, result: CaseResult) -> CaseResult:
         """Write one finished case as a line of results.jsonl, flushed at once. Returns the result as
         saved (a result that cannot be serialised whole is saved without its conversation, or as an
         error saying why)."""
@@ -91,7 +91,7 @@ class RunFolder:
             self._results.flush()
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
-        self._spans[position] = (self._size, len(data) - 1)
+        self._spans[(position, part)] = (self._size, len(data) - 1)
         self._size += len(data)
         return saved
 
@@ -123,8 +123,8 @@ class RunFolder:
             self._results.close()
             self._results = None
 
-    def saved_results(self) -> Iterator[tuple[int, CaseResult]]:
-        """(position, result) for every saved case, in collection order, read back from the disk."""
+    def saved_results(self) -> Iterator[tuple[tuple[int, int], CaseResult]]:
+        """((position, part), result) for every saved case, in collection order, read back from the disk."""
         with open(self.results_path, "rb") as source:
             for position in sorted(self._spans):
                 offset, length = self._spans[position]

@@ -24,9 +24,10 @@ class Tally:
     _sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0.0))
     _ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0))
 
-    def add(self, result: CaseResult) -> None:
+    def add(self, result: CaseResult, case_id: Optional[str] = None) -> None:
+        """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
         self.counts[result.status] += 1
-        self.finished.add(result.id)
+        self.finished.add(case_id or result.id)
         if result.judge_fallbacks:
             self.judge_fallback_cases += 1
         if result.metrics is not None:

@@ -234,11 +234,14 @@ goal_details:
     assert lint(text) == [
         "s.yaml:1:22: error: forbid_extra_calls[0] must be text, got the boolean true",
         "s.yaml:1:28: error: forbid_extra_calls[1] must be text, got a list [\"x\"]",
-        "s.yaml:2:8: error: goals must be a mapping, got a list [\"a\", \"b\"]",
+        "s.yaml:2:8: error: goals must be a map of goal name → goals that come after it (a list of goal names); "
+        "here it is a list [\"a\", \"b\"]",
         "s.yaml:4:5: error: goal_details[0] must be a mapping, got the text 'just text'",
         "s.yaml:5:24: error: goal_details[1].name must be text, got a list [\"a\"]",
-        "s.yaml:6:52: error: goal_details[2].args must be a mapping, got a list [1, 2]",
-        "s.yaml:7:74: error: goal_details[3].arg_matching must be a mapping, got a list [\"x\"]",
+        "s.yaml:6:52: error: goal_details[2].args must be a map of argument name → expected value; here it is a "
+        "list [1, 2]",
+        "s.yaml:7:74: error: goal_details[3].arg_matching must be a map of argument name → how to compare it (a "
+        "mode such as fuzzy, or a rule); here it is a list [\"x\"]",
     ]
 
 

@@ -338,6 +338,7 @@ def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_
     assert result.returncode == 4
     assert "out:1:1: error: --output-dir: 'out' exists and is not a folder" in result.stderr.splitlines()
     assert result.stdout == ""
+    assert result.stderr.splitlines()[0] == "config: evalrun.yaml"  # every run says which config it obeys
     assert (tmp_path / "out").read_text() == "not a folder"
 
 
@@ -348,8 +349,9 @@ def test_an_output_dir_that_cannot_be_made_is_a_usage_error_before_anything_runs
     result = run_cli("suites", "--output-dir", "afile/out", cwd=tmp_path)
     assert result.returncode == 4
     assert "Traceback" not in result.stderr
-    assert result.stderr.splitlines()[0] == ("afile/out:1:1: error: cannot write the run's results to 'afile/out': "
-                                             "Not a directory: 'afile/out'")
+    assert result.stderr.splitlines()[:2] == ["config: evalrun.yaml",
+                                              "afile/out:1:1: error: cannot write the run's results to 'afile/out': "
+                                              "Not a directory: 'afile/out'"]
     assert result.stdout == ""
 
 

@@ -13,7 +13,7 @@ def test_a_config_above_the_repository_root_is_never_used(tmp_path):
     write(tmp_path / "evalrun.yaml", "judge: {model: openai/gpt-4o-mini, api_base: http://attacker.example}\n")
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    write(repo / "suites" / "a.yaml", "goal_details: []\n")
+    write(repo / "suites" / "a.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     assert find_config([repo / "suites"], cwd=repo) is None
     assert config_search([repo / "suites"], cwd=repo).searched == [(repo / "suites").resolve(), repo.resolve()]
 
@@ -63,7 +63,7 @@ def test_validate_ignores_a_broken_config_in_a_parent_folder(tmp_path):
     write(tmp_path / "evalrun.yaml", "similarity_threshold: 5\n")
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    write(project / "suites" / "a.yaml", "goal_details: []\n")
+    write(project / "suites" / "a.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     done = run_cli("validate", "suites", cwd=project, timeout=60)
     assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
 
@@ -72,7 +72,7 @@ def test_a_dangling_config_link_is_found_and_reported_not_skipped(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".git").mkdir()
     os.symlink("missing.yaml", tmp_path / "evalrun.yaml")
-    write(tmp_path / "s" / "a.yaml", "goal_details: []\n")
+    write(tmp_path / "s" / "a.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     done = run_cli("validate", "s", cwd=tmp_path, timeout=60)
     assert done.returncode == 4
     assert done.stdout == "evalrun.yaml:1:1: error: cannot read file: no such file\n"

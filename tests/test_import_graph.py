@@ -22,13 +22,27 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _imports(tree: ast.AST):
+    """Every import statement, at any depth, except those under `if TYPE_CHECKING:` (annotations only:
+    they never run, so they cannot close a circle at import time)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def import_graph() -> dict[str, set[str]]:
     """module -> runner modules it imports anywhere in its text (top level or inside a function)."""
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]

@@ -75,7 +75,7 @@ def test_the_cli_refuses_a_fifo_suite_and_exits_4(tmp_path):
 
 
 def test_a_fifo_config_is_refused_too(tmp_path):
-    write(tmp_path / "s" / "a.yaml", "goal_details: []\n")
+    write(tmp_path / "s" / "a.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     os.mkfifo(tmp_path / "s" / "evalrun.yaml")
     (tmp_path / ".git").mkdir()
     result = run_cli("validate", "s", cwd=tmp_path, timeout=30)
@@ -84,7 +84,7 @@ def test_a_fifo_config_is_refused_too(tmp_path):
 
 
 def test_a_fifo_in_a_suites_folder_is_passed_over_with_a_note(tmp_path):
-    write(tmp_path / "s" / "a.yaml", "goal_details: []\n")
+    write(tmp_path / "s" / "a.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     os.mkfifo(tmp_path / "s" / "pipe.json")
     (tmp_path / ".git").mkdir()
     result = run_cli("validate", "s", cwd=tmp_path, timeout=30)
@@ -106,7 +106,7 @@ def test_a_symlink_loop_named_explicitly_is_a_diagnostic(tmp_path, monkeypatch):
 @pytest.mark.parametrize("with_exclude", [False, True])
 def test_symlink_loops_in_a_folder_are_passed_over(tmp_path, monkeypatch, with_exclude):
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / "s" / "ok.yaml", "goal_details: []\n")
+    write(tmp_path / "s" / "ok.yaml", "forbid_extra_calls: true\ngoal_details: []\n")
     os.symlink("loop2.yaml", "s/loop1.yaml")
     os.symlink("loop1.yaml", "s/loop2.yaml")
     os.symlink(".", "s/self")  # a folder that contains itself

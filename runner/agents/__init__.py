@@ -9,45 +9,10 @@ Adding a kind is adding a module. Modules import nothing heavy at the top: the c
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from types import ModuleType
-from typing import Annotated, Any, Union
-
-from pydantic import Field
-
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, parse_reply
+from ._registry import KINDS, AgentDefinition, create_agent, kind_module
 from ._names import AgentNotFound, agent_for, agent_name_for, check_agent_names, check_agent_override
 
 __all__ = ["Agent", "AgentEnv", "AgentError", "AgentNotFound", "AgentStop", "TurnContext", "AgentDefinition", "KINDS",
            "agent_for", "agent_name_for", "check_agent_names", "check_agent_override", "create_agent", "kind_module",
            "parse_reply"]
-
-
-def _discover() -> dict[str, ModuleType]:
-    found: dict[str, ModuleType] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if kind is not None:
-            found[kind] = module
-    return found
-
-
-_KIND_MODULES = _discover()
-KINDS: tuple[str, ...] = tuple(_KIND_MODULES)
-
-# The `agents:` entries of evalrun.yaml: `type` says which kind's options apply.
-AgentDefinition = Annotated[Union[tuple(m.Options for m in _KIND_MODULES.values())],  # type: ignore[misc]
-                            Field(discriminator="type")]
-
-
-def kind_module(kind: str) -> ModuleType:
-    return _KIND_MODULES[kind]
-
-
-def create_agent(name: str, definition: Any, env: AgentEnv) -> Agent:
-    """A fresh agent (for one conversation) from its evalrun.yaml definition."""
-    return _KIND_MODULES[definition.type].create(name, definition, env)

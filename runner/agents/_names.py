@@ -73,7 +73,7 @@ def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = N
               llm_client: Any = None) -> "Agent":
     """A fresh agent for one case's conversation, built from evalrun.yaml; AgentNotFound when none fits.
     `llm_client(settings, role)` gives model targets the run's LLM client."""
-    from . import create_agent
+    from ._registry import create_agent
 
     name = agent_name_for(case, loaded.config, override)
     return create_agent(name, loaded.config.agents[name], AgentEnv(base_dir=loaded.base_dir, llm_client=llm_client))

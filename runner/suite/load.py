@@ -6,6 +6,7 @@ reported at once; a file with errors yields no cases.
 """
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fnmatch
 import os
@@ -13,7 +14,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -108,16 +109,25 @@ class FileOutcome:
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
-                roots: Optional[Sequence[Path]] = None) -> LoadResult:
+                roots: Optional[Sequence[Path]] = None,
+                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
-    folders of `paths` and of the evalrun.yaml that applies to them."""
+    folders of `paths` and of the evalrun.yaml that applies to them.
+
+    `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
+    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
-    outcomes = [(path, _load(path, explicit=explicit, roots=roots)) for path, explicit in files]
+    outcomes = []
+    for path, explicit in files:
+        outcome = _load(path, explicit=explicit, roots=roots)
+        if keep is not None:
+            outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
+        outcomes.append((path, outcome))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     passed_over: dict[Path, list[str]] = {}
     _qualify_colliding_file_ids(outcomes, paths)
@@ -165,7 +175,14 @@ def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given:
             except ValueError:
                 continue
             if relative != ".":
-                outcome.cases[i] = outcome.cases[i].model_copy(update={"id": f"{relative}/{outcome.cases[i].id}"})
+                outcome.cases[i] = _renamed(outcome.cases[i], f"{relative}/{outcome.cases[i].id}")
+
+
+def _renamed(item: Any, new_id: str) -> Any:
+    """A case (a model) or what `keep` made of it (a dataclass) with another id."""
+    if dataclasses.is_dataclass(item):
+        return dataclasses.replace(item, id=new_id)
+    return item.model_copy(update={"id": new_id})
 
 
 def _default_roots(paths: list[Path]) -> list[Path]:
