@@ -424,16 +424,10 @@ class LLMRuntime:
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
         self._model_limiters: dict[tuple, Limiter] = {}
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._background: Optional[asyncio.AbstractEventLoop] = None
 
     def client(self, settings: ModelSettings, role: Role, cache_dir: Optional[Path] = None) -> "LLMClient":
         return LLMClient(settings, cache_dir, role=role, runtime=self)
-
-    def bind_loop(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """The run's main event loop: blocking calls from worker threads are run on it, so that every
-        call shares one loop (and litellm's connection pools). Called automatically by acomplete."""
-        self._loop = loop or asyncio.get_running_loop()
 
     def breaker(self, settings: ModelSettings, role: str) -> Breaker:
         with self._lock:
@@ -458,16 +452,13 @@ class LLMRuntime:
             return self.totals.model_copy(deep=True)
 
     def run_blocking(self, coroutine: Any) -> Any:
-        """Run `coroutine` to its end from synchronous code: on the run's main loop when this thread is
-        a worker beside it, else on a private background loop (never deadlocks the calling loop)."""
-        try:
-            own = asyncio.get_running_loop()
-        except RuntimeError:
-            own = None
-        loop = self._loop
-        if loop is None or own is loop or loop.is_closed() or not loop.is_running():
-            loop = self._background_loop()
-        future: Future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        """Run `coroutine` to its end from synchronous code, on the layer's own event loop thread.
+
+        Never on the caller's loop: litellm runs part of every call in its loop's default executor,
+        and the threads that block here are usually that executor's (scoring in asyncio.to_thread), so
+        a few blocked scorers would starve the very calls they wait for. The limiter, cache and
+        breakers are shared across loops, so the run-wide limit still holds."""
+        future: Future = asyncio.run_coroutine_threadsafe(coroutine, self._background_loop())
         return future.result()
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
@@ -551,8 +542,6 @@ class LLMClient:
         """The model's reply to `messages`. `accept` (optional) raises LLMError for a reply that cannot
         be used: such a reply is neither returned nor cached. `repeat` numbers repeated runs of the
         same request (each has its own cache entry). Raises LLMError with the reason."""
-        if self.runtime._loop is None or self.runtime._loop.is_closed():
-            self.runtime.bind_loop()
         try:
             completion = await self._call(messages, tools, response_format, repeat, accept, params)
         except LLMError as error:
@@ -1000,5 +989,14 @@ def parse_verdict(content: Optional[str], token: Optional[str]) -> dict:
 
 
 def parse_json_object(content: str) -> dict:
-    """A reply that must be exactly one JSON object (bare or fenced); LLMError otherwise."""
-    return parse_verdict(content, None)
+    """The model's final JSON object: the whole reply when it is one (bare or in a ```json fence), else
+    the LAST top-level object in it, never an earlier one it quoted; LLMError when there is none."""
+    if not isinstance(content, str):
+        raise LLMError("reply has no text")
+    try:
+        return parse_verdict(content, None)
+    except LLMError:
+        found = json_objects(content)
+        if found:
+            return found[-1]
+        raise

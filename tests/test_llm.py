@@ -664,3 +664,44 @@ def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
         return client.complete(USER)  # blocks this loop: the call runs on the layer's own loop instead
 
     assert asyncio.run(asyncio.wait_for(scenario(), 20)).content == "second"
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"a": 1}', {"a": 1}),
+    ('```json\n{"a": {"b": [1, 2]}}\n```', {"a": {"b": [1, 2]}}),
+    ('They said {"done": true}; my answer: {"done": false, "message": "hi"}', {"done": False, "message": "hi"}),
+    ('noise {not json} then {"a": 2}', {"a": 2}),
+])
+def test_parse_json_object_takes_the_final_object(content, expected):
+    from runner.llm import parse_json_object
+
+    assert parse_json_object(content) == expected
+
+
+@pytest.mark.parametrize("content", ["", "[1, 2]", "{broken", "true"])
+def test_parse_json_object_rejects(content):
+    from runner.llm import parse_json_object
+
+    with pytest.raises(LLMError, match="reply is not JSON"):
+        parse_json_object(content)
+
+
+def test_blocking_calls_from_a_busy_executor_do_not_starve_the_loop(fake):
+    """Scoring threads fill the main loop's executor and each waits for a judge call; litellm also needs
+    an executor thread for every call. The judge calls must not need the main loop's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake.default = lambda request: Reply(content="ok", delay_s=0.1)
+    runtime = LLMRuntime(concurrency=4)
+    agent = client_for(fake, runtime=runtime, role="agent")
+    judge = client_for(fake, runtime=runtime, role="judge")
+
+    async def scenario():
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2))
+        scorers = [asyncio.to_thread(judge.complete, [{"role": "user", "content": f"judge {i}"}]) for i in range(4)]
+        agents = [agent.acomplete([{"role": "user", "content": f"agent {i}"}]) for i in range(4)]
+        return await asyncio.wait_for(asyncio.gather(*scorers, *agents), 20)
+
+    started = time.monotonic()
+    assert [c.content for c in asyncio.run(scenario())] == ["ok"] * 8
+    assert time.monotonic() - started < 10 and fake.max_in_flight <= 4
