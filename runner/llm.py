@@ -249,8 +249,9 @@ class Completion:
 
 
 class Limiter:
-    """At most `limit` holders at once, across every thread and event loop of the process (scoring
-    threads call the judge while agent calls run on the main loop: one limit covers both).
+    """At most `limit` holders at once, across every thread and event loop of the process (agent calls
+    run on the run's loop, blocking judge calls from scoring threads on the layer's own: one limit
+    covers both).
 
     While the provider answers 429 the effective limit halves (at most once a second, never below 1);
     after as many successes in a row as the current limit it grows by one again, up to `limit`."""
@@ -424,7 +425,6 @@ class LLMRuntime:
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
         self._model_limiters: dict[tuple, Limiter] = {}
-        self._background: Optional[asyncio.AbstractEventLoop] = None
 
     def client(self, settings: ModelSettings, role: Role, cache_dir: Optional[Path] = None) -> "LLMClient":
         return LLMClient(settings, cache_dir, role=role, runtime=self)
@@ -458,16 +458,23 @@ class LLMRuntime:
         and the threads that block here are usually that executor's (scoring in asyncio.to_thread), so
         a few blocked scorers would starve the very calls they wait for. The limiter, cache and
         breakers are shared across loops, so the run-wide limit still holds."""
-        future: Future = asyncio.run_coroutine_threadsafe(coroutine, self._background_loop())
+        future: Future = asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
         return future.result()
 
-    def _background_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._background is None or self._background.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
-                self._background = loop
-            return self._background
+
+_background: Optional[asyncio.AbstractEventLoop] = None
+_background_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """The layer's own event loop, in a daemon thread: one per process, shared by every run."""
+    global _background
+    with _background_lock:
+        if _background is None or _background.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
+            _background = loop
+        return _background
 
 
 _runtime: Optional[LLMRuntime] = None
