@@ -885,15 +885,37 @@ class LLMJudge:
 
     def semantic_match(self, expected: str, actual: str, context: str) -> JudgeVerdict:
         messages, token = self._messages(expected, actual, context)
-        completion = self.client.complete(messages, response_format=self._response_format(),
-                                          accept=lambda c: verdict_from_reply(parse_verdict(c.content, token)))
+        accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731
+        response_format = self._response_format()
+        try:
+            completion = self.client.complete(messages, response_format=response_format, accept=accept)
+        except LLMError as error:
+            if not self._plain_instead(response_format, error):
+                raise
+            completion = self.client.complete(messages, accept=accept)
         return verdict_from_reply(parse_verdict(completion.content, token))
 
     async def asemantic_match(self, expected: str, actual: str, context: str) -> JudgeVerdict:
         messages, token = self._messages(expected, actual, context)
-        completion = await self.client.acomplete(messages, response_format=self._response_format(),
-                                                 accept=lambda c: verdict_from_reply(parse_verdict(c.content, token)))
+        accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731
+        response_format = self._response_format()
+        try:
+            completion = await self.client.acomplete(messages, response_format=response_format, accept=accept)
+        except LLMError as error:
+            if not self._plain_instead(response_format, error):
+                raise
+            completion = await self.client.acomplete(messages, accept=accept)
         return verdict_from_reply(parse_verdict(completion.content, token))
+
+    def _plain_instead(self, response_format: Optional[dict], error: LLMError) -> bool:
+        """Under `auto`, a deployment that refuses the schema (HTTP 400) is asked in plain text from
+        now on: litellm's list of capable models describes the model, not every server that hosts it."""
+        if response_format is None or getattr(self.client.settings, "structured_output", "never") != "auto":
+            return False
+        if not error.reason.startswith("HTTP 400 "):
+            return False
+        self._structured = False
+        return True
 
     def _messages(self, expected: str, actual: str, context: str) -> tuple[list[dict], str]:
         token = boundary_token(expected, actual, context)

@@ -705,3 +705,30 @@ def test_blocking_calls_from_a_busy_executor_do_not_starve_the_loop(fake):
     started = time.monotonic()
     assert [c.content for c in asyncio.run(scenario())] == ["ok"] * 8
     assert time.monotonic() - started < 10 and fake.max_in_flight <= 4
+
+
+def test_auto_structured_output_falls_back_to_plain_text_when_refused(fake):
+    """litellm says gpt-4o-mini takes a schema; this server does not: ask in plain text from then on."""
+    def server(request):
+        if "response_format" in request:
+            return Reply(status=400, content="response_format json_schema is not supported here")
+        return verdict(token_of(request), True, "same")
+
+    fake.default = server
+    judge = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini", max_retries=0, cache=False),
+                               role="judge", runtime=LLMRuntime()), PromptLibrary())
+    judge.client.settings = judge.client.settings.model_copy(update={"api_base": fake.base_url})
+    judge._structured = True  # what auto decided for gpt-4o-mini without an api_base
+    assert judge.semantic_match("a", "b", "answer").matched is True
+    assert judge.semantic_match("a", "c", "answer").matched is True
+    assert ["response_format" in r for r in fake.requests] == [True, False, False]
+
+
+def test_auto_asks_litellm_whether_the_model_takes_a_schema():
+    runtime = LLMRuntime()
+    known = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini"), runtime=runtime), PromptLibrary())
+    unknown = LLMJudge(LLMClient(JudgeSettings(model="ollama/llama3.1"), runtime=runtime), PromptLibrary())
+    served = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1"),
+                                runtime=runtime), PromptLibrary())
+    assert known._response_format()["json_schema"]["strict"] is True
+    assert unknown._response_format() is None and served._response_format() is None
