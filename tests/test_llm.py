@@ -664,3 +664,71 @@ def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
         return client.complete(USER)  # blocks this loop: the call runs on the layer's own loop instead
 
     assert asyncio.run(asyncio.wait_for(scenario(), 20)).content == "second"
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"a": 1}', {"a": 1}),
+    ('```json\n{"a": {"b": [1, 2]}}\n```', {"a": {"b": [1, 2]}}),
+    ('They said {"done": true}; my answer: {"done": false, "message": "hi"}', {"done": False, "message": "hi"}),
+    ('noise {not json} then {"a": 2}', {"a": 2}),
+])
+def test_parse_json_object_takes_the_final_object(content, expected):
+    from runner.llm import parse_json_object
+
+    assert parse_json_object(content) == expected
+
+
+@pytest.mark.parametrize("content", ["", "[1, 2]", "{broken", "true"])
+def test_parse_json_object_rejects(content):
+    from runner.llm import parse_json_object
+
+    with pytest.raises(LLMError, match="reply is not JSON"):
+        parse_json_object(content)
+
+
+def test_blocking_calls_from_a_busy_executor_do_not_starve_the_loop(fake):
+    """Scoring threads fill the main loop's executor and each waits for a judge call; litellm also needs
+    an executor thread for every call. The judge calls must not need the main loop's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake.default = lambda request: Reply(content="ok", delay_s=0.1)
+    runtime = LLMRuntime(concurrency=4)
+    agent = client_for(fake, runtime=runtime, role="agent")
+    judge = client_for(fake, runtime=runtime, role="judge")
+
+    async def scenario():
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2))
+        scorers = [asyncio.to_thread(judge.complete, [{"role": "user", "content": f"judge {i}"}]) for i in range(4)]
+        agents = [agent.acomplete([{"role": "user", "content": f"agent {i}"}]) for i in range(4)]
+        return await asyncio.wait_for(asyncio.gather(*scorers, *agents), 20)
+
+    started = time.monotonic()
+    assert [c.content for c in asyncio.run(scenario())] == ["ok"] * 8
+    assert time.monotonic() - started < 10 and fake.max_in_flight <= 4
+
+
+def test_auto_structured_output_falls_back_to_plain_text_when_refused(fake):
+    """litellm says gpt-4o-mini takes a schema; this server does not: ask in plain text from then on."""
+    def server(request):
+        if "response_format" in request:
+            return Reply(status=400, content="response_format json_schema is not supported here")
+        return verdict(token_of(request), True, "same")
+
+    fake.default = server
+    judge = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini", max_retries=0, cache=False),
+                               role="judge", runtime=LLMRuntime()), PromptLibrary())
+    judge.client.settings = judge.client.settings.model_copy(update={"api_base": fake.base_url})
+    judge._structured = True  # what auto decided for gpt-4o-mini without an api_base
+    assert judge.semantic_match("a", "b", "answer").matched is True
+    assert judge.semantic_match("a", "c", "answer").matched is True
+    assert ["response_format" in r for r in fake.requests] == [True, False, False]
+
+
+def test_auto_asks_litellm_whether_the_model_takes_a_schema():
+    runtime = LLMRuntime()
+    known = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini"), runtime=runtime), PromptLibrary())
+    unknown = LLMJudge(LLMClient(JudgeSettings(model="ollama/llama3.1"), runtime=runtime), PromptLibrary())
+    served = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1"),
+                                runtime=runtime), PromptLibrary())
+    assert known._response_format()["json_schema"]["strict"] is True
+    assert unknown._response_format() is None and served._response_format() is None

@@ -33,7 +33,13 @@ class MiniLMEmbedder:
     def model_id(self) -> str:
         """Names the model in cache keys: its folder, or the bundled package and its version."""
         if self._model_path is not None:
-            return f"path:{os.path.abspath(self._model_path)}"
+            # The files' times too: a model replaced in the same folder must not reuse the old scores.
+            folder = os.path.abspath(self._model_path)
+            try:
+                stamp = max((entry.stat().st_mtime_ns for entry in os.scandir(folder) if entry.is_file()), default=0)
+            except OSError:
+                stamp = 0
+            return f"path:{folder}@{stamp}"
         try:
             from importlib.metadata import version
 
