@@ -152,7 +152,7 @@ goal_details:
       code: {regex: "([A-Z]"}
 """
     assert lint(text) == [
-        "s.yaml:7:21: error: invalid regular expression '([A-Z]': missing ), unterminated subpattern at position 0"]
+        "s.yaml:7:21: error: invalid regular expression '([A-Z]': missing ) at position 6"]
 
 
 def test_conflicting_rules(lint):

@@ -332,3 +332,9 @@ def test_without_tool_goals_precision_is_absent_not_zero():
     assert (metrics.tool_call_precision, metrics.tool_call_recall, metrics.text_match) == (None, None, 1.0)
     with_tool = {"goal_details": case["goal_details"] + [{"type": "tool_call", "name": "t", "tool_name": "x", "args": {}}]}
     assert _score(with_tool, messages).metrics.tool_call_precision == 0.0
+
+
+def test_a_regex_that_backtracks_forever_is_stopped_and_explained():
+    (verdict,) = verdicts({"code": "x"}, {"code": "a" * 40 + "!"}, {"code": {"regex": "(a|a)+b"}})
+    assert (verdict.matched, verdict.decided_by) == (False, "regex")
+    assert verdict.reason.startswith("the regular expression /(a|a)+b/ took longer than 1 s on 'aaaa")
