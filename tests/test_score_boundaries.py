@@ -338,3 +338,47 @@ def test_a_regex_that_backtracks_forever_is_stopped_and_explained():
     (verdict,) = verdicts({"code": "x"}, {"code": "a" * 40 + "!"}, {"code": {"regex": "(a|a)+b"}})
     assert (verdict.matched, verdict.decided_by) == (False, "regex")
     assert verdict.reason.startswith("the regular expression /(a|a)+b/ took longer than 1 s on 'aaaa")
+
+
+# ---------------------------------------------------------------- found by mutation testing (mutmut over runner/score/)
+
+@pytest.mark.parametrize("value, described", [
+    (True, "a boolean true"), (3, "an integer 3"), (3.5, "a number with a decimal point 3.5"), ("3", "text '3'"),
+    (None, "null null"), ({"a": 1}, "an object {\"a\": 1}"), ([1], "a list [1]"),
+])
+def test_a_type_mismatch_names_what_was_sent(value, described):
+    expected_type = "string" if not isinstance(value, str) else "integer"
+    (verdict,) = verdicts({"x": "1"}, {"x": value}, {"x": {"type": expected_type}})
+    if isinstance(value, list):
+        assert verdict.reason == "item 0: expected text (type: string), got an integer 1"
+    else:
+        assert verdict.reason.endswith(f", got {described}")
+
+
+def test_a_tolerance_between_a_number_and_text_compares_strict_without_crashing():
+    (verdict,) = verdicts({"n": 10}, {"n": "ten"}, {"n": {"tolerance": 0.5}})
+    assert (verdict.matched, verdict.decided_by, verdict.reason) == (False, "exact", "expected 10, got 'ten'")
+    assert matched({"n": "ten"}, {"n": " TEN"}, {"n": {"tolerance": 0.5}})
+
+
+def test_numbers_too_large_for_a_float_are_compared_exactly():
+    big = 10 ** 400
+    assert matched({"n": big}, {"n": big}, {"n": {"tolerance": 0.5}})
+    assert not matched({"n": big}, {"n": big + 1}, {"n": {"tolerance": 0.5}})
+    fuzzy = {"n": {"mode": "fuzzy", "tolerance": 0.5}}
+    assert [(v.matched, v.decided_by) for v in verdicts({"n": big}, {"n": big + 1}, fuzzy)] == [(False, "number")]
+    assert [(v.matched, v.decided_by) for v in verdicts({"n": big}, {"n": big}, fuzzy)] == [(True, "exact")]
+
+
+def test_a_whole_number_written_with_a_decimal_point_is_still_whole_in_fuzzy_mode():
+    decision = OFFLINE.compare(2025, 2044.0)  # 19 apart is within 1% of 2025, but years are not approximate
+    assert (decision.matched, decision.decided_by) == (False, "number")
+    assert decision.reason == ("2044.0 is not 2025 (whole numbers match only when equal, unless a tolerance is "
+                               "given)")
+
+
+def test_ignore_chars_never_touches_the_ignore_sentinel_and_reaches_list_items():
+    assert matched({"x": "<IGNORE>"}, {"x": "anything"}, {"x": {"ignore_chars": "<>"}})
+    assert not matched({"fs": ["a-b"]}, {"fs": ["xy"]}, {"fs": {"ignore_chars": "-"}})
+    assert matched({"o": {"k": "a-b"}}, {"o": {"k": "AB"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
+    assert not matched({"o": {"k": "a-b"}}, {"o": {"k": "xy"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
