@@ -382,3 +382,10 @@ def test_ignore_chars_never_touches_the_ignore_sentinel_and_reaches_list_items()
     assert not matched({"fs": ["a-b"]}, {"fs": ["xy"]}, {"fs": {"ignore_chars": "-"}})
     assert matched({"o": {"k": "a-b"}}, {"o": {"k": "AB"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
     assert not matched({"o": {"k": "a-b"}}, {"o": {"k": "xy"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
+
+
+def test_an_unscored_predecessor_is_not_reported_as_missed():
+    case = {"goals": {"greets": ["g"]}, "goal_details": [{"type": "interaction", "name": "greets"},
+                                                         {"type": "tool_call", "name": "g", "tool_name": "t", "args": {}}]}
+    greets, g = _score(case, _calls(("t", {}))).goals
+    assert g.explanation == "achieved at message 2: called t with matching arguments"
