@@ -486,7 +486,7 @@ goal_details:
     assert lint(text) == []
 
 
-def test_watsonx_record_datasets_are_read():
+def test_watsonx_record_datasets_are_read(lint):  # lint: runs in a temporary folder
     text = json.dumps({
         "agent": "hr_agent", "dataset_name": None, "summary": "The user asked for time off.",
         "response_summary_version": "v1", "story": "s", "starting_sentence": "hi",
