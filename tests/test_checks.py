@@ -152,7 +152,7 @@ goal_details:
       code: {regex: "([A-Z]"}
 """
     assert lint(text) == [
-        "s.yaml:7:21: error: invalid regular expression '([A-Z]': missing ), unterminated subpattern at position 0"]
+        "s.yaml:7:21: error: invalid regular expression '([A-Z]': missing ) at position 6"]
 
 
 def test_conflicting_rules(lint):
@@ -489,7 +489,7 @@ goal_details:
     assert lint(text) == []
 
 
-def test_watsonx_record_datasets_are_read():
+def test_watsonx_record_datasets_are_read(lint):  # lint: runs in a temporary folder
     text = json.dumps({
         "agent": "hr_agent", "dataset_name": None, "summary": "The user asked for time off.",
         "response_summary_version": "v1", "story": "s", "starting_sentence": "hi",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -178,9 +179,12 @@ def test_version(tmp_path):
 def test_help_lists_the_commands(tmp_path):
     done = evalrun(tmp_path, "--help")
     assert done.returncode == 0
-    for command in ("run", "validate", "schema", "init"):
-        assert command in done.stdout
-    assert evalrun(tmp_path, "validate", "--help").returncode == 0
+    # Each command on a line of its own with what it does (the usage line alone names none of them).
+    listed = dict(re.findall(r"^    (\w+) +(\S.*)$", done.stdout, re.MULTILINE))
+    assert list(listed) == ["run", "validate", "schema", "init"]
+    assert all(len(description.split()) >= 3 for description in listed.values())
+    validate = evalrun(tmp_path, "validate", "--help")
+    assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")
 
 
 _PROBE = """

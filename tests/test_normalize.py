@@ -1,6 +1,8 @@
 """Strict and exact equality (runner/score/normalize.py)."""
 from __future__ import annotations
 
+import re
+
 import datetime
 
 import pytest
@@ -8,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.score.normalize import (
-    as_number, exact_decision, exact_equal, strict_decision, strict_difference, strict_equal,
+    as_number, exact_decision, exact_equal, show, strict_decision, strict_difference, strict_equal,
 )
 
 # ---------------------------------------------------------------- numbers
@@ -240,3 +242,33 @@ def test_counting_agrees_with_pairing(expected, actual):
 ])
 def test_text_with_a_leading_zero_is_not_a_number(expected, actual, equal):
     assert strict_equal(expected, actual) is equal
+
+
+@pytest.mark.parametrize("value, limit, shown", [
+    ("Your balance is 1500.75 dollars and the total is 15000", 30, "'Your balance is 1500.75…"),
+    ("Transfer 150000 to savings", 14, "'Transfer…"),
+    ("It costs 1,500.25 in all", 14, "'It costs…"),  # never "'Transfer 1500…": a cut number reads as another
+    ({"amount": 150000, "to": "savings account"}, 26, '{"amount": 150000, "to":…'),
+    ("x" * 100, 20, "'" + "x" * 18 + "…"),  # a single word longer than the limit is cut where it must be
+    ("short", 80, "'short'"),
+])
+def test_show_cuts_at_a_word_or_number_boundary(value, limit, shown):
+    assert show(value, limit) == shown
+    assert len(shown) <= limit
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["1500", "1,500.25", "word", "a", "x_y", "-", ",", "."]), max_size=30),
+       st.integers(5, 40))
+def test_show_never_ends_inside_a_word_or_number(words, limit):
+    text = " ".join(words)
+    shown, whole = show(text, limit), repr(text)
+    assert len(shown) <= limit
+    if shown == whole:
+        return
+    kept = shown[:-1].rstrip()
+    assert shown.endswith("…") and whole.startswith(kept)
+    tokens = [t for t in re.finditer(r"\w+(?:[.,_-]\w+)*", whole)]
+    split = [t.group(0) for t in tokens if t.start() < len(kept) < t.end()]
+    if split:  # only a single token longer than the limit may be cut: nothing complete came before it
+        assert not any(t.end() <= len(kept) for t in tokens)

@@ -332,3 +332,180 @@ def test_without_tool_goals_precision_is_absent_not_zero():
     assert (metrics.tool_call_precision, metrics.tool_call_recall, metrics.text_match) == (None, None, 1.0)
     with_tool = {"goal_details": case["goal_details"] + [{"type": "tool_call", "name": "t", "tool_name": "x", "args": {}}]}
     assert _score(with_tool, messages).metrics.tool_call_precision == 0.0
+
+
+def test_a_regex_that_backtracks_forever_is_stopped_and_explained():
+    (verdict,) = verdicts({"code": "x"}, {"code": "a" * 40 + "!"}, {"code": {"regex": "(a|a)+b"}})
+    assert (verdict.matched, verdict.decided_by) == (False, "regex")
+    assert verdict.reason.startswith("the regular expression /(a|a)+b/ took longer than 1 s on 'aaaa")
+
+
+# ---------------------------------------------------------------- found by mutation testing (mutmut over runner/score/)
+
+@pytest.mark.parametrize("value, described", [
+    (True, "a boolean true"), (3, "an integer 3"), (3.5, "a number with a decimal point 3.5"), ("3", "text '3'"),
+    (None, "null null"), ({"a": 1}, "an object {\"a\": 1}"), ([1], "a list [1]"),
+])
+def test_a_type_mismatch_names_what_was_sent(value, described):
+    expected_type = "string" if not isinstance(value, str) else "integer"
+    (verdict,) = verdicts({"x": "1"}, {"x": value}, {"x": {"type": expected_type}})
+    if isinstance(value, list):
+        assert verdict.reason == "item 0: expected text (type: string), got an integer 1"
+    else:
+        assert verdict.reason.endswith(f", got {described}")
+
+
+def test_a_tolerance_between_a_number_and_text_compares_strict_without_crashing():
+    (verdict,) = verdicts({"n": 10}, {"n": "ten"}, {"n": {"tolerance": 0.5}})
+    assert (verdict.matched, verdict.decided_by, verdict.reason) == (False, "exact", "expected 10, got 'ten'")
+    assert matched({"n": "ten"}, {"n": " TEN"}, {"n": {"tolerance": 0.5}})
+
+
+def test_numbers_too_large_for_a_float_are_compared_exactly():
+    big = 10 ** 400
+    assert matched({"n": big}, {"n": big}, {"n": {"tolerance": 0.5}})
+    assert not matched({"n": big}, {"n": big + 1}, {"n": {"tolerance": 0.5}})
+    fuzzy = {"n": {"mode": "fuzzy", "tolerance": 0.5}}
+    assert [(v.matched, v.decided_by) for v in verdicts({"n": big}, {"n": big + 1}, fuzzy)] == [(False, "number")]
+    assert [(v.matched, v.decided_by) for v in verdicts({"n": big}, {"n": big}, fuzzy)] == [(True, "exact")]
+
+
+def test_a_whole_number_written_with_a_decimal_point_is_still_whole_in_fuzzy_mode():
+    decision = OFFLINE.compare(2025, 2044.0)  # 19 apart is within 1% of 2025, but years are not approximate
+    assert (decision.matched, decision.decided_by) == (False, "number")
+    assert decision.reason == ("2044.0 is not 2025 (whole numbers match only when equal, unless a tolerance is "
+                               "given)")
+
+
+def test_ignore_chars_never_touches_the_ignore_sentinel_and_reaches_list_items():
+    assert matched({"x": "<IGNORE>"}, {"x": "anything"}, {"x": {"ignore_chars": "<>"}})
+    assert not matched({"fs": ["a-b"]}, {"fs": ["xy"]}, {"fs": {"ignore_chars": "-"}})
+    assert matched({"o": {"k": "a-b"}}, {"o": {"k": "AB"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
+    assert not matched({"o": {"k": "a-b"}}, {"o": {"k": "xy"}}, {"o": {"ignore_chars": "-", "mode": "strict"}})
+
+
+def test_an_unscored_predecessor_is_not_reported_as_missed():
+    case = {"goals": {"greets": ["g"]}, "goal_details": [{"type": "interaction", "name": "greets"},
+                                                         {"type": "tool_call", "name": "g", "tool_name": "t", "args": {}}]}
+    greets, g = _score(case, _calls(("t", {}))).goals
+    assert g.explanation == "achieved at message 2: called t with matching arguments"
+
+
+# ---------------------------------------------------------------- every explanation, word for word
+
+def _texts(*texts) -> list:
+    return [{"role": "user", "content": "hi"}] + [{"role": "assistant", "content": t} for t in texts]
+
+
+def test_not_said_without_any_text():
+    case = {"goal_details": [{"type": "text", "name": "s", "keywords": ["done"]}]}
+    (g,) = _score(case, _calls(("t", {}))).goals
+    assert (g.status, g.missing_keywords, g.explanation) == ("not_said", ["done"], "not said: the agent sent no text")
+    final = {"goal_details": [{"type": "text", "name": "s", "keywords": ["done"], "scope": "final"}]}
+    (g,) = _score(final, _calls(("t", {}))).goals
+    assert g.explanation == "not said: the agent sent no text at the end"
+
+
+def test_not_said_names_the_closest_message_and_its_missing_keywords():
+    case = {"goal_details": [{"type": "text", "name": "s", "keywords": ["alpha", "beta", "gamma"]}]}
+    (g,) = _score(case, _texts("alpha only", "alpha and beta", "nothing")).goals
+    assert g.missing_keywords == ["gamma"]
+    assert g.explanation == ("not said: nothing in the assistant's messages contains all keywords; the closest "
+                             "(message 3) misses 'gamma'")
+    final = {"goal_details": [{"type": "text", "name": "s", "keywords": ["alpha", "beta"], "scope": "final"}]}
+    (g,) = _score(final, _texts("alpha and beta", "beta")).goals
+    assert g.explanation == ("not said: nothing in the final assistant message contains all keywords; the closest "
+                             "(message 3) misses 'alpha'")
+
+
+def test_not_said_names_the_closest_answer_its_stage_and_score():
+    case = {"goal_details": [{"type": "text", "name": "s", "response": "Your flight is booked."}]}
+    cascade = Cascade(CascadeSettings(similarity_threshold=0.75), embedder=FixedEmbedder(0.5))
+    scored = score_trajectory(Case.model_validate({"id": "t", "source": {"path": "t.yaml"}, **case}),
+                              build_trajectory(_texts("Hello.", "Something else.")), cascade)
+    (g,) = scored.goals
+    assert g.text_decision.decided_by == "embedding"
+    assert g.explanation == ("not said: nothing in the assistant's messages matches the reference answer; the closest "
+                             "is message 2, decided by embedding (score 0.50): cosine similarity 0.50 < threshold 0.75")
+
+
+def test_an_order_violation_before_a_successor():
+    case = {"goals": {"a": ["b"]}, "goal_details": [
+        {"type": "tool_call", "name": "a", "tool_name": "ta", "args": {}},
+        {"type": "tool_call", "name": "b", "tool_name": "tb", "args": {}}]}
+    scored = _score(case, _calls(("tb", {}), ("ta", {})))
+    a, b = scored.goals
+    assert (a.status, a.explanation) == ("achieved", "achieved at message 4: called ta with matching arguments")
+    assert (b.status, b.order_violations) == ("order_violated", [
+        "must come after 'a' (message 4), but its matching call was at message 2"])
+    assert scored.failures == ["goal 'b': order violated: must come after 'a' (message 4), but its matching call was "
+                               "at message 2"]
+
+
+def test_an_achieved_goal_notes_a_predecessor_that_was_not_achieved():
+    case = {"goals": {"a": ["b"]}, "goal_details": [
+        {"type": "tool_call", "name": "a", "tool_name": "ta", "args": {}},
+        {"type": "tool_call", "name": "b", "tool_name": "tb", "args": {}}]}
+    a, b = _score(case, _calls(("tb", {}))).goals
+    assert b.explanation == ("achieved at message 2: called tb with matching arguments; but 'a' (which must come "
+                             "first) was not achieved")
+    assert (b.message, b.call_index, a.message, a.call_index) == (2, 0, None, None)
+
+
+def test_a_goal_whose_only_match_is_taken_needs_a_call_of_its_own():
+    case = {"goal_details": [{"type": "tool_call", "name": "p1", "tool_name": "t", "args": {}},
+                             {"type": "tool_call", "name": "p2", "tool_name": "t", "args": {}}]}
+    p1, p2 = _score(case, _calls(("t", {}))).goals
+    assert p2.explanation == ("its matching call(s) already achieve 'p1'; each call achieves one goal, so this goal "
+                              "needs a call of its own")
+    assert (p2.status, p2.achieved) == ("not_called", False)
+
+
+def test_a_text_achieved_goal_carries_its_decision_and_message():
+    case = {"goal_details": [{"type": "text", "name": "s", "keywords": ["booked"]}]}
+    (g,) = _score(case, _texts("nope", "It is booked.")).goals
+    assert (g.status, g.message, g.call_index, g.explanation) == ("achieved", 3, None, "achieved at message 3: said")
+
+
+@pytest.mark.parametrize("actual, f1", [
+    ({"a": 1, "b": 2}, 1.0),                 # all match
+    ({"a": 1, "b": 0}, 2 * 1 / (2 * 1 + 1 + 1)),  # one wrong: TP 1, FP 1, FN 1
+    ({"a": 1}, 2 * 1 / (2 * 1 + 0 + 1)),     # one missing: TP 1, FN 1
+    ({"a": 1, "b": 2, "c": 3}, 2 * 2 / (2 * 2 + 1)),  # one added: FP 1
+    ({"a": 0, "b": 0, "c": 0, "d": 0}, 0.0),
+])
+def test_parameter_f1_exact_values(actual, f1):
+    case = {"goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"a": 1, "b": 2}}]}
+    assert _score(case, _calls(("t", actual))).metrics.tool_parameter_f1 == pytest.approx(f1)
+
+
+def test_parameter_f1_leaves_out_what_is_not_compared_and_averages_goals():
+    case = {"goal_details": [
+        {"type": "tool_call", "name": "g", "tool_name": "t", "args": {"a": 1, "b": "<IGNORE>", "c": 3},
+         "arg_matching": {"c": "optional"}},
+        {"type": "tool_call", "name": "h", "tool_name": "u", "args": {"x": 1}},
+        {"type": "tool_call", "name": "never", "tool_name": "v", "args": {"x": 1}}]}
+    scored = _score(case, _calls(("t", {"a": 1, "b": 9}), ("u", {"x": 2})))
+    # g: TP 1 (a), b ignored, c optional and absent -> 1.0; h: TP 0, FN 1, FP 1 -> 0.0; never called: left out
+    assert scored.metrics.tool_parameter_f1 == pytest.approx(0.5)
+    ignore_all = {"goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"IGNORE": None}}]}
+    assert _score(ignore_all, _calls(("t", {"a": 1}))).metrics.tool_parameter_f1 == 1.0
+
+
+def test_forbidden_extra_arguments_count_once_in_parameter_f1():
+    case = {"extra_args": "forbid",
+            "goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"a": 1}}]}
+    assert _score(case, _calls(("t", {"a": 1, "z": 0}))).metrics.tool_parameter_f1 == pytest.approx(2 / 3)
+
+
+def test_describe_verdict_word_for_word():
+    rules = {"note": {"mode": "fuzzy", "threshold": 0.9}, "code": {"regex": r"\d+"}}
+    cascade = Cascade(CascadeSettings(), embedder=FixedEmbedder(0.5))
+    found = verdicts({"note": "a", "code": "1", "n": 1}, {"note": "b", "code": "x", "z": 2}, rules, cascade=cascade,
+                     extra_args="forbid")
+    assert describe_mismatches(found) == (
+        "`note` (fuzzy, decided by embedding, score 0.50): expected 'a', got 'b' — cosine similarity 0.50 < threshold "
+        "0.90; `code` (regex, decided by regex): expected '1', got 'x' — 'x' does not match /\\d+/; "
+        "`n` (strict, decided by absent): expected 1, missing; "
+        "`z` (strict, decided by structure): unexpected argument, got 2")
+    assert describe_mismatches(verdicts({"n": 1}, {"n": 1}, {})) == "all arguments match"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
@@ -294,12 +293,21 @@ def _one_of(options: list, actual: Any, extra_args: str) -> Decision:
     return Decision(matched=matched, decided_by="one_of", reason=reason)
 
 
+REGEX_TIMEOUT_S = 1.0  # a suite's regex on the agent's text must not hang the run (catastrophic backtracking)
+
+
 def _regex(pattern: str, actual: Any) -> Decision:
+    import regex  # the `regex` package: `re` with a time limit
+
     text = _as_text(actual)
     try:
-        matched = re.fullmatch(pattern, text) is not None
-    except re.error as error:
+        matched = regex.fullmatch(pattern, text, timeout=REGEX_TIMEOUT_S) is not None
+    except regex.error as error:
         return Decision(matched=False, decided_by="regex", reason=f"invalid regular expression {pattern!r}: {error}")
+    except TimeoutError:
+        return Decision(matched=False, decided_by="regex",
+                        reason=f"the regular expression /{pattern}/ took longer than {REGEX_TIMEOUT_S:g} s on "
+                               f"{show(text)} and was stopped; simplify it (nested repeats such as (a+)+ backtrack)")
     verb = "matches" if matched else "does not match"
     return Decision(matched=matched, decided_by="regex", reason=f"{show(text)} {verb} /{pattern}/")
 

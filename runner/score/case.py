@@ -174,7 +174,8 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
     if slot is not None:
         message_index = slot.position[0]
         text_check = next((c for c in ev.text_checks if c.text.message_index == message_index), None)
-        missing_predecessors = [a for a, b in edges if b == goal.name and a not in placement]
+        missing_predecessors = [a for a, b in edges if b == goal.name and a not in placement
+                                and not isinstance(getattr(evidence.get(a), "goal", None), UnscoredGoal)]
         note = (f"; but {', '.join(repr(p) for p in missing_predecessors)} (which must come first) was not achieved"
                 if missing_predecessors else "")
         what = f"called {goal.tool_name} with matching arguments" if is_tool else "said"

@@ -77,17 +77,22 @@ def show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else _cut(text, limit)
 
 
+# A word or a number, with the separators inside it: "1,500.25", "x_y", "e-mail".
+_TOKEN = re.compile(r"\w+(?:[.,_-]\w+)*")
+
+
 def _cut(text: str, limit: int) -> str:
     """`text` shortened to at most `limit` characters, ending with "…" at a boundary: never inside a word or a
     number (a cut "1500" would read as 15). A single word longer than the limit is cut where it must be."""
-    head = text[: limit - 1]
-    if text[limit - 1].isalnum() and head[-1:].isalnum():  # the cut falls inside a word or number
-        start = len(head)
-        while start > 0 and (head[start - 1].isalnum() or head[start - 1] in "._"):
-            start -= 1
-        if head[:start].strip(" '\"{[(:,"):  # else the text is one long word: cut it where it must be
-            head = head[:start]
-    return head.rstrip() + "…"
+    end = limit - 1
+    for token in _TOKEN.finditer(text, 0, len(text)):
+        if token.start() < end < token.end():  # the cut falls inside this token: cut before it
+            if text[:token.start()].strip(" '\"{[(:,"):
+                end = token.start()
+            break
+        if token.start() >= end:
+            break
+    return text[:end].rstrip() + "…"
 
 
 def _leaf(value: Any) -> Any:
