@@ -100,15 +100,16 @@ class RunRequest:
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
-        conversations_dir: Optional[Path] = None, on_start: Callable[[int], None] = lambda total: None,
+        conversations_dir: Optional[Path] = None, on_notice: Callable[[str], None] = lambda message: None,
+        on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
-    `on_result` sees each result as it is saved."""
+    `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir)
     with _fewer_gc_passes():
-        return _run(request, on_start, on_result, handle_signals)
+        return _run(request, on_start, on_result, on_notice, handle_signals)
 
 
 @contextmanager
@@ -125,7 +126,7 @@ def _fewer_gc_passes():
 
 
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
-         handle_signals: bool) -> RunOutcome:
+         on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
     from .execute import CaseRunner, RunOptions, Stop, run_cases
     from .llm import configure as configure_llm
 
@@ -165,7 +166,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir),
-                        roots=roots, save_conversation=folder.save_conversation)
+                        roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()
 
@@ -182,7 +183,6 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
-        llm_runtime.bind_loop(signals.loop)  # judge calls from scoring threads share this loop and its limit
         try:
             await run_cases(index.refs, runner, save, stop, request.concurrency)
         finally:

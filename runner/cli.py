@@ -179,7 +179,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
-                  agent=args.agent, conversations_dir=conversations_dir, on_start=on_start, on_result=on_result)
+                  agent=args.agent, conversations_dir=conversations_dir, on_notice=err.line, on_start=on_start,
+                  on_result=on_result)
     if bar:
         bar[0].finish()
     out.redact = err.redact = outcome.redact

@@ -37,7 +37,7 @@ class RunOptions:
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
 
 
-def make_cascade(loaded: LoadedConfig) -> Cascade:
+def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
     config = loaded.config
     settings = CascadeSettings(enable_fuzzy_matching=config.enable_fuzzy_matching,
                                similarity_threshold=config.similarity_threshold,
@@ -58,7 +58,7 @@ def make_cascade(loaded: LoadedConfig) -> Cascade:
     from .llm import current_runtime  # cheap: litellm is imported only when a model is called
 
     similarity_cache = None if current_runtime().no_cache else loaded.resolve(config.cache_dir)
-    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache)
+    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache, on_model_load=on_notice)
 
 
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path]) -> Optional[list[tuple[Optional[int], Path]]]:
@@ -104,10 +104,11 @@ class CaseRunner:
 
     def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None, *,
                  roots: Sequence[Path] = (),
-                 save_conversation: Callable[[str, dict], Optional[Path]] = lambda case_id, data: None):
+                 save_conversation: Callable[[str, dict], Optional[Path]] = lambda case_id, data: None,
+                 on_notice: Optional[Callable[[str], None]] = None):
         self.loaded = loaded
         self.options = options
-        self.cascade = cascade or make_cascade(loaded)
+        self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = list(roots)
         self.save_conversation = save_conversation
         self.loader = CaseLoader(self.roots)
