@@ -18,7 +18,7 @@ from ..suite.models import Case, TextGoal, ToolCallGoal, UnscoredGoal
 from ..trajectory import AssistantText, ToolCall, Trajectory
 from .args import arguments_match, match_arguments, verdicts_of_a_match
 from .assign import Slot, assign_goals
-from .cascade import Cascade
+from .cascade import Cascade, fuzzy_argument_texts
 from .explain import describe_mismatches, message_number, message_ref, show
 from .keywords import missing_keywords
 from .metrics import compute_metrics
@@ -71,7 +71,9 @@ class _GoalEvidence:
 def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Scored:
     counted = [c for c in trajectory.tool_calls if not (case.failed_calls == "ignore" and c.is_error)]
     references = [g.response for g in case.text_goals() if g.response]
-    cascade.expect(references + [t.text for t in trajectory.texts] if references else [])
+    answers = references + [t.text for t in trajectory.texts] if references else []
+    # Every text the case may embed goes into one batch: answers and fuzzy argument values alike.
+    cascade.expect(answers + fuzzy_argument_texts(case.goal_details, counted))
     evidence = {g.name: _tool_evidence(g, counted, case, cascade) if isinstance(g, ToolCallGoal)
                 else _text_evidence(g, trajectory, cascade) if isinstance(g, TextGoal)
                 else _GoalEvidence(g) for g in case.goal_details}
