@@ -2,8 +2,9 @@
 
 A loaded case (its goals, arguments and defaults as models) takes about 19 KiB; 50,000 of them would
 hold a gigabyte for the whole run. Collection therefore checks every file (all diagnostics are known
-before anything runs) and keeps only a `CaseRef` per case; `CaseLoader` reads a file again when one
-of its cases is about to run, keeping the last few files so that the cases of one file are read once.
+before anything runs) and keeps a `CaseRef` per case. The first `KEEP_LOADED` cases keep their loaded
+case too (at most ~40 MiB: most runs are this small and read each file once); past that, `CaseLoader`
+reads a file again when one of its cases is about to run, keeping the last few files parsed.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from .config import Config
 
 _FILES_KEPT = 32
+KEEP_LOADED = 2000
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,20 @@ class CaseRef:
     source: SourceRef
     tags: tuple[str, ...]
     agent: Optional[str]
+    loaded: Optional[Case] = field(default=None, compare=False, repr=False)  # kept while few cases are collected
 
 
-def _ref(path: Path, explicit: bool, index: int, case: Case) -> CaseRef:
-    return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
-                   tags=tuple(case.tags), agent=case.agent)
+class _Referencer:
+    """Makes the refs while files are read: the first KEEP_LOADED keep their case, the rest only where it is."""
+
+    def __init__(self) -> None:
+        self.kept = 0
+
+    def __call__(self, path: Path, explicit: bool, index: int, case: Case) -> CaseRef:
+        keep = self.kept < KEEP_LOADED
+        self.kept += keep
+        return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
+                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None)
 
 
 @dataclass
@@ -56,7 +67,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     names is checked against the config's `agents` too."""
     from .agents import check_agent_names
 
-    loaded = load_suites(paths, exclude, roots=roots, keep=_ref)
+    loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer())
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names(loaded.cases, config))  # reads .agent, .id and .source only
@@ -84,6 +95,8 @@ class CaseLoader:
         self._files: OrderedDict[Path, list[Case]] = OrderedDict()
 
     def load(self, ref: CaseRef) -> Case:
+        if ref.loaded is not None:
+            return ref.loaded if ref.id == ref.file_id else ref.loaded.model_copy(update={"id": ref.id})
         cases = self._files.get(ref.path)
         if cases is None:
             cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots)
