@@ -76,10 +76,11 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
     redact: Callable[[str], str] = str
 
-    def results(self) -> Iterator[CaseResult]:
-        """Every saved result, in collection order, read back from the run's results.jsonl."""
+    def results(self, *, only_problems: bool = False) -> Iterator[CaseResult]:
+        """Every saved result (or only those that did not pass), in collection order, read back from
+        the run's results.jsonl."""
         if self.folder is not None:
-            for _, result in self.folder.saved_results():
+            for _, result in self.folder.saved_results(only_problems=only_problems):
                 yield result
 
 

@@ -194,7 +194,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
         return outcome.exit_code
     try:
         try:
-            print_failures(out, outcome.results())
+            print_failures(out, outcome.results(only_problems=True))
         except (OSError, ValueError) as exc:  # the results file went away after the run: the summary stands
             err.line(f"cannot read the results back for the failure details: {exc}")
         print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],

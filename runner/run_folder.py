@@ -14,6 +14,7 @@ import datetime as _dt
 import errno
 import json
 import os
+import re
 import secrets as _random
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -123,13 +124,18 @@ class RunFolder:
             self._results.close()
             self._results = None
 
-    def saved_results(self) -> Iterator[tuple[tuple[int, int], CaseResult]]:
-        """((position, part), result) for every saved case, in collection order, read back from the disk."""
+    def saved_results(self, *, only_problems: bool = False) -> Iterator[tuple[tuple[int, int], CaseResult]]:
+        """((position, part), result) for every saved case, in collection order, read back from the disk.
+        `only_problems`: only cases that did not pass or rest on a stand-in for the judge (what the
+        console explains), found without parsing the lines of the others."""
         with open(self.results_path, "rb") as source:
             for position in sorted(self._spans):
                 offset, length = self._spans[position]
                 source.seek(offset)
-                yield position, CaseResult.model_validate_json(source.read(length))
+                line = source.read(length)
+                if only_problems and not _is_problem(line):
+                    continue
+                yield position, CaseResult.model_validate_json(line)
 
     # ------------------------------------------------------------------ live conversations
 
@@ -176,11 +182,21 @@ class RunFolder:
             self._lock_fd = None
 
 
+_PASSED_OR_SKIPPED = re.compile(rb'^\{"id":"(?:[^"\\]|\\.)*","status":"(?:passed|skipped)"')
+
+
+def _is_problem(line: bytes) -> bool:
+    """Whether a saved result line needs explaining: not passed or skipped, or with judge fallbacks.
+    Lines are written by pydantic with `id` then `status` first; anything else is parsed to be sure."""
+    if _PASSED_OR_SKIPPED.match(line) is None:
+        return True
+    return b'"judge_fallbacks":[]' not in line
+
+
 def conversation_file_name(case_id: str) -> str:
     """A file name for a case id that stays inside the folder whatever the id holds: the id itself
     when it is plain, else its plain characters plus a short hash (so two odd ids cannot collide)."""
     import hashlib
-    import re
 
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", case_id).lstrip(".") or "case"
     if plain == case_id and len(case_id) <= 150:
