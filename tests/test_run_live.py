@@ -174,3 +174,63 @@ def test_ctrl_c_cancels_live_conversations_in_flight_and_reports_what_finished(t
     assert [c["id"] for c in report["cases"]] == ["c0"]
     assert sorted(report["summary"]["not_run"]) == ["c1", "c2", "c3", "c4", "c5"]
     assert "interrupted (SIGINT): 1 of 6 cases finished: exit 2" in stdout
+
+
+def test_a_model_agent_and_a_simulated_user_over_real_http(tmp_path):
+    """The bare model plays the agent (evalrun plays its tools from the goals' outputs), an LLM plays the
+    user until it says it is done; both through the fake OpenAI server, scored and saved like any case."""
+    from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+
+    def serve(request):
+        messages = request["messages"]
+        if request.get("tools"):  # the agent under test: look the user up, then answer with the result
+            if messages[-1]["role"] == "tool":
+                return Reply(content=f"Your assignment id is {messages[-1]['content']}.")
+            return Reply(tool_calls=[tool_call("get_assignment_id", {"username": "nwaters"}, "c1")])
+        # the simulated user: it has said what it wanted once the agent gave the id
+        done = any("15778303" in str(m.get("content")) for m in messages)
+        return json.dumps({"message": "" if done else "I am nwaters.", "done": done})
+
+    with FakeOpenAI(default=serve) as fake:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            agents:
+              bot:
+                type: model
+                model: openai/fake-agent
+                api_base: {fake.base_url}
+                system_prompt: You are the HR assistant.
+                tools:
+                  - type: function
+                    function:
+                      name: get_assignment_id
+                      parameters: {{type: object, properties: {{username: {{type: string}}}}}}
+            simulator:
+              model: openai/fake-user
+              api_base: {fake.base_url}
+            """)
+        write(tmp_path / "suites" / "sim.yaml", """
+            id: sim
+            agent: bot
+            story: You are nwaters and want your assignment id.
+            starting_sentence: What is my assignment id?
+            termination: [user_stop]
+            goal_details:
+              - type: tool_call
+                name: lookup
+                tool_name: get_assignment_id
+                args: {username: nwaters}
+                output: "15778303"
+              - {type: text, name: tell, keywords: ["15778303"]}
+            """)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+        requests = len(fake.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    case = report_of(tmp_path)["cases"][0]
+    assert (case["status"], case["termination_reason"]) == ("passed", "user_stop")
+    roles = [m["role"] for m in case["transcript"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert case["transcript"][2]["content"] == "15778303"  # played from the goal's output
+    usage = case["model_usage"]
+    assert usage["by_role"]["agent"]["calls"] == 2 and usage["by_role"]["simulator"]["calls"] >= 1
+    assert usage["calls"] == requests  # every request the server saw is accounted to the case
