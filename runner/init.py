@@ -108,7 +108,7 @@ def write_starter(directory: Path) -> list[str]:
         except OSError as exc:
             raise InitError(f"cannot write {target}: {exc.strerror or exc}", lines) from None
         lines.append(f"wrote   {target}")
-    lines.append(f"editor: open the folder in VS Code and install the recommended YAML extension (redhat.vscode-yaml)")
+    lines.append("editor: open the folder in VS Code and install the recommended YAML extension (redhat.vscode-yaml)")
     lines.append(f"next: evalrun validate {directory / 'suites'}  and  evalrun {directory / 'suites'}")
     return lines
 

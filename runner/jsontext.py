@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["may_hold_surrogates", "replace_lone_surrogates", "without_lone_surrogates"]
+__all__ = ["json_kind", "may_hold_surrogates", "replace_lone_surrogates", "without_lone_surrogates"]
 
 # JSON writes a surrogate as \uD800-\uDFFF; YAML double-quoted scalars also as \U0000D800-\U0000DFFF.
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
@@ -64,3 +64,23 @@ def replace_lone_surrogates(data: Any) -> Any:
             elif isinstance(value, (list, dict)):
                 stack.append(value)
     return data
+
+
+def json_kind(value: Any) -> str:
+    """The JSON Schema type name of a parsed value: null, boolean, integer, number, string, array,
+    object (or the Python type's name for anything else). Callers word it for their readers."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

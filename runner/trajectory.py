@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from .jsontext import may_hold_surrogates, replace_lone_surrogates
+from .jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
 
 __all__ = [
     "AssistantText",
@@ -334,19 +334,9 @@ def _short_reason(exc: Exception) -> str:
 # ------------------------------------------------------------------------- building
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    """JSON's kind of value in a transcript's words: a list, an object, a number (integer or not)."""
+    kind = json_kind(value)
+    return {"integer": "number", "array": "list"}.get(kind, kind)
 
 
 def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:

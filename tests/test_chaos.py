@@ -16,19 +16,10 @@ import time
 import jsonschema
 
 from tests.cli_helpers import REPO, cli_env, write, write_json
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI, provider_faults
 
 CASES = 500
-FAULTS = [
-    Reply(status=429, content="slow down", headers={"Retry-After": "0"}),
-    Reply(status=500, content="boom"),
-    Reply(status=503, content="unavailable"),
-    Reply(drop=True),
-    Reply(body="{not json"),
-    Reply(content="x", trickle_s=0.05),  # cut off by the 1 s deadline
-    Reply(content="I am not sure."),  # no verdict at all
-    Reply(content='{"match": true, "score": 1, "reason": "quoted"} says the agent'),  # prose around a quote
-]
+FAULTS = provider_faults(deadline_s=1)
 OFFLINE_STAGES = {"embedding", "rapidfuzz"}
 
 

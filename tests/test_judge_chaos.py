@@ -11,18 +11,9 @@ import threading
 from runner.llm import JudgeSettings, LLMClient, LLMJudge, LLMRuntime
 from runner.prompts import PromptLibrary
 from runner.score.cascade import Cascade, CascadeSettings
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI, provider_faults
 
-FAULTS = [
-    Reply(status=429, content="slow down", headers={"Retry-After": "0"}),
-    Reply(status=500, content="boom"),
-    Reply(status=503, content="unavailable"),
-    Reply(drop=True),
-    Reply(body="{not json"),
-    Reply(content="x", trickle_s=0.05),  # cut off by the 0.5 s deadline
-    Reply(content="I am not sure."),  # no verdict at all
-    Reply(content='{"match": true, "score": 1, "reason": "equivalent"} as the answer says'),  # untagged, with prose
-]
+FAULTS = provider_faults(deadline_s=0.5)
 
 
 def test_every_comparison_is_the_judges_or_marked_as_not():

@@ -32,7 +32,7 @@ def suite(tmp_path, judge: str = "", embeddings: bool = False):
 
 
 def judge_config(base_url: str, **extra: str) -> str:
-    lines = [f"judge:", f"  model: openai/fake-judge", f"  api_base: {base_url}", "  max_retries: 0"]
+    lines = ["judge:", "  model: openai/fake-judge", f"  api_base: {base_url}", "  max_retries: 0"]
     lines += [f"  {key}: {value}" for key, value in extra.items()]
     return "\n        ".join(lines)
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
+from runner.jsontext import json_kind
 from runner.results import ArgVerdict, Decision
 from runner.score.cascade import Cascade
 from runner.score.normalize import (as_number, exact_decision, max_pairing, show, strict_decision, strict_difference,
@@ -253,18 +254,13 @@ def type_problem(expected_type: str, value: Any) -> Optional[str]:
     return f"expected {_TYPE_NAMES[expected_type]} (type: {expected_type}), got {_type_of(value)} {show(value)}"
 
 
+_KIND_WORDS = {"boolean": "a boolean", "integer": "an integer", "number": "a number with a decimal point",
+               "string": "text", "null": "null", "object": "an object", "array": "a list"}
+
+
 def _type_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number with a decimal point"
-    if isinstance(value, str):
-        return "text"
-    if value is None:
-        return "null"
-    return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
+    kind = json_kind(value)
+    return _KIND_WORDS.get(kind, kind)
 
 
 def drop_chars(value: Any, chars: str) -> Any:

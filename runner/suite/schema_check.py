@@ -10,6 +10,7 @@ import json
 from typing import Any, Iterable
 
 from ..resources import schema_path
+from ..jsontext import json_kind
 from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
 
@@ -199,19 +200,11 @@ def _types_of(branch: dict) -> list[str]:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    kind = json_kind(value)
+    return kind if kind in _SCHEMA_KINDS else "object"
+
+
+_SCHEMA_KINDS = {"null", "boolean", "integer", "number", "string", "array", "object"}
 
 
 def _type_name(value: Any) -> str:

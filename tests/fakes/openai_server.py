@@ -43,6 +43,22 @@ class Reply:
     usage: Optional[dict] = None  # replaces the default token usage
 
 
+
+def provider_faults(deadline_s: float = 0.5) -> list[Reply]:
+    """One reply for every way a provider fails: 429 with Retry-After, 5xx, a dropped connection, a
+    body that is not JSON, a body trickled past a `deadline_s` deadline, a reply with no verdict, and
+    one that quotes a verdict amid prose."""
+    return [
+        Reply(status=429, content="slow down", headers={"Retry-After": "0"}),
+        Reply(status=500, content="boom"),
+        Reply(status=503, content="unavailable"),
+        Reply(drop=True),
+        Reply(body="{not json"),
+        Reply(content="x", trickle_s=deadline_s / 10),  # ~200 bytes at this pace outlast the deadline
+        Reply(content="I am not sure."),
+        Reply(content='{"match": true, "score": 1, "reason": "equivalent"} as the answer says'),
+    ]
+
 def tool_call(name: str, arguments: Union[dict, str], call_id: Optional[str] = None) -> dict:
     """An OpenAI-shaped tool call; dict arguments are JSON-encoded as the API does."""
     encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
