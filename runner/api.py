@@ -75,6 +75,7 @@ class RunOutcome:
     folder: Optional[RunFolder] = None  # to read the saved results back (the console's failure section)
     notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
     redact: Callable[[str], str] = str
+    extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
 
     def results(self) -> Iterator[CaseResult]:
         """Every saved result, in collection order, read back from the run's results.jsonl."""
@@ -95,19 +96,22 @@ class RunRequest:
     no_cache: bool = False
     agent: Optional[str] = None
     conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
+    formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
+    min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
-        conversations_dir: Optional[Path] = None, on_notice: Callable[[str], None] = lambda message: None,
+        conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
+        on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir)
+                         conversations_dir, formats, min_pass_rate)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -193,7 +197,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         folder.close_results()
         elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
         judge = loaded.config.judge
-        summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
+        summary = tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
+                                else loaded.config.min_pass_rate,
                                 judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
                                 stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed,
                                 model_usage=_usage_or_none(llm_runtime.summary()))
@@ -208,6 +213,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                                                   f"finished cases are in {folder.results_path}", "io")
             code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
             return RunOutcome(code, [*diagnostics, problem], summary, None, folder, notes, redact)
+        extra_reports = _write_formats(request.formats, report_path, notes)
         if request.output_dir is None:
             try:
                 point_latest(DEFAULT_REPORTS_ROOT, folder.path)
@@ -215,7 +221,21 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                 notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: "
                              f"{describe_os_error(exc)}")
     folder.release()
-    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
+    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact, extra_reports)
+
+
+def _write_formats(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
+    """The --format files, rendered from the report.json just written (never from memory, so they
+    equal what `evalrun report` makes later). A format that cannot be written is a note, not a failed run."""
+    if not names:
+        return []
+    from .report.render import render_many
+
+    try:
+        return render_many(names, report_path)
+    except (OSError, ValueError) as exc:
+        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
+        return []
 
 
 @dataclass
