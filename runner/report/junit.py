@@ -126,6 +126,8 @@ def _case(out: TextIO, file_name: str, case: dict) -> None:
 
 def _case_facts(case: dict) -> list[str]:
     lines = [f"source: {case.get('source', '')}"]
+    if case.get("description"):
+        lines.append(f"description: {case['description']}")
     metrics = case.get("metrics") or {}
     for name in _METRICS:
         if metrics.get(name) is not None:
