@@ -109,7 +109,9 @@ class Browser:
     def screenshot(self, path: Path, full_page: bool = False) -> Path:
         params: dict = {"format": "png"}
         if full_page:
-            params["captureBeyondViewport"] = True
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            params.update(captureBeyondViewport=True,
+                          clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1})
         data = self.call("Page.captureScreenshot", params)["data"]
         path.write_bytes(base64.b64decode(data))
         return path

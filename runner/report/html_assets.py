@@ -66,13 +66,19 @@ var tbody = document.getElementById("case-rows");
 var countLine = document.getElementById("case-count");
 var moreButton = document.getElementById("more");
 
+// Control and bidi/format characters (an escape sequence, a right-to-left override) are shown as
+// \\uXXXX instead of being obeyed; newlines and tabs stay.
+var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+function visible(text){
+  return text.replace(INVISIBLE, function(ch){ return "\\u" + ("000" + ch.charCodeAt(0).toString(16)).slice(-4); });
+}
 // Every node is built here; strings always become text nodes (never markup).
 function el(tag, cls, children){
   var node = document.createElement(tag);
   if (cls) node.className = cls;
   (children || []).forEach(function(child){
     if (child === null || child === undefined) return;
-    node.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    node.appendChild(typeof child === "object" ? child : document.createTextNode(visible(String(child))));
   });
   return node;
 }
