@@ -98,12 +98,14 @@ class RunRequest:
     conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
     formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
     min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
+    exitfirst: bool = False  # -x: stop after the first failed or errored case
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
+        exitfirst: bool = False,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -111,7 +113,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate)
+                         conversations_dir, formats, min_pass_rate, exitfirst)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -173,6 +175,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()
+    first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
     def save(position: int, part: int, result: CaseResult) -> None:
         if stop.reason is not None and not stop.interrupted:
@@ -184,6 +187,9 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             return
         tally.add(saved, index.refs[position].id)
         on_result(saved)
+        if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
+            first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
+            stop.request(first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
@@ -200,8 +206,12 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         summary = tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
                                 else loaded.config.min_pass_rate,
                                 judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed,
-                                model_usage=_usage_or_none(llm_runtime.summary()))
+                                stop_reason=None if first_failure else stop.reason, interrupted=stop.interrupted,
+                                elapsed_s=elapsed, model_usage=_usage_or_none(llm_runtime.summary()))
+        if first_failure:
+            summary.stop_reason = first_failure[0]
+            summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
+                                   f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}
