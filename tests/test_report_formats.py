@@ -332,3 +332,19 @@ def test_min_pass_rate_flag_overrides_the_config(tmp_path):
     assert "min_pass_rate 0.50 reached (0.50) although 1 case(s) failed: exit 0" in by_flag.stdout
     wrong = run_cli("suites", "--min-pass-rate", "1.5", cwd=tmp_path)
     assert wrong.returncode == 4 and "must be between 0 and 1, got 1.5" in wrong.stderr
+
+
+def test_markdown_names_judge_fallbacks_usage_and_a_stopped_run(tmp_path):
+    data = minimal_report()
+    data["summary"].update(judge_fallback_cases=2, not_run=["a", "b"], interrupted=True, stop_reason="SIGINT",
+                           model_usage={"calls": 3, "cached": 1, "prompt_tokens": 10, "completion_tokens": 5,
+                                        "cost_usd": 0.5})
+    path = tmp_path / "s.md"
+    with open(path, "w", encoding="utf-8") as out:
+        markdown.write(data, out)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert "**Judge fallbacks:** 2 case(s) rest on verdicts reached without the judge, which failed" in lines
+    assert "Model calls: 3 (1 cached), 10 prompt \\+ 5 completion tokens, $0.5000" not in lines  # + is not escaped
+    assert "Model calls: 3 (1 cached), 10 prompt + 5 completion tokens, $0.5000" in lines
+    assert "> **Stopped early:** SIGINT; 2 case(s) not run" in lines
+    assert "**Not run:** a, b" in lines

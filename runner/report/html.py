@@ -48,7 +48,7 @@ def write(report: dict[str, Any], out: TextIO) -> None:
               '<input id="search" type="search" placeholder="search id, tag, description, reason…" '
               'aria-label="search cases">\n<span id="case-count" class="muted"></span>\n</div>\n'
               '<table id="cases"><thead><tr><th>status</th><th>case</th><th>file</th><th>why</th>'
-              '<th>journey</th><th>time</th></tr></thead><tbody id="case-rows"></tbody></table>\n'
+              '<th>completion</th><th>time</th></tr></thead><tbody id="case-rows"></tbody></table>\n'
               '<div class="more"><button id="more" type="button" hidden>show more</button></div>\n'
               '<p class="muted">Click a case for its conversation, tool calls and verdicts.</p>\n</main>\n')
     out.write('<script type="application/json" id="evalrun-data">{"cases":[')

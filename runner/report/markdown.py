@@ -46,6 +46,9 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         out.write(md_text(f"Model calls: {usage['calls']} ({usage.get('cached', 0)} cached), "
                           f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion "
                           f"tokens{cost}") + "\n\n")
+    if summary.get("judge_fallback_cases"):
+        out.write(f"**Judge fallbacks:** {summary['judge_fallback_cases']} case(s) rest on verdicts reached without "
+                  "the judge, which failed\n\n")
     if summary.get("interrupted") or summary.get("stop_reason"):
         out.write(f"> **Stopped early:** {md_text(summary.get('stop_reason') or 'interrupted')}; "
                   f"{len(not_run)} case(s) not run\n\n")
