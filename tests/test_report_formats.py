@@ -344,7 +344,15 @@ def test_markdown_names_judge_fallbacks_usage_and_a_stopped_run(tmp_path):
         markdown.write(data, out)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert "**Judge fallbacks:** 2 case(s) rest on verdicts reached without the judge, which failed" in lines
-    assert "Model calls: 3 (1 cached), 10 prompt \\+ 5 completion tokens, $0.5000" not in lines  # + is not escaped
     assert "Model calls: 3 (1 cached), 10 prompt + 5 completion tokens, $0.5000" in lines
     assert "> **Stopped early:** SIGINT; 2 case(s) not run" in lines
     assert "**Not run:** a, b" in lines
+
+
+def test_the_registry_is_built_from_the_modules():
+    from runner.report import formats
+
+    assert formats.names() == ("junit", "md", "html")
+    assert [formats.get(n).file_name for n in formats.names()] == ["junit.xml", "summary.md", "report.html"]
+    with pytest.raises(KeyError, match="unknown report format 'pdf'"):
+        formats.get("pdf")

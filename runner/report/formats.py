@@ -1,21 +1,15 @@
-"""The report formats evalrun writes, by name: each module declares its own `FORMAT` next to its code,
-and this registry is built from them (one source of truth for `--format`, its help and file names)."""
+"""The report formats evalrun writes, by name: each module declares its own `FORMAT` (a ReportFormat)
+next to its code, and this registry is built from them (one source of truth for `--format`, its help
+and the default file names). A format's module is imported only when it is used."""
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any, Callable, TextIO
 
-# Built-in formats: name -> module under runner.report. Imported only when a format is used.
-_MODULES = {"junit": "junit", "md": "markdown", "html": "html"}
+from .base import ReportFormat
 
+__all__ = ["ReportFormat", "get", "names"]
 
-@dataclass(frozen=True)
-class ReportFormat:
-    name: str
-    description: str
-    file_name: str  # the default file name inside a run folder
-    write: Callable[[dict[str, Any], TextIO], None]  # (the report as plain data, a text stream)
+_MODULES = {"junit": "junit", "md": "markdown", "html": "html"}  # name -> module under runner.report
 
 
 def names() -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import html
 import json
 from typing import Any, TextIO
 
-from .formats import ReportFormat
+from .base import ReportFormat
 from .html_assets import CSS, JS
 from .saved import pass_rate, percent
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, TextIO
 
-from .formats import ReportFormat
+from .base import ReportFormat
 from .saved import one_line_reason, pass_rate_text, reasons, suite_file
 
 # Everything outside XML 1.0's Char production: C0 controls but tab/newline/return, surrogates, U+FFFE/F.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-from .formats import ReportFormat
+from .base import ReportFormat
 from .saved import PROBLEM_STATUSES, one_line_reason, pass_rate_text, percent
 
 MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
