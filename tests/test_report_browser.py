@@ -117,3 +117,13 @@ def test_five_thousand_cases_open_quickly_and_search_finds_one(tmp_path, browser
     browser.evaluate("document.querySelector('tr.case').click()")
     shot = browser.screenshot(artifact(tmp_path, "report-5000-cases.png"))
     print(f"screenshot: {shot}")
+
+
+def test_a_missing_browser_skips_locally_but_fails_under_ci(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no chromium on it
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI the browser test must run"):
+        chromium_or_skip()
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception, match="headless Chromium is not installed"):
+        chromium_or_skip()
