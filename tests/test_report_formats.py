@@ -356,3 +356,12 @@ def test_the_registry_is_built_from_the_modules():
     assert [formats.get(n).file_name for n in formats.names()] == ["junit.xml", "summary.md", "report.html"]
     with pytest.raises(KeyError, match="unknown report format 'pdf'"):
         formats.get("pdf")
+
+
+def test_a_format_that_cannot_be_written_is_a_note_and_the_others_are_written(tmp_path):
+    (tmp_path / "out" / "report.html").mkdir(parents=True)  # a folder where the file should go
+    done = make_run(tmp_path, "--format", "html", "--format", "junit")
+    assert done.returncode == 3  # the run's own verdict (an error case), unchanged by the lost file
+    assert "cannot write the html report to out/report.html: Is a directory" in done.stdout.splitlines()
+    assert (tmp_path / "out" / "junit.xml").is_file()
+    assert "junit.xml: out/junit.xml" in done.stdout.splitlines()

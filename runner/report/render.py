@@ -20,16 +20,24 @@ def render(fmt: str, source: Path, out_path: Optional[Path] = None) -> Path:
     return render_many([fmt], source, {fmt: out_path} if out_path is not None else None)[0]
 
 
-def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str, Path]] = None) -> list[Path]:
+def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str, Path]] = None,
+                problems: Optional[list[str]] = None) -> list[Path]:
+    """Every format in `names` from one reading of the report. With `problems`, a format that cannot
+    be written (OSError) is described there and the others are still written; without, it raises."""
     chosen = [formats.get(name) for name in dict.fromkeys(names)]  # unknown names fail before any work
     report_path = report_file(source)
     report = load_report(report_path)
     written = []
     for fmt in chosen:
         target = (out_paths or {}).get(fmt.name) or report_path.parent / fmt.file_name
-        written.append(_write(fmt, report, target))
-        if fmt.name == "md":
-            append_step_summary(target)
+        try:
+            written.append(_write(fmt, report, target))
+            if fmt.name == "md":
+                append_step_summary(target)
+        except OSError as exc:
+            if problems is None:
+                raise
+            problems.append(f"cannot write the {fmt.name} report to {target}: {exc.strerror or exc}")
     return written
 
 
