@@ -108,7 +108,7 @@ function haystack(i){
 function applyFilters(){
   matching = [];
   for (var i = 0; i < cases.length; i++) {
-    if (!shown[cases[i].status]) continue;
+    if (shown[cases[i].status] === false) continue;  // a status this page does not know stays listed
     if (query && haystack(i).indexOf(query) < 0) continue;
     matching.push(i);
   }
@@ -139,7 +139,9 @@ function row(i){
   tr.dataset.index = i;
   tr.dataset.status = c.status;
   tr.title = why;
+  tr.tabIndex = 0;  // reachable with Tab; Enter or Space opens it
   tr.addEventListener("click", function(){ toggle(tr, i); });
+  tr.addEventListener("keydown", function(e){ if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(tr, i); } });
   return tr;
 }
 function toggle(tr, i){
