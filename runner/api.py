@@ -75,6 +75,7 @@ class RunOutcome:
     folder: Optional[RunFolder] = None  # to read the saved results back (the console's failure section)
     notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
     redact: Callable[[str], str] = str
+    extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
 
     def results(self, *, only_problems: bool = False) -> Iterator[CaseResult]:
         """Every saved result (or only those that did not pass), in collection order, read back from
@@ -96,19 +97,24 @@ class RunRequest:
     no_cache: bool = False
     agent: Optional[str] = None
     conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
+    formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
+    min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
+    exitfirst: bool = False  # -x: stop after the first failed or errored case
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
-        conversations_dir: Optional[Path] = None, on_notice: Callable[[str], None] = lambda message: None,
+        conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
+        exitfirst: bool = False,
+        on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir)
+                         conversations_dir, formats, min_pass_rate, exitfirst)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -170,6 +176,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()
+    first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
     def save(position: int, part: int, result: CaseResult) -> None:
         if stop.reason is not None and not stop.interrupted:
@@ -181,6 +188,9 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             return
         tally.add(saved, index.refs[position].id)
         on_result(saved)
+        if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
+            first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
+            stop.request(first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
@@ -194,10 +204,15 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         folder.close_results()
         elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
         judge = loaded.config.judge
-        summary = tally.summary(min_pass_rate=loaded.config.min_pass_rate,
+        summary = tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
+                                else loaded.config.min_pass_rate,
                                 judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                stop_reason=stop.reason, interrupted=stop.interrupted, elapsed_s=elapsed,
-                                model_usage=_usage_or_none(llm_runtime.summary()))
+                                stop_reason=None if first_failure else stop.reason, interrupted=stop.interrupted,
+                                elapsed_s=elapsed, model_usage=_usage_or_none(llm_runtime.summary()))
+        if first_failure:
+            summary.stop_reason = first_failure[0]
+            summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
+                                   f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}
@@ -209,6 +224,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                                                   f"finished cases are in {folder.results_path}", "io")
             code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
             return RunOutcome(code, [*diagnostics, problem], summary, None, folder, notes, redact)
+        extra_reports = _write_formats(request.formats, report_path, notes)
         if request.output_dir is None:
             try:
                 point_latest(DEFAULT_REPORTS_ROOT, folder.path)
@@ -216,7 +232,21 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                 notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: "
                              f"{describe_os_error(exc)}")
     folder.release()
-    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact)
+    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact, extra_reports)
+
+
+def _write_formats(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
+    """The --format files, rendered from the report.json just written (never from memory, so they
+    equal what `evalrun report` makes later). A format that cannot be written is a note, not a failed run."""
+    if not names:
+        return []
+    from .report.render import render_many
+
+    try:
+        return render_many(names, report_path, problems=notes)
+    except (OSError, ValueError) as exc:  # report.json could not be read back
+        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
+        return []
 
 
 @dataclass

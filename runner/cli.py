@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "validate", "schema", "init")
+COMMANDS = ("run", "rescore", "report", "validate", "schema", "init")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -21,6 +21,7 @@ conversation against its goals and reports the result.
 
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
+  evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
@@ -63,6 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a run's folder (for example .evalrun/reports/latest)")
     _add_run_options(rescore)
 
+    report = sub.add_parser("report", help="write a report format from a finished run",
+                            description="Render a finished run's report.json again in another format, without "
+                                        "running or scoring anything: " + _format_help() + ".")
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                        help="a run's folder (for example .evalrun/reports/latest) or its report.json")
+    report.add_argument("--format", dest="formats", action="append", required=True, choices=_format_names(),
+                        metavar="FMT", help="the format to write (" + ", ".join(_format_names()) + "); repeatable")
+    report.add_argument("-o", "--output", type=Path, metavar="PATH",
+                        help="where to write it (default: the format's file name in the run folder); only with "
+                             "one --format")
+
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
                                           "every problem as path:line:col: severity: message. Exit 0 when all are "
@@ -93,6 +105,36 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
                               "pointing at the newest complete report)")
     command.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    command.add_argument("--format", dest="formats", action="append", default=[], choices=_format_names(),
+                         metavar="FMT", help="also write this report format into the run folder, beside report.json "
+                                             "(" + _format_help() + "); repeatable")
+    command.add_argument("-x", "--exitfirst", action="store_true",
+                         help="stop after the first failed or errored case; the cases not run are listed")
+    command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
+                         help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
+                              "overrides evalrun.yaml's min_pass_rate")
+
+
+def _format_names() -> tuple[str, ...]:
+    from .report.formats import names
+
+    return names()
+
+
+def _format_help() -> str:
+    from .report.formats import get
+
+    return ", ".join(f"{name} → {get(name).file_name}" for name in _format_names())
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
@@ -179,7 +221,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
-                  agent=args.agent, conversations_dir=conversations_dir, on_notice=err.line, on_start=on_start,
+                  agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
+                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()
@@ -199,12 +242,36 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
             err.line(f"cannot read the results back for the failure details: {exc}")
         print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
                       report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+        for path in outcome.extra_reports:
+            out.line(f"{path.name}: {path}")
     except KeyboardInterrupt:  # Ctrl-C while the details scroll by: the run and its report are complete
         err.line(f"stopped printing; {outcome.summary.exit_reason}")
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
     return outcome.exit_code
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report.render import render_many
+    from .report.saved import NotAReport
+
+    if args.output is not None and len(set(args.formats)) > 1:
+        print("evalrun report: -o/--output names one file: give one --format with it", file=sys.stderr)
+        return 4
+    try:
+        written = render_many(args.formats, args.run_dir, {args.formats[0]: args.output} if args.output else None)
+    except NotAReport as exc:
+        print(f"evalrun report: {exc}", file=sys.stderr)
+        return 4
+    except OSError as exc:
+        from .run_folder import describe_os_error
+
+        print(f"evalrun report: cannot write the report: {describe_os_error(exc)}", file=sys.stderr)
+        return 3
+    for path in written:
+        print(path)
+    return 0
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -229,5 +296,5 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "validate": _cmd_validate, "schema": _cmd_schema,
+_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init}

@@ -1,0 +1,111 @@
+"""One self-contained HTML page for a run: opens from disk with no network (styles and script are
+inline, no fonts or CDNs). The summary is written here as escaped HTML; the cases travel as JSON in a
+<script type="application/json"> block and a small script draws the table in batches and a case's
+details only when it is opened, so a run of 5,000 cases opens at once.
+
+Everything from the run may be agent text: the summary is escaped with html.escape, the JSON block
+cannot close its <script> (every <, > and & is a \\u escape), and the script sets textContent only.
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, TextIO
+
+from .base import ReportFormat
+from .html_assets import CSS, JS
+from .saved import pass_rate, percent
+
+_STATUSES = ("passed", "failed", "error", "unscored", "skipped")
+
+
+def e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def script_json(value: Any) -> str:
+    """JSON that is inert inside a <script> element: no <, > or & survive (so neither </script> nor
+    <!-- can appear), and no raw line separators (ensure_ascii escapes every non-ASCII character)."""
+    return (json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def write(report: dict[str, Any], out: TextIO) -> None:
+    summary, cases = report["summary"], report["cases"]
+    title = f"evalrun report {report.get('run_id', '')}".strip()
+    out.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+              '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+              "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+              f"<title>{e(title)}</title>\n<style>{CSS}</style></head>\n<body>\n")
+    _summary(out, report)
+    out.write("<main>\n<h2>Cases</h2>\n<div class=\"toolbar\">\n")
+    for status in _STATUSES:
+        count = int(summary.get(status) or 0)
+        out.write(f'<label class="s-{status}"><input type="checkbox" class="status-filter" value="{status}" checked> '
+                  f"{status} ({count})</label>\n")
+    out.write('<button id="only-problems" type="button">only problems</button>\n'
+              '<input id="search" type="search" placeholder="search id, tag, description, reason…" '
+              'aria-label="search cases">\n<span id="case-count" class="muted"></span>\n</div>\n'
+              '<table id="cases"><thead><tr><th>status</th><th>case</th><th>file</th><th>why</th>'
+              '<th>completion</th><th>time</th></tr></thead><tbody id="case-rows"></tbody></table>\n'
+              '<div class="more"><button id="more" type="button" hidden>show more</button></div>\n'
+              '<p class="muted">Click a case for its conversation, tool calls and verdicts.</p>\n</main>\n')
+    out.write('<script type="application/json" id="evalrun-data">{"cases":[')
+    for n, case in enumerate(cases):  # one case at a time: no second copy of the whole report
+        if n:
+            out.write(",")
+        out.write(script_json(case))
+    out.write("]}</script>\n")
+    out.write(f"<script>{JS}</script>\n</body></html>\n")
+
+
+def _summary(out: TextIO, report: dict) -> None:
+    summary = report["summary"]
+    rate, interval, passed, decided = pass_rate(summary)
+    not_run = summary.get("not_run") or []
+    out.write(f"<header>\n<h1>evalrun report</h1>\n<div class=\"muted\">run {e(report.get('run_id', ''))} · "
+              f"started {e(report.get('started_at', ''))} · {e(summary.get('duration_s', 0))}s · "
+              f"evalrun {e(report.get('evalrun_version', ''))}</div>\n")
+    if summary.get("interrupted") or summary.get("stop_reason"):
+        out.write(f'<div class="warn" id="stopped"><b>The run stopped early</b> '
+                  f"({e(summary.get('stop_reason') or 'interrupted')}): {len(not_run)} case(s) did not run.</div>\n")
+    out.write('<div class="chips">\n')
+    rate_text = "n/a" if rate is None else percent(rate)
+    ci = "" if interval is None else f"95% CI {percent(interval[0])}–{percent(interval[1])} · {passed}/{decided}"
+    out.write(f'<div class="chip" id="pass-rate"><span class="muted">pass rate</span><b>{e(rate_text)}</b>'
+              f'<span class="muted">{e(ci)}</span></div>\n')
+    out.write(f'<div class="chip"><span class="muted">cases</span><b>{e(summary.get("total", 0))}</b></div>\n')
+    for status in _STATUSES:
+        out.write(f'<div class="chip s-{status}"><span class="muted">{status}</span>'
+                  f'<b>{int(summary.get(status) or 0)}</b></div>\n')
+    if not_run:
+        out.write(f'<div class="chip"><span class="muted">not run</span><b>{len(not_run)}</b></div>\n')
+    out.write("</div>\n")
+    means = [(label, summary.get(key)) for label, key in (("journey completion", "mean_journey_completion"),
+                                                         ("tool-call precision", "mean_tool_call_precision"),
+                                                         ("tool-call recall", "mean_tool_call_recall"))]
+    shown = " · ".join(f"{label} {percent(value)}" for label, value in means if value is not None)
+    if shown:
+        out.write(f'<div id="means">Means: {e(shown)}</div>\n')
+    usage = summary.get("model_usage") or {}
+    if usage.get("calls"):
+        cost = f" · ${usage['cost_usd']:.4f}" if usage.get("cost_usd") is not None else " · cost unknown"
+        roles = ", ".join(f"{role} {totals.get('calls', 0)}" for role, totals in (usage.get("by_role") or {}).items())
+        out.write(f'<div id="usage">Model calls: {e(usage["calls"])} ({e(usage.get("cached", 0))} cached, '
+                  f'{e(usage.get("errors", 0))} errors{e("; " + roles) if roles else ""}) · tokens '
+                  f'{e(usage.get("prompt_tokens", 0))} prompt + {e(usage.get("completion_tokens", 0))} completion'
+                  f"{e(cost)}</div>\n")
+    if summary.get("judge_fallback_cases"):
+        out.write(f'<div class="warn">{e(summary["judge_fallback_cases"])} case(s) rest on verdicts reached without '
+                  "the judge, which failed.</div>\n")
+    if summary.get("exit_reason"):
+        out.write(f'<div id="exit-reason"><b>Exit:</b> {e(summary["exit_reason"])}</div>\n')
+    if not_run:
+        out.write(f"<details><summary>{len(not_run)} case(s) not run</summary><ul>"
+                  + "".join(f"<li><code>{e(case_id)}</code></li>" for case_id in not_run) + "</ul></details>\n")
+    out.write("</header>\n")
+
+
+FORMAT = ReportFormat("html", "one self-contained HTML page: summary, filterable cases, conversations, verdicts",
+                      "report.html", write)

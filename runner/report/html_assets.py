@@ -1,0 +1,309 @@
+"""The stylesheet and script of the HTML report, inlined into each file (the report must open from
+disk with no network). The script only ever sets textContent: everything it shows came from the run
+and may have been written by the agent under test."""
+
+CSS = r"""
+:root{--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#9a6700;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
+header{padding:16px 24px;border-bottom:1px solid var(--line);background:var(--bg)}
+h1{font-size:20px;margin:0 0 6px}
+h2{font-size:16px;margin:18px 0 8px}
+h3{font-size:14px;margin:14px 0 6px}
+main{padding:0 24px 40px}
+.muted{color:var(--muted)}
+.chips{display:flex;flex-wrap:wrap;gap:8px;margin:10px 0}
+.chip{border:1px solid var(--line);border-radius:6px;padding:6px 10px;background:#fff;min-width:92px}
+.chip b{display:block;font-size:18px}
+.s-passed{color:var(--pass)}.s-failed{color:var(--fail)}.s-error,.s-unscored{color:var(--err)}.s-skipped{color:var(--skip)}
+.badge{display:inline-block;padding:0 6px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
+.badge.passed{background:var(--pass)}.badge.failed{background:var(--fail)}.badge.error,.badge.unscored{background:var(--err)}.badge.skipped{background:var(--skip)}
+.warn{border-left:4px solid var(--fail);background:#fff1f0;padding:8px 12px;margin:10px 0}
+.toolbar{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:14px 0;position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid var(--line);z-index:2}
+.toolbar label{cursor:pointer;user-select:none}
+#search{padding:5px 8px;border:1px solid var(--line);border-radius:6px;min-width:260px}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:var(--bg);font-weight:600}
+tr.case{cursor:pointer}tr.case:hover{background:#f3f6fa}tr.case.open{background:#eef4ff}
+td.id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere;min-width:18ch}
+td.why{color:var(--muted);max-width:60ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+td.num{text-align:right;white-space:nowrap}
+.detail>td{background:#fbfcfd;padding:12px 16px 20px}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}
+@media (max-width:900px){.cols{grid-template-columns:1fr}}
+.box{border:1px solid var(--line);border-radius:6px;padding:8px 10px;background:#fff;margin-bottom:8px}
+.box.ok{border-left:4px solid var(--pass)}.box.bad{border-left:4px solid var(--fail)}.box.meh{border-left:4px solid var(--skip)}
+pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}
+pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;background:var(--bg);padding:6px 8px;border-radius:4px}
+ul.reasons{margin:4px 0 8px;padding-left:20px}ul.reasons li{margin:2px 0}
+.chat{display:flex;flex-direction:column;gap:6px;max-width:980px}
+.msg{border-radius:8px;padding:6px 10px;max-width:85%;border:1px solid var(--line)}
+.msg .who{font-size:11px;font-weight:600;color:var(--muted);text-transform:uppercase}
+.msg.user{align-self:flex-end;background:#ddf4ff}
+.msg.assistant{align-self:flex-start;background:#fff}
+.msg.tool{align-self:flex-start;background:#fff8c5;margin-left:24px}
+.msg.system{align-self:center;background:var(--bg)}
+.msg .text{white-space:pre-wrap;word-break:break-word}
+table.args td,table.args th{font-size:12.5px}
+tr.mismatch td{background:#fff1f0}
+.more{margin:12px 0}
+button{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;cursor:pointer}
+"""
+
+JS = r"""
+(function(){
+"use strict";
+var data = JSON.parse(document.getElementById("evalrun-data").textContent);
+var cases = data.cases;
+var BATCH = 200;
+var STATUSES = ["passed","failed","error","unscored","skipped"];
+var shown = {}; STATUSES.forEach(function(s){ shown[s] = true; });
+var query = "";
+var matching = [];
+var drawn = 0;
+var tbody = document.getElementById("case-rows");
+var countLine = document.getElementById("case-count");
+var moreButton = document.getElementById("more");
+
+// Control and bidi/format characters (an escape sequence, a right-to-left override) are shown as
+// \\uXXXX instead of being obeyed; newlines and tabs stay.
+var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+function visible(text){
+  return text.replace(INVISIBLE, function(ch){ return "\\u" + ("000" + ch.charCodeAt(0).toString(16)).slice(-4); });
+}
+// Every node is built here; strings always become text nodes (never markup).
+function el(tag, cls, children){
+  var node = document.createElement(tag);
+  if (cls) node.className = cls;
+  (children || []).forEach(function(child){
+    if (child === null || child === undefined) return;
+    node.appendChild(typeof child === "object" ? child : document.createTextNode(visible(String(child))));
+  });
+  return node;
+}
+function show(value){
+  if (value === null || value === undefined) return "—";
+  return typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value, null, 1);
+}
+function pct(v){ return v === null || v === undefined ? "—" : (v * 100).toFixed(1) + "%"; }
+function suiteFile(c){ var m = /^(.*):(\d+):(\d+)$/.exec(c.source || ""); return m ? m[1] : (c.source || ""); }
+function reasons(c){
+  if (c.status === "failed") return c.failures && c.failures.length ? c.failures : ["failed"];
+  if (c.status === "error") return [c.error || "ended in error"];
+  if (c.status === "unscored") return [c.unscored_reason || "could not be scored"];
+  if (c.status === "skipped") return [c.skip_reason || "skipped"];
+  return [];
+}
+var haystacks = null;
+function haystack(i){
+  if (!haystacks) haystacks = new Array(cases.length);
+  if (haystacks[i] === undefined) {
+    var c = cases[i];
+    haystacks[i] = [c.id, c.description || "", (c.tags || []).join(" "), c.source || "", reasons(c).join(" ")].join("\n").toLowerCase();
+  }
+  return haystacks[i];
+}
+
+function applyFilters(){
+  matching = [];
+  for (var i = 0; i < cases.length; i++) {
+    if (shown[cases[i].status] === false) continue;  // a status this page does not know stays listed
+    if (query && haystack(i).indexOf(query) < 0) continue;
+    matching.push(i);
+  }
+  tbody.textContent = "";
+  drawn = 0;
+  drawMore();
+}
+function drawMore(){
+  var end = Math.min(drawn + BATCH, matching.length);
+  var frag = document.createDocumentFragment();
+  for (; drawn < end; drawn++) frag.appendChild(row(matching[drawn]));
+  tbody.appendChild(frag);
+  countLine.textContent = matching.length + " of " + cases.length + " cases shown" + (drawn < matching.length ? " (" + drawn + " listed)" : "");
+  moreButton.hidden = drawn >= matching.length;
+}
+function row(i){
+  var c = cases[i];
+  var why = reasons(c)[0] || (c.description || "");
+  var jc = c.metrics ? pct(c.metrics.journey_completion) : "—";
+  var tr = el("tr", "case " + c.status, [
+    el("td", null, [el("span", "badge " + c.status, [c.status])]),
+    el("td", "id", [c.run === null || c.run === undefined ? c.id : c.id + " (run " + c.run + ")"]),
+    el("td", "muted", [suiteFile(c)]),
+    el("td", "why", [why]),
+    el("td", "num", [jc]),
+    el("td", "num", [(c.duration_s || 0).toFixed(2) + "s"])
+  ]);
+  tr.dataset.index = i;
+  tr.dataset.status = c.status;
+  tr.title = why;
+  tr.tabIndex = 0;  // reachable with Tab; Enter or Space opens it
+  tr.addEventListener("click", function(){ toggle(tr, i); });
+  tr.addEventListener("keydown", function(e){ if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(tr, i); } });
+  return tr;
+}
+function toggle(tr, i){
+  var next = tr.nextSibling;
+  if (next && next.classList && next.classList.contains("detail")) { next.remove(); tr.classList.remove("open"); return; }
+  var td = el("td", null, [detail(cases[i])]);
+  td.colSpan = 6;
+  var d = el("tr", "detail", [td]);
+  d.dataset.status = cases[i].status;
+  tr.parentNode.insertBefore(d, tr.nextSibling);
+  tr.classList.add("open");
+}
+
+function detail(c){
+  var box = el("div", "case-detail", []);
+  var head = [el("span", "badge " + c.status, [c.status]), " ", el("code", null, [c.id]), "  ", el("span", "muted", [c.source || ""])];
+  box.appendChild(el("div", null, head));
+  if (c.description) box.appendChild(el("div", null, [c.description]));
+  if (c.tags && c.tags.length) box.appendChild(el("div", "muted", ["tags: " + c.tags.join(", ")]));
+  var why = reasons(c);
+  if (why.length) {
+    box.appendChild(el("h3", null, [c.status === "failed" ? "Why it failed" : c.status === "skipped" ? "Why it was skipped" : "What went wrong"]));
+    box.appendChild(el("ul", "reasons why-failed", why.map(function(line){ return el("li", null, [line]); })));
+  }
+  (c.judge_fallbacks || []).forEach(function(line){ box.appendChild(el("div", "warn", ["Decided without the judge: " + line])); });
+  (c.notes || []).forEach(function(line){ box.appendChild(el("div", "muted", ["Note: " + line])); });
+  if (c.metrics) box.appendChild(metrics(c));
+  if ((c.goals || []).length || (c.calls || []).length) box.appendChild(callsDiff(c));
+  var verdicts = argumentVerdicts(c);
+  if (verdicts) box.appendChild(verdicts);
+  var texts = textGoals(c);
+  if (texts) box.appendChild(texts);
+  if ((c.transcript || []).length) {
+    box.appendChild(el("h3", null, ["Conversation" + (c.termination_reason ? " (ended: " + c.termination_reason + ")" : "")]));
+    box.appendChild(chat(c.transcript));
+  } else if (c.transcript_path) {
+    box.appendChild(el("div", "muted", ["Conversation: " + c.transcript_path]));
+  }
+  if (c.model_usage && c.model_usage.calls) box.appendChild(el("div", "muted", [usageLine(c.model_usage)]));
+  return box;
+}
+function metrics(c){
+  var m = c.metrics, k = m.counts || {};
+  return el("div", "muted", ["journey completion " + pct(m.journey_completion) + " · tool-call precision " + pct(m.tool_call_precision) +
+    " · recall " + pct(m.tool_call_recall) + " · parameter F1 " + pct(m.tool_parameter_f1) + " · turns " + m.turns +
+    " · calls " + (k.tool_calls || 0) + " (correct " + (k.correct_calls || 0) + ", wrong arguments " + (k.wrong_argument_calls || 0) +
+    ", extra " + (k.extra_calls || 0) + ", forbidden " + (k.forbidden_calls || 0) + ")"]);
+}
+function usageLine(u){
+  return "model calls " + u.calls + " (" + (u.cached || 0) + " cached, " + (u.errors || 0) + " errors) · tokens " +
+    (u.prompt_tokens || 0) + " + " + (u.completion_tokens || 0) + (u.cost_usd !== null && u.cost_usd !== undefined ? " · $" + u.cost_usd.toFixed(4) : "");
+}
+function expectedArgs(goal){
+  // The expected values the goal compared, from its closest attempt (mismatches are listed first).
+  var best = null;
+  (goal.attempts || []).forEach(function(a){ if (!best || a.matched) best = a; });
+  if (!best) return null;
+  var out = {};
+  best.arguments.forEach(function(v){ out[v.path] = v.present || v.expected !== null ? v.expected : null; });
+  return out;
+}
+function callsDiff(c){
+  var calls = c.calls || [];
+  var left = el("div", "expected", [el("h3", null, ["Expected (goals)"])]);
+  (c.goals || []).filter(function(g){ return g.type === "tool_call"; }).forEach(function(g){
+    var args = expectedArgs(g);
+    var cls = g.achieved ? "box ok" : "box bad";
+    left.appendChild(el("div", cls, [
+      el("div", null, [el("b", null, [g.name]), " ", el("span", g.achieved ? "s-passed" : "s-failed", [g.achieved ? "achieved" : g.status.replace("_", " ")]),
+        g.call_index !== null && g.call_index !== undefined ? el("span", "muted", ["  by call #" + (g.call_index + 1)]) : null]),
+      args ? el("pre", null, [show(args)]) : null,
+      g.achieved ? null : el("div", null, [g.explanation])
+    ]));
+  });
+  var right = el("div", "actual", [el("h3", null, ["Actual tool calls"])]);
+  if (!calls.length) right.appendChild(el("div", "muted", ["The agent made no tool call."]));
+  calls.forEach(function(call){
+    var cls = call.role === "goal" ? "box ok" : call.role === "ignored_failed" ? "box meh" : "box bad";
+    right.appendChild(el("div", cls, [
+      el("div", null, ["#" + (call.index + 1) + " ", el("b", null, [call.tool_name]), el("span", "muted", ["  message " + call.message + " · " + call.role.replace("_", " ") + (call.goal ? " → " + call.goal : "") + (call.is_error ? " · tool returned an error" : "")])]),
+      el("pre", null, [show(call.arguments)]),
+      call.note ? el("div", "muted", [call.note]) : null
+    ]));
+  });
+  return el("div", "calls-diff", [el("h3", null, ["Tool calls: expected vs actual"]), el("div", "cols", [left, right])]);
+}
+function argumentVerdicts(c){
+  var rows = [];
+  (c.goals || []).forEach(function(g){
+    (g.attempts || []).forEach(function(a){
+      (a.arguments || []).forEach(function(v){
+        rows.push(el("tr", v.matched ? null : "mismatch", [
+          el("td", null, [g.name + " (call #" + (a.call_index + 1) + ")"]), el("td", null, [el("code", null, [v.path])]), el("td", null, [v.mode]),
+          el("td", null, [el("code", null, [show(v.expected)])]), el("td", null, [el("code", null, [v.present ? show(v.actual) : "(absent)"])]),
+          el("td", v.matched ? "s-passed" : "s-failed", [v.matched ? "match" : "mismatch"]), el("td", null, [v.decided_by]),
+          el("td", "num", [v.score === null || v.score === undefined ? "—" : v.score.toFixed(3)]),
+          el("td", null, [v.reason || "", v.judge_failure ? el("div", "s-failed", ["judge failed: " + v.judge_failure]) : null,
+            (v.notes || []).length ? el("div", "muted", [v.notes.join("; ")]) : null])
+        ]));
+      });
+    });
+  });
+  if (!rows.length) return null;
+  var head = el("tr", null, ["goal", "argument", "mode", "expected", "actual", "verdict", "decided by", "score", "why"].map(function(h){ return el("th", null, [h]); }));
+  return el("div", "arg-verdicts", [el("h3", null, ["Arguments"]), el("table", "args", [el("thead", null, [head]), el("tbody", null, rows)])]);
+}
+function textGoals(c){
+  var goals = (c.goals || []).filter(function(g){ return g.type !== "tool_call"; });
+  if (!goals.length) return null;
+  return el("div", "text-goals", [el("h3", null, ["Other goals"])].concat(goals.map(function(g){
+    var d = g.text_decision;
+    return el("div", g.achieved ? "box ok" : "box bad", [
+      el("b", null, [g.name]), " ", el("span", g.achieved ? "s-passed" : "s-failed", [g.achieved ? "achieved" : g.status.replace("_", " ")]),
+      el("div", null, [g.explanation]),
+      (g.missing_keywords || []).length ? el("div", "missing-keywords", ["Missing keywords: ", el("code", null, [g.missing_keywords.join(", ")])]) : null,
+      d ? el("div", "muted", ["decided by " + d.decided_by + (d.score !== null && d.score !== undefined ? " (score " + d.score.toFixed(3) + ")" : "") + (d.reason ? ": " + d.reason : "")]) : null,
+      d && d.judge_failure ? el("div", "s-failed", ["judge failed: " + d.judge_failure]) : null
+    ]);
+  })));
+}
+function content(value){
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(function(part){ return part && typeof part.text === "string" ? part.text : JSON.stringify(part); }).join("\n");
+  return JSON.stringify(value, null, 1);
+}
+function chat(messages){
+  var box = el("div", "chat", []);
+  messages.forEach(function(m, n){
+    var role = typeof m.role === "string" ? m.role : "message";
+    var cls = ["user","assistant","tool","system"].indexOf(role) >= 0 ? role : "system";
+    var parts = [el("div", "who", [(n + 1) + " · " + role + (m.name ? " · " + m.name : "")])];
+    var text = content(m.content);
+    if (text) parts.push(el("div", "text", [text]));
+    (Array.isArray(m.tool_calls) ? m.tool_calls : []).forEach(function(call){
+      var f = call && call["function"] ? call["function"] : call || {};
+      parts.push(el("pre", null, ["→ " + (f.name || "?") + "(" + (typeof f.arguments === "string" ? f.arguments : JSON.stringify(f.arguments)) + ")"]));
+    });
+    box.appendChild(el("div", "msg " + cls, parts));
+  });
+  return box;
+}
+
+document.querySelectorAll("input.status-filter").forEach(function(box){
+  box.addEventListener("change", function(){ shown[box.value] = box.checked; applyFilters(); });
+});
+document.getElementById("only-problems").addEventListener("click", function(){
+  document.querySelectorAll("input.status-filter").forEach(function(box){
+    box.checked = box.value !== "passed" && box.value !== "skipped"; shown[box.value] = box.checked;
+  });
+  applyFilters();
+});
+var timer = null;
+document.getElementById("search").addEventListener("input", function(e){
+  clearTimeout(timer);
+  timer = setTimeout(function(){ query = e.target.value.trim().toLowerCase(); applyFilters(); }, 120);
+});
+moreButton.addEventListener("click", drawMore);
+if ("IntersectionObserver" in window) {
+  new IntersectionObserver(function(entries){ if (entries[0].isIntersecting && !moreButton.hidden) drawMore(); }).observe(moreButton);
+}
+applyFilters();
+document.body.dataset.ready = "1";
+})();
+"""

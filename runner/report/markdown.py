@@ -1,0 +1,76 @@
+"""A Markdown summary for a pull request or a CI job page (GitHub's step summary): the counts, the pass
+rate with its 95% Wilson interval, why the run exits as it does, and the failing cases with one-line
+reasons. Agent text is escaped so it cannot break the table, open a code span or inject HTML."""
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from .base import ReportFormat
+from .saved import PROBLEM_STATUSES, one_line_reason, pass_rate_text, percent
+
+MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")  # what is markup inside a line (block syntax needs a line start)
+
+
+def md_text(value: Any) -> str:
+    """Inline Markdown for untrusted text: one line (newlines become spaces, other control and
+    bidi characters visible escapes), HTML neutralised, Markdown punctuation backslash-escaped."""
+    line = str(value).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    line = _CONTROL.sub(lambda m: repr(m.group())[1:-1], line)
+    line = line.replace("&", "&amp;").replace("<", "&lt;")
+    return _MARKDOWN.sub(r"\\\1", line)
+
+
+def write(report: dict[str, Any], out: TextIO) -> None:
+    summary, cases = report["summary"], report["cases"]
+    counts = [(status, int(summary.get(status) or 0)) for status in ("passed", "failed", "error", "unscored", "skipped")]
+    not_run = summary.get("not_run") or []
+    headline = ", ".join(f"{n} {status}" for status, n in counts if n) or "no cases finished"
+    out.write(f"## evalrun: {headline}\n\n")
+    out.write(f"**Pass rate:** {md_text(pass_rate_text(summary))}\n\n")
+    out.write("| total | passed | failed | error | unscored | skipped | not run |\n")
+    out.write("|---:|---:|---:|---:|---:|---:|---:|\n")
+    out.write(f"| {summary.get('total', len(cases))} | " + " | ".join(str(n) for _, n in counts)
+              + f" | {len(not_run)} |\n\n")
+    means = [(label, summary.get(key)) for label, key in (("journey completion", "mean_journey_completion"),
+                                                         ("tool-call precision", "mean_tool_call_precision"),
+                                                         ("tool-call recall", "mean_tool_call_recall"))]
+    shown = [f"{label} {percent(value)}" for label, value in means if value is not None]
+    if shown:
+        out.write("**Means:** " + md_text(", ".join(shown)) + "\n\n")
+    usage = summary.get("model_usage") or {}
+    if usage.get("calls"):
+        cost = f", ${usage['cost_usd']:.4f}" if usage.get("cost_usd") is not None else ""
+        out.write(md_text(f"Model calls: {usage['calls']} ({usage.get('cached', 0)} cached), "
+                          f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion "
+                          f"tokens{cost}") + "\n\n")
+    if summary.get("judge_fallback_cases"):
+        out.write(f"**Judge fallbacks:** {summary['judge_fallback_cases']} case(s) rest on verdicts reached without "
+                  "the judge, which failed\n\n")
+    if summary.get("interrupted") or summary.get("stop_reason"):
+        out.write(f"> **Stopped early:** {md_text(summary.get('stop_reason') or 'interrupted')}; "
+                  f"{len(not_run)} case(s) not run\n\n")
+    if summary.get("exit_reason"):
+        out.write(f"**Exit:** {md_text(summary['exit_reason'])}\n\n")
+    problems = (case for case in cases if case.get("status") in PROBLEM_STATUSES)
+    header_written, rows, more = False, 0, 0
+    for case in problems:
+        if rows == MAX_ROWS:
+            more += 1
+            continue
+        if not header_written:
+            out.write("### Cases that did not pass\n\n| case | status | why |\n|---|---|---|\n")
+            header_written = True
+        out.write(f"| {md_text(case.get('id', ''))} | {md_text(case.get('status', ''))} | "
+                  f"{md_text(one_line_reason(case))} |\n")
+        rows += 1
+    if more:
+        out.write(f"\n…and {more} more (see report.json or the HTML report)\n")
+    if not_run:
+        out.write(f"\n**Not run:** {md_text(', '.join(map(str, not_run[:MAX_ROWS])))}"
+                  + (f" …and {len(not_run) - MAX_ROWS} more" if len(not_run) > MAX_ROWS else "") + "\n")
+
+
+FORMAT = ReportFormat("md", "a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)", "summary.md", write)

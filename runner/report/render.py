@@ -1,0 +1,68 @@
+"""Write report formats from a saved run: `evalrun run --format` right after report.json is written,
+and `evalrun report RUN_DIR --format` any time later. Reads report.json once for all the formats asked
+for; each file is written under a temporary name and renamed into place, so a reader never sees half."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import formats
+from .saved import load_report, report_file
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def render(fmt: str, source: Path, out_path: Optional[Path] = None) -> Path:
+    """Write format `fmt` of the run at `source` (a run folder or its report.json) to `out_path`
+    (default: the format's file name in the run folder). Returns where it went. NotAReport, KeyError
+    (unknown format) or OSError on failure."""
+    return render_many([fmt], source, {fmt: out_path} if out_path is not None else None)[0]
+
+
+def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str, Path]] = None,
+                problems: Optional[list[str]] = None) -> list[Path]:
+    """Every format in `names` from one reading of the report. With `problems`, a format that cannot
+    be written (OSError) is described there and the others are still written; without, it raises."""
+    chosen = [formats.get(name) for name in dict.fromkeys(names)]  # unknown names fail before any work
+    report_path = report_file(source)
+    report = load_report(report_path)
+    written = []
+    for fmt in chosen:
+        target = (out_paths or {}).get(fmt.name) or report_path.parent / fmt.file_name
+        try:
+            written.append(_write(fmt, report, target))
+            if fmt.name == "md":
+                append_step_summary(target)
+        except OSError as exc:
+            if problems is None:
+                raise
+            problems.append(f"cannot write the {fmt.name} report to {target}: {exc.strerror or exc}")
+    return written
+
+
+def _write(fmt: formats.ReportFormat, report: dict[str, Any], target: Path) -> Path:
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="\n") as out:
+            fmt.write(report, out)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+        raise
+    return target
+
+
+def append_step_summary(markdown_file: Path) -> Optional[Path]:
+    """Append the Markdown summary to $GITHUB_STEP_SUMMARY (GitHub Actions shows it on the run's
+    page) when that variable is set; the summary file itself is left as it is."""
+    target = os.environ.get(STEP_SUMMARY_ENV)
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(markdown_file.read_text(encoding="utf-8"))
+        out.write("\n")
+    return Path(target)

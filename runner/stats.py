@@ -1,0 +1,21 @@
+"""Small statistics for reports: pure functions, no dependencies."""
+from __future__ import annotations
+
+import math
+
+
+def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate `passed`/`n` (95% with the default z).
+
+    Unlike rate ± z·sqrt(rate(1-rate)/n) it stays inside [0, 1] and is not zero-width at 0 or n
+    passes, which matters for the small suites people run. (0.0, 1.0) when n is 0: nothing is known.
+    """
+    if n < 0 or passed < 0 or passed > n:
+        raise ValueError(f"need 0 <= passed <= n, got passed={passed}, n={n}")
+    if n == 0:
+        return 0.0, 1.0
+    rate = passed / n
+    z2 = z * z
+    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
