@@ -23,7 +23,7 @@ IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this i
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
 )
 
 
@@ -267,6 +267,12 @@ class CaseFields(_Strict):
         "`forbid_extra_calls`: the agent must refuse and change nothing.",
         examples=[[{"type": "tool_call", "name": "get_assignment_id", "tool_name": "get_assignment_id_hr_agent",
                     "args": {"username": "nwaters"}}]])
+    checks: list[dict[str, Any]] = Field(
+        default_factory=list, title="Checks",
+        description="Criteria beyond goals, each `{type, ...options}` (see the README's Checks section for every "
+        "type). A case passes when its goals are achieved and every gating check passes. "
+        "In a file with `cases`, the file's checks are the default for a case that has none.",
+        examples=[[{"type": "trajectory", "match": "in_order"}, {"type": "not_contains", "value": "As an AI"}]])
     forbid_extra_calls: Union[bool, list[str]] = Field(
         False, title="Forbid extra calls",
         description="true: every tool call must achieve a goal. A list of tool names or globs: calls to these "
