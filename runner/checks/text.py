@@ -96,8 +96,8 @@ def _json_schema(options: Any, text: str) -> Hit:
     problem = next(iter(validator_class(options.schema_).iter_errors(value)), None)
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
-        return Hit(False, f"JSON that does not validate at {where}: {problem.message}")
-    return Hit(True, "JSON that validates against the schema")
+        return Hit(False, f"is JSON that does not validate at {where}: {problem.message}")
+    return Hit(True, "is JSON that validates against the schema")
 
 
 _VALUE = dict(value=(str, Field(title="Expected text", description="The text to look for.", examples=["2025-01-05"])))
