@@ -30,6 +30,19 @@ def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
     return family, family.options.model_validate(spec)
 
 
+def check_problem(spec: Any) -> Optional[str]:
+    """Why a `checks:` item is not a valid check, or None. Strict, and no explicit nulls, as the schema."""
+    if not isinstance(spec, dict) or spec.get("type") not in registry():
+        return f"unknown check type {spec.get('type') if isinstance(spec, dict) else spec!r}"
+    if any(value is None for value in spec.values()):
+        return "a check option is null"
+    try:
+        registry()[spec["type"]].options.model_validate(spec, strict=True)
+    except ValidationError as error:
+        return str(error)
+    return None
+
+
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
     """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
     try:
