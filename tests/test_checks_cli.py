@@ -1,0 +1,158 @@
+"""Checks through the real CLI: validate, replay and live runs, exit codes, report.json, and the
+registry against the committed schema."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.checks import families, registry
+from tests.cli_helpers import run_cli, write, write_json
+from tests.test_run_live import LOOKUP_AGENT, live_project, report_of
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "suite.schema.json").read_text())
+
+TRANSCRIPT = [
+    {"role": "user", "content": "Look up nwaters please."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_assignment_id", "arguments": "{\"username\": \"nwaters\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "15778303"},
+    {"role": "assistant", "content": "The assignment id of nwaters is 15778303."},
+]
+
+
+# ------------------------------------------------------------------ registry and schema
+
+def test_schema_lists_exactly_the_registered_check_types():
+    check = SCHEMA["$defs"]["Check"]
+    assert check["properties"]["type"]["enum"] == list(registry())
+    dispatch = {rule["if"]["properties"]["type"]["const"]: rule["then"]["$ref"] for rule in check["allOf"]}
+    assert dispatch == {t: f"#/$defs/{f.options.__name__}" for t, f in registry().items()}
+    for family in families():  # every type of a family is accepted by its options model, and only those
+        accepted = SCHEMA["$defs"][family.options.__name__]["properties"]["type"]
+        assert accepted.get("enum", [accepted.get("const")]) == list(family.types)
+
+
+def test_every_check_option_has_editor_help():
+    for family in families():
+        definition = SCHEMA["$defs"][family.options.__name__]
+        assert definition.get("title") and definition.get("description") and definition.get("examples"), family.type
+        for key, prop in definition["properties"].items():
+            assert prop.get("title") and prop.get("description") and prop.get("examples"), (family.type, key)
+
+
+def test_every_registered_check_has_a_description_and_runs_without_a_model():
+    for family in families():
+        assert family.description and not family.needs_model and 0 <= family.default_threshold <= 1
+
+
+# ------------------------------------------------------------------ validate
+
+def test_validate_names_a_misspelt_check_or_option(tmp_path):
+    write(tmp_path / "s.yaml", """
+        id: c1
+        starting_sentence: hi
+        checks:
+          - type: contains
+            valeu: x
+          - type: trajectroy
+        """)
+    result = run_cli("validate", "s.yaml", cwd=tmp_path)
+    assert result.returncode == 4
+    lines = result.stdout.splitlines()
+    assert "s.yaml:5:5: error: unknown key 'valeu' in checks[0] (did you mean 'value'?)" in lines
+    assert any(line.startswith("s.yaml:6:11: error: checks[1].type: 'trajectroy' is not one of ")
+               and line.endswith("(did you mean 'trajectory'?)") for line in lines)
+
+
+def test_a_case_with_checks_and_no_goals_is_valid(tmp_path):
+    write(tmp_path / "s.yaml", """
+        id: c1
+        starting_sentence: hi
+        checks: [{type: not_contains, value: As an AI}]
+        """)
+    result = run_cli("validate", "s.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ------------------------------------------------------------------ replay runs
+
+def replay_project(root: Path, checks: str, *, goals: str = "goal_details: []") -> None:
+    write(root / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    write_json(root / "suites" / "t.json", TRANSCRIPT)
+    write(root / "suites" / "case.yaml", f"""
+        id: lookup
+        starting_sentence: Look up nwaters please.
+        transcript: t.json
+        {goals}
+        checks:
+        {checks}
+        """)
+
+
+def test_passing_checks_pass_the_case_and_are_reported(tmp_path):
+    replay_project(tmp_path, """
+          - {type: trajectory, match: exact, expected: [{tool_name: get_assignment_id, args: {username: nwaters}}]}
+          - {type: contains, value: "15778303"}
+          - {type: response_match_score, reference: "The assignment id is 15778303.", threshold: 0.7}
+          - {type: latency, max_s: 0.001}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == "passed"
+    assert [(c["name"], c["status"]) for c in case["checks"]] == [
+        ("trajectory", "passed"), ("contains", "passed"), ("response_match_score", "passed"), ("latency", "skipped")]
+    assert case["checks"][2]["score"] == pytest.approx(10 / 12)  # all 5 reference words among the 7 of the answer
+    assert case["checks"][3]["explanation"] == "skipped: no live timing: the case was scored from a recording"
+
+
+def test_a_failing_gating_check_fails_the_case_and_exits_1(tmp_path):
+    replay_project(tmp_path, """
+          - {type: trajectory, match: exact, expected: [{tool_name: get_assignment_id}, {tool_name: get_schedule}]}
+          - {type: not_contains, value: nwaters, gate: false}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == "failed"
+    assert case["failures"] == [
+        "check 'trajectory': 1 of 2 expected call(s) matched among 1 call(s) (exact); first divergence: call 2: "
+        "expected get_schedule, but the agent made no more calls (score 0.5 < threshold 1)"]
+    assert case["checks"][1]["status"] == "failed" and not case["checks"][1]["gate"]
+
+
+def test_an_unscored_gating_check_exits_3_never_passes(tmp_path):
+    replay_project(tmp_path, """
+          - {type: regex, pattern: "(a|aa)+$"}
+        """)
+    write_json(tmp_path / "suites" / "t.json", TRANSCRIPT[:-1] + [{"role": "assistant", "content": "a" * 5000 + "b"}])
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == "unscored"
+    assert "took longer than 1 s and was stopped" in case["unscored_reason"]
+
+
+# ------------------------------------------------------------------ live runs
+
+def test_budget_checks_on_a_live_run(tmp_path):
+    live_project(tmp_path, LOOKUP_AGENT, cases="""
+        agent: bot
+        cases:
+          - id: lookup
+            starting_sentence: Look up nwaters please.
+            checks:
+              - {type: latency, max_s: 120}
+              - {type: max_tool_calls, max: 0, name: no tools}
+              - {type: cost, max_usd: 1, gate: false}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    case = report_of(tmp_path)["cases"][0]
+    latency, tools, cost = case["checks"]
+    assert latency["status"] == "passed" and 0 < latency["evidence"]["measured"] < 120
+    assert (tools["status"], tools["explanation"]) == ("failed", "tool calls: 1, over the limit of 0")
+    assert (cost["status"], cost["explanation"]) == ("skipped", "skipped: no model calls were recorded for this case")
+    assert case["failures"] == ["check 'no tools': tool calls: 1, over the limit of 0"]
