@@ -156,3 +156,40 @@ def test_budget_checks_on_a_live_run(tmp_path):
     assert (tools["status"], tools["explanation"]) == ("failed", "tool calls: 1, over the limit of 0")
     assert (cost["status"], cost["explanation"]) == ("skipped", "skipped: no model calls were recorded for this case")
     assert case["failures"] == ["check 'no tools': tool calls: 1, over the limit of 0"]
+
+
+# ------------------------------------------------------------------ the README documents them
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+CHECKS_SECTION = README.split("\n## Checks\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_documents_every_check_type():
+    for check_type in registry():
+        assert f"`{check_type}`" in CHECKS_SECTION or (
+            check_type.startswith("not_") and "`not_` form" in CHECKS_SECTION), check_type
+
+
+def test_readme_check_examples_validate(tmp_path):
+    import re
+
+    import yaml
+
+    from runner.suite.load import load_file
+
+    blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
+    assert len(blocks) == 6
+    for n, block in enumerate(blocks):
+        data = yaml.safe_load(block)
+        checks = data["checks"] if isinstance(data, dict) else data
+        path = write(tmp_path / f"c{n}.yaml", yaml.safe_dump({"starting_sentence": "hi", "checks": checks}))
+        cases, diagnostics, _ = load_file(path)
+        assert [str(d) for d in diagnostics] == [] and len(cases[0].checks) == len(checks), block
+
+
+def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
+    result = run_cli(str(Path(__file__).resolve().parents[1] / "suites" / "hr" / "timeoff_checks.yaml"),
+                     "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
+    assert [c["status"] for c in case["checks"]] == ["passed"] * 5 + ["skipped"]
