@@ -194,3 +194,44 @@ def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
     assert [c["status"] for c in case["checks"]] == ["passed"] * 5 + ["skipped"]
+
+
+# ------------------------------------------------------------------ judged checks through the CLI
+
+def test_judged_check_through_the_cli_with_a_configured_judge(tmp_path):
+    import re
+
+    from tests.fakes.openai_server import FakeOpenAI
+
+    def judge(request):
+        token = re.search(r"BEGIN-(V[0-9A-F]{20})", request["messages"][0]["content"]).group(1)
+        return json.dumps({"reason": "same id", "match": True, "score": 0.9, "verdict_id": token})
+
+    replay_project(tmp_path, """
+          - {type: semantic_match, reference: "The id of nwaters is 15778303."}
+          - {type: assert, statement: The agent gives the assignment id., gate: false}
+        """)
+    with FakeOpenAI(default=judge) as fake:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            judge: {{model: openai/fake-judge, api_base: "{fake.base_url}", max_retries: 0, cache: false}}
+            """)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert len(fake.requests) == 2
+    case = report_of(tmp_path)["cases"][0]
+    assert [(c["type"], c["status"], c["score"]) for c in case["checks"]] == [
+        ("semantic_match", "passed", 0.9), ("assert", "passed", 0.9)]
+    assert case["model_usage"]["by_role"]["judge"]["calls"] == 2
+
+
+def test_judged_check_without_a_judge_is_skipped_and_the_run_passes(tmp_path):
+    replay_project(tmp_path, """
+          - {type: semantic_match, reference: "The id of nwaters is 15778303."}
+          - {type: contains, value: "15778303"}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    checks = report_of(tmp_path)["cases"][0]["checks"]
+    assert [c["status"] for c in checks] == ["skipped", "passed"]
+    assert checks[0]["explanation"].startswith("skipped: no judge model is configured")
