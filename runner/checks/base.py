@@ -27,7 +27,8 @@ class CheckOptions(BaseModel):
         description="The score (0-1) the check must reach to pass. Each check says its default (1 for most: "
         "everything must match; a lower value gives partial credit).", examples=[0.8])
     weight: float = Field(
-        1.0, ge=0, title="Weight", description="How much this check counts when checks are averaged in reports.",
+        1.0, ge=0, title="Weight",
+        description="Recorded with the result, for reports that average checks; it does not change the case's status.",
         examples=[2])
     gate: bool = Field(
         True, title="Gate",
