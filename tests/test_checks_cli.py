@@ -67,6 +67,21 @@ def test_validate_names_a_misspelt_check_or_option(tmp_path):
                and line.endswith("(did you mean 'trajectory'?)") for line in lines)
 
 
+def test_validate_reports_null_check_options(tmp_path):
+    write(tmp_path / "s.yaml", """
+        id: n
+        starting_sentence: hi
+        checks:
+          - {type: assert, statement: x, judge: {model: null}}
+          - {type: contains, value: x, name: null}
+        """)
+    result = run_cli("validate", "s.yaml", cwd=tmp_path)
+    assert result.returncode == 4
+    assert result.stdout.splitlines()[:2] == [
+        "s.yaml:4:49: error: checks[0].judge.model must be text, got nothing (null) null",
+        "s.yaml:5:38: error: checks[1].name must be text, got nothing (null) null"]
+
+
 def test_a_case_with_checks_and_no_goals_is_valid(tmp_path):
     write(tmp_path / "s.yaml", """
         id: c1

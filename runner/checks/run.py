@@ -34,8 +34,10 @@ def check_problem(spec: Any) -> Optional[str]:
     """Why a `checks:` item is not a valid check, or None. Strict, and no explicit nulls, as the schema."""
     if not isinstance(spec, dict) or spec.get("type") not in registry():
         return f"unknown check type {spec.get('type') if isinstance(spec, dict) else spec!r}"
-    if any(value is None for value in spec.values()):
-        return "a check option is null"
+    judge = spec.get("judge")
+    if any(value is None for value in spec.values()) or (
+            isinstance(judge, dict) and any(value is None for value in judge.values())):
+        return "a check option is null"  # the schema has no nulls: it reports where
     try:
         registry()[spec["type"]].options.model_validate(spec, strict=True)
     except ValidationError as error:
