@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from .checks.run import apply_checks, settle_run_checks
 from .config import LoadedConfig
 from .results import CaseResult
 from .score.cascade import Cascade, CascadeSettings
@@ -136,6 +137,8 @@ class CaseRunner:
             result.duration_s = (time.perf_counter() - started) / len(results)
         if calls:
             results[0].model_usage = summarize(calls)
+        for result in results:
+            settle_run_checks(result)  # budget checks need the duration and usage just measured
         return results
 
     async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
@@ -202,6 +205,7 @@ class CaseRunner:
                             goals=scored.goals, calls=scored.calls, failures=scored.failures,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
+        apply_checks(result, case, trajectory, self.cascade, live=not normalized)  # the case's `checks:`
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

@@ -41,7 +41,7 @@ def test_user_template_overrides_builtin_by_file_name(tmp_path):
     (tmp_path / "extra.j2").write_text("extra\n")
     library = PromptLibrary(tmp_path)
     assert library.render("semantic_match.j2", expected="e", actual="a", context="c") == "custom e|a|c\n"
-    assert library.names() == ["extra.j2", "semantic_match.j2", "user_simulator.j2"]
+    assert library.names() == ["check_assert.j2", "extra.j2", "semantic_match.j2", "user_simulator.j2"]
 
 
 def test_sandbox_blocks_dunder_access(tmp_path):
