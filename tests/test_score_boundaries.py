@@ -556,3 +556,13 @@ def test_a_regex_sees_json_text_for_everything_but_strings(actual, pattern, ok):
 
 def test_exact_tells_booleans_from_numbers():
     assert not exact_equal(True, 1) and not exact_equal(1, True) and exact_equal(1, 1.0)
+
+
+def test_the_cascade_remembers_each_question_by_both_sides():
+    cascade = Cascade(CascadeSettings(use_embeddings=False))
+    assert cascade.compare("apple pie", "apple pie!").matched
+    assert not cascade.compare("zebra crossing", "apple pie!").matched
+    assert not cascade.compare("apple pie", "zebra crossing").matched
+    first = cascade.compare("apple pie", "apple pie!")
+    first.notes.append("changed by a caller")
+    assert cascade.compare("apple pie", "apple pie!").notes == []  # callers get copies
