@@ -201,8 +201,9 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status="passed" if scored.passed else "failed", metrics=scored.metrics,
-                            goals=scored.goals, calls=scored.calls, failures=scored.failures,
+        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
+                            calls=scored.calls, failures=scored.failures,
+                            unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized)  # the case's `checks:`

@@ -123,6 +123,7 @@ def fold_into_status(result: CaseResult, checks: list[CheckResult]) -> None:
     result.failures += [f"check '{c.name}': {c.explanation}" for c in failing]
     if failing:
         result.status = "failed"
-    elif unscored and result.status == "passed":
+    elif unscored and result.status in ("passed", "unscored"):
         result.status = "unscored"
-        result.unscored_reason = "; ".join(f"check '{c.name}': {c.explanation}" for c in unscored)
+        reasons = [result.unscored_reason] if result.unscored_reason else []
+        result.unscored_reason = "; ".join(reasons + [f"check '{c.name}': {c.explanation}" for c in unscored])
