@@ -110,6 +110,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                                              "(" + _format_help() + "); repeatable")
     command.add_argument("-x", "--exitfirst", action="store_true",
                          help="stop after the first failed or errored case; the cases not run are listed")
+    command.add_argument("--profile", metavar="NAME",
+                         help="run only the checks that evalrun.yaml's profile NAME selects (`profiles:`); the "
+                              "others show as skipped")
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
@@ -222,7 +225,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
-                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, on_notice=err.line, on_start=on_start,
+                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, profile=args.profile,
+                  on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()

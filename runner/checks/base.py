@@ -45,6 +45,7 @@ class CheckContext:
     cascade: Optional["Cascade"] = None  # argument matchers in fuzzy mode use it
     usage: Optional["CallSummary"] = None  # model calls recorded for the case (live runs)
     duration_s: Optional[float] = None  # wall time of the case, when measured
+    selection: Optional[Any] = None  # select.Selection: the run's --profile, which nested checks also obey
 
 
 @dataclass
