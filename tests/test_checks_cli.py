@@ -193,10 +193,15 @@ def test_readme_check_examples_validate(tmp_path):
 
     from runner.suite.load import load_file
 
+    from runner.config import Config
+
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 7
+    assert len(blocks) == 9
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
+        if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite
+            Config.model_validate(data)
+            continue
         checks = data["checks"] if isinstance(data, dict) else data
         path = write(tmp_path / f"c{n}.yaml", yaml.safe_dump({"starting_sentence": "hi", "checks": checks}))
         cases, diagnostics, _ = load_file(path)

@@ -28,7 +28,8 @@ class CheckOptions(BaseModel):
         "everything must match; a lower value gives partial credit).", examples=[0.8])
     weight: float = Field(
         1.0, ge=0, title="Weight",
-        description="Recorded with the result, for reports that average checks; it does not change the case's status.",
+        description="Recorded with the result, for reports that average checks, and used by a `weighted` composition "
+        "over its nested checks; it does not change the case's status.",
         examples=[2])
     gate: bool = Field(
         True, title="Gate",

@@ -42,8 +42,16 @@ def check_problem(spec: Any) -> Optional[str]:
     try:
         registry()[spec["type"]].options.model_validate(spec, strict=True)
     except ValidationError as error:
-        return str(error)
+        return "; ".join(_worded(e) for e in error.errors())
     return None
+
+
+def _worded(error: dict) -> str:
+    """One pydantic error as `where: what`, without pydantic's "Value error," prefix and links."""
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    cause = (error.get("ctx") or {}).get("error")
+    what = str(cause) if cause is not None else error.get("msg", "invalid")
+    return f"{where}: {what}" if where else what
 
 
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
