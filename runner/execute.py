@@ -208,7 +208,7 @@ class CaseRunner:
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
-                     selection=profile_selection(self.loaded, self.options.profile))
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

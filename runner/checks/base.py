@@ -3,6 +3,7 @@ the `CheckFamily` record each check module exports (its names, description, opti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +48,7 @@ class CheckContext:
     usage: Optional["CallSummary"] = None  # model calls recorded for the case (live runs)
     duration_s: Optional[float] = None  # wall time of the case, when measured
     selection: Optional[Any] = None  # select.Selection: the run's --profile, which nested checks also obey
+    base_dir: Optional[Path] = None  # the folder of evalrun.yaml: `python` checks import from it
 
 
 @dataclass

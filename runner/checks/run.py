@@ -7,6 +7,7 @@ stay if the case never gets that far.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import ValidationError
@@ -81,11 +82,12 @@ def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
 
 
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
-               live: bool = False, selection: Optional[Selection] = None) -> list[CheckResult]:
+               live: bool = False, selection: Optional[Selection] = None,
+               base_dir: Optional[Path] = None) -> list[CheckResult]:
     """Every check of the case, in the order written; budget checks on the run are left PENDING, and
     checks the run's profile leaves out are skipped with its name."""
     results = []
-    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection)
+    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
     for spec in case.checks:
         try:
             family, options = parse_check(spec)
@@ -107,10 +109,11 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
 
 
 def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
-                 *, live: bool = False, selection: Optional[Selection] = None) -> CaseResult:
+                 *, live: bool = False, selection: Optional[Selection] = None,
+                 base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
     if case.checks:
-        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection)
+        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
     return result
 
