@@ -45,7 +45,9 @@ def test_every_check_option_has_editor_help():
 def test_every_registered_check_has_a_description_and_only_judged_ones_need_a_model():
     for family in families():
         assert family.description and 0 <= family.default_threshold <= 1
-    assert sorted(f.type for f in families() if f.needs_model) == ["assert", "semantic_match"]
+    assert sorted(f.type for f in families() if f.needs_model) == [
+        "assert", "factual_accuracy", "groundedness", "intent_resolution", "response_completeness", "rubric", "safety",
+        "semantic_match", "task_adherence", "tool_call_accuracy"]
 
 
 # ------------------------------------------------------------------ validate
@@ -196,7 +198,7 @@ def test_readme_check_examples_validate(tmp_path):
     from runner.config import Config
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 10
+    assert len(blocks) == 11
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
         if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite
