@@ -208,7 +208,8 @@ def render(agreement: Agreement) -> list[str]:
     def share(value: Optional[float]) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
-    kappa = share(agreement.kappa) if agreement.kappa is not None else "undefined (every label and verdict the same)"
+    kappa = share(agreement.kappa) if agreement.kappa is not None else (
+        "undefined (every label and verdict the same)" if agreement.decided else "undefined (nothing decided)")
     c = agreement.confusion
     lines = [f"calibrating {agreement.check} on {agreement.total} labelled example(s); the check decided {agreement.decided}",
              f"agreement: {share(agreement.agreement)}", f"Cohen's kappa: {kappa}", "",

@@ -91,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         "calibrate", help="measure a judged check against examples people labelled",
         description="Run the check of LABELS (a labels file: `check:` and `examples:` labelled pass or fail; see the "
                     "README) on every example with evalrun.yaml's judge, and print how often it agrees with the "
-                    "labels, Cohen's kappa and the confusion table. Exit 0, or 1 when --min-kappa is not reached, "
-                    "4 on an invalid file.")
+                    "labels, Cohen's kappa and the confusion table. Exit 0; 1 when --min-kappa is not reached; 3 when "
+                    "the check decided no example (no judge, or no usable answer); 4 on an invalid file.")
     calibrate.add_argument("labels", type=Path, metavar="LABELS", help="the labels file (YAML or JSON)")
     calibrate.add_argument("-c", "--config", type=Path, metavar="FILE",
                            help="the evalrun.yaml with the judge (default: the first one next to or above LABELS)")
@@ -328,6 +328,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print(json.dumps(agreement.model_dump(), indent=1))
     else:
         print("\n".join(render(agreement)))
+    if agreement.decided == 0:
+        print("the check decided none of the examples (see why above): exit 3", file=sys.stderr)
+        return 3
     if args.min_kappa is not None and (agreement.kappa is None or agreement.kappa < args.min_kappa):
         print(f"Cohen's kappa {agreement.kappa if agreement.kappa is not None else 'undefined'} is below --min-kappa "
               f"{args.min_kappa:g}: exit 1", file=sys.stderr)

@@ -131,3 +131,16 @@ def test_calibrate_on_an_invalid_file_exits_4(tmp_path):
     assert result.returncode == 4
     assert "labels.yaml:4:11: error: examples: List should have at least 1 item after validation, not 0" in \
         result.stderr.splitlines()
+
+
+def test_calibrate_without_a_judge_decides_nothing_and_exits_3(tmp_path):
+    shutil.copy(SHIPPED, tmp_path / "labels.yaml")
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    result = run_cli("calibrate", "labels.yaml", cwd=tmp_path)
+    assert result.returncode == 3
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["calibrating semantic_match on 20 labelled example(s); the check decided 0", "agreement: n/a",
+                         "Cohen's kappa: undefined (nothing decided)"]
+    assert "  date-other-format: skipped: no judge model is configured: add `judge:` to evalrun.yaml (with " \
+        "enable_fuzzy_matching on), or give this check `judge: {model: ...}`" in lines
+    assert result.stderr.splitlines()[-1] == "the check decided none of the examples (see why above): exit 3"
