@@ -215,7 +215,8 @@ def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
-    assert [c["status"] for c in case["checks"]] == ["passed"] * 5 + ["skipped"]
+    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"]
+    assert case["checks"][5]["explanation"].startswith("1 of 2 nested check(s) passed (any): [passed] contains: ")
 
 
 # ------------------------------------------------------------------ judged checks through the CLI
