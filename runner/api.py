@@ -100,13 +100,14 @@ class RunRequest:
     formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
     min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
     exitfirst: bool = False  # -x: stop after the first failed or errored case
+    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
-        exitfirst: bool = False,
+        exitfirst: bool = False, profile: Optional[str] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -114,7 +115,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst)
+                         conversations_dir, formats, min_pass_rate, exitfirst, profile)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -172,7 +173,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     tally = Tally([ref.id for ref in index.refs])
     on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
-                                           agent=request.agent, conversations_dir=request.conversations_dir),
+                                           agent=request.agent, conversations_dir=request.conversations_dir,
+                                           profile=request.profile),
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()
@@ -292,6 +294,12 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
         wrong = check_agent_override(request.agent, loaded.config)
         if wrong:
             problems.append(Diagnostic("--agent", 1, 1, "error", wrong, "unknown-agent"))
+    if request.profile is not None:
+        from .checks.select import unknown_profile
+
+        wrong = unknown_profile(loaded, request.profile)
+        if wrong:
+            problems.append(Diagnostic("--profile", 1, 1, "error", wrong, "unknown-profile"))
     if request.replay_dir is not None and not request.replay_dir.is_dir():
         problems.append(Diagnostic(str(request.replay_dir), 1, 1, "error", "--replay: no such folder", "not-found"))
     out = request.output_dir

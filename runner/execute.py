@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from .checks.run import apply_checks, settle_run_checks
+from .checks.select import profile_selection
 from .config import LoadedConfig
 from .results import CaseResult
 from .score.cascade import Cascade, CascadeSettings
@@ -36,6 +37,7 @@ class RunOptions:
     concurrency: int = DEFAULT_CONCURRENCY
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
+    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
 
 
 def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
@@ -206,7 +208,8 @@ class CaseRunner:
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
-        apply_checks(result, case, trajectory, self.cascade, live=not normalized)  # the case's `checks:`
+        apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

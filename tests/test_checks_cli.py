@@ -45,7 +45,9 @@ def test_every_check_option_has_editor_help():
 def test_every_registered_check_has_a_description_and_only_judged_ones_need_a_model():
     for family in families():
         assert family.description and 0 <= family.default_threshold <= 1
-    assert sorted(f.type for f in families() if f.needs_model) == ["assert", "semantic_match"]
+    assert sorted(f.type for f in families() if f.needs_model) == [
+        "assert", "factual_accuracy", "groundedness", "intent_resolution", "response_completeness", "rubric", "safety",
+        "semantic_match", "task_adherence", "tool_call_accuracy"]
 
 
 # ------------------------------------------------------------------ validate
@@ -193,10 +195,15 @@ def test_readme_check_examples_validate(tmp_path):
 
     from runner.suite.load import load_file
 
+    from runner.config import Config
+
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 7
+    assert len(blocks) == 11
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
+        if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite
+            Config.model_validate(data)
+            continue
         checks = data["checks"] if isinstance(data, dict) else data
         path = write(tmp_path / f"c{n}.yaml", yaml.safe_dump({"starting_sentence": "hi", "checks": checks}))
         cases, diagnostics, _ = load_file(path)
@@ -208,7 +215,8 @@ def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
-    assert [c["status"] for c in case["checks"]] == ["passed"] * 5 + ["skipped"]
+    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"]
+    assert case["checks"][5]["explanation"].startswith("1 of 2 nested check(s) passed (any): [passed] contains: ")
 
 
 # ------------------------------------------------------------------ judged checks through the CLI

@@ -3,6 +3,7 @@ the `CheckFamily` record each check module exports (its names, description, opti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +29,8 @@ class CheckOptions(BaseModel):
         "everything must match; a lower value gives partial credit).", examples=[0.8])
     weight: float = Field(
         1.0, ge=0, title="Weight",
-        description="Recorded with the result, for reports that average checks; it does not change the case's status.",
+        description="Recorded with the result, for reports that average checks, and used by a `weighted` composition "
+        "over its nested checks; it does not change the case's status.",
         examples=[2])
     gate: bool = Field(
         True, title="Gate",
@@ -45,6 +47,8 @@ class CheckContext:
     cascade: Optional["Cascade"] = None  # argument matchers in fuzzy mode use it
     usage: Optional["CallSummary"] = None  # model calls recorded for the case (live runs)
     duration_s: Optional[float] = None  # wall time of the case, when measured
+    selection: Optional[Any] = None  # select.Selection: the run's --profile, which nested checks also obey
+    base_dir: Optional[Path] = None  # the folder of evalrun.yaml: `python` checks import from it
 
 
 @dataclass

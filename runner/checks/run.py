@@ -7,12 +7,14 @@ stay if the case never gets that far.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import ValidationError
 
 from ..results import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
+from .select import Selection
 
 if TYPE_CHECKING:
     from ..score.cascade import Cascade
@@ -41,8 +43,16 @@ def check_problem(spec: Any) -> Optional[str]:
     try:
         registry()[spec["type"]].options.model_validate(spec, strict=True)
     except ValidationError as error:
-        return str(error)
+        return "; ".join(_worded(e) for e in error.errors())
     return None
+
+
+def _worded(error: dict) -> str:
+    """One pydantic error as `where: what`, without pydantic's "Value error," prefix and links."""
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    cause = (error.get("ctx") or {}).get("error")
+    what = str(cause) if cause is not None else error.get("msg", "invalid")
+    return f"{where}: {what}" if where else what
 
 
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
@@ -66,11 +76,18 @@ def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> C
                        explanation=verdict.explanation + versus, evidence=verdict.evidence)
 
 
+def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
+    return CheckResult(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
+                       status="skipped", explanation=f"skipped: {reason}")
+
+
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
-               live: bool = False) -> list[CheckResult]:
-    """Every check of the case, in the order written; budget checks on the run are left PENDING."""
+               live: bool = False, selection: Optional[Selection] = None,
+               base_dir: Optional[Path] = None) -> list[CheckResult]:
+    """Every check of the case, in the order written; budget checks on the run are left PENDING, and
+    checks the run's profile leaves out are skipped with its name."""
     results = []
-    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade)
+    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
     for spec in case.checks:
         try:
             family, options = parse_check(spec)
@@ -79,7 +96,10 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
             results.append(CheckResult(name=name, type=str(spec.get("type") if isinstance(spec, dict) else ""),
                                        status="unscored", explanation=f"unscored: invalid check: {exc}"))
             continue
-        if family.reads == "run":
+        left_out = selection.left_out(family, options) if selection is not None else None
+        if left_out is not None:
+            results.append(skipped_result(options, left_out))
+        elif family.reads == "run":
             results.append(CheckResult(name=options.name or options.type, type=options.type, gate=options.gate,
                                        weight=options.weight, status="skipped", explanation=f"skipped: {PENDING}",
                                        evidence={"spec": spec, _LIVE: live}))
@@ -89,10 +109,11 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
 
 
 def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
-                 *, live: bool = False) -> CaseResult:
+                 *, live: bool = False, selection: Optional[Selection] = None,
+                 base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
     if case.checks:
-        result.checks = run_checks(case, trajectory, cascade, live=live)
+        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
     return result
 

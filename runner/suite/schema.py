@@ -146,6 +146,10 @@ def _check_items_by_type(schema: dict[str, Any]) -> None:
     }
     for holder in (schema["$defs"]["CaseFields"], schema):
         holder["properties"]["checks"]["items"] = {"$ref": "#/$defs/Check"}
+    for family in table.values():  # compositions nest ordinary checks: validate them the same way
+        nested = schema["$defs"][family.options.__name__]["properties"].get("checks")
+        if nested is not None:
+            nested["items"] = {"$ref": "#/$defs/Check"}
 
 
 def main(argv: list[str]) -> int:
