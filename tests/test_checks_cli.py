@@ -215,8 +215,11 @@ def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
-    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"]
+    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"] * 3
     assert case["checks"][5]["explanation"].startswith("1 of 2 nested check(s) passed (any): [passed] contains: ")
+    # the judged checks are shown, and skipped with the way to turn them on while no judge is configured
+    assert all(c["explanation"].startswith("skipped: no judge model is configured: add `judge:` to evalrun.yaml")
+               for c in case["checks"][7:])
 
 
 # ------------------------------------------------------------------ judged checks through the CLI

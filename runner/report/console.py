@@ -166,9 +166,12 @@ def case_line(result: CaseResult, color: bool = False) -> str:
         passed = sum(c.status == "passed" for c in result.checks)
         detail += f"; checks {passed}/{len(result.checks)}"
         skipped = [c for c in result.checks if c.status == "skipped"]
-        if skipped:
-            why = skipped[0].explanation.removeprefix("skipped: ")
-            detail += f" ({len(skipped)} skipped: {visible(why)})"
+        if skipped:  # each distinct reason once, with the checks it applies to
+            reasons: dict[str, list[str]] = {}
+            for check in skipped:
+                reasons.setdefault(check.explanation.removeprefix("skipped: "), []).append(check.name)
+            said = "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items())
+            detail += f" ({len(skipped)} skipped: {visible(said)})"
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     line = f"{label} {visible(result.id)}{detail}"
