@@ -100,13 +100,15 @@ class RunRequest:
     formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
     min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
     exitfirst: bool = False  # -x: stop after the first failed or errored case
+    baseline: Optional[Path] = None  # --baseline: a saved report this run must not fall behind
+    max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
-        exitfirst: bool = False,
+        exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -114,7 +116,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst)
+                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -151,6 +153,15 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
     if not index.refs:
         return RunOutcome(EXIT_NO_CASES, diagnostics)
+    gate = None
+    if request.baseline is not None:
+        from .compare import Baseline
+        from .report.saved import NotAReport
+
+        try:
+            gate = Baseline(request.baseline, request.max_regression)
+        except NotAReport as exc:
+            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--baseline", 1, 1, "error", str(exc), "not-a-report")])
 
     config_record = _config_record(loaded, request.replay_dir)
     redact = Redactor(secret_values(config_record))
@@ -187,6 +198,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             stop.request(str(exc), interrupted=False)
             return
         tally.add(saved, index.refs[position].id)
+        if gate is not None:
+            gate.add(saved)
         on_result(saved)
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
             first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
@@ -213,6 +226,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             summary.stop_reason = first_failure[0]
             summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
                                    f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
+        if gate is not None:
+            gate.check(summary)
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "validate", "schema", "init")
+COMMANDS = ("run", "rescore", "report", "compare", "validate", "schema", "init")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -22,6 +22,7 @@ conversation against its goals and reports the result.
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
+  evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
@@ -75,6 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where to write it (default: the format's file name in the run folder); only with "
                              "one --format")
 
+    compare = sub.add_parser("compare", help="compare two finished runs",
+                             description="Compare two finished runs case by case: the cases newly failing and newly "
+                                         "passing, the change of each metric mean (over the cases scored in both), and "
+                                         "an exact McNemar test on the cases that flipped, which says whether the "
+                                         "change is more than chance. Exit 0 when nothing regressed, 1 when a case "
+                                         "that passed in OLD does not pass in NEW or a metric mean dropped by more "
+                                         "than --max-regression, 4 when OLD or NEW is not a report.")
+    compare.add_argument("old", type=Path, metavar="OLD", help="the earlier run: its folder or its report.json")
+    compare.add_argument("new", type=Path, metavar="NEW", help="the later run: its folder or its report.json")
+    compare.add_argument("--format", choices=("text", "md"), default="text",
+                         help="text for the console, md for a pull-request comment")
+    compare.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                         help="how far a metric mean (a share 0-1) may drop before it counts as a regression "
+                              "(default 0.0)")
+
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
                                           "every problem as path:line:col: severity: message. Exit 0 when all are "
@@ -113,6 +129,13 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
+    command.add_argument("--baseline", type=Path, metavar="REPORT",
+                         help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
+                              "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                         help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
+                              "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
+                              "percentage points (default 0.0)")
 
 
 def _format_names() -> tuple[str, ...]:
@@ -222,7 +245,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
-                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, on_notice=err.line, on_start=on_start,
+                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
+                  max_regression=args.max_regression, on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()
@@ -274,6 +298,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import as_markdown, as_text, compare_reports
+    from .report.saved import NotAReport
+
+    try:
+        comparison = compare_reports(args.old, args.new)
+    except NotAReport as exc:
+        print(f"evalrun compare: {exc}", file=sys.stderr)
+        return 4
+    render = as_markdown if args.format == "md" else as_text
+    sys.stdout.write(render(comparison, args.max_regression))
+    regressions = comparison.regressions(args.max_regression)
+    print("; ".join(regressions) + ": exit 1" if regressions else "no regression: exit 0", file=sys.stderr)
+    return 1 if regressions else 0
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .resources import schema_path
 
@@ -296,5 +336,5 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "validate": _cmd_validate, "schema": _cmd_schema,
+_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init}

@@ -141,6 +141,21 @@ class CaseResult(BaseModel):
                     "(it failed), each with the stage that decided and why the judge could not")
 
 
+class BaselineCheck(BaseModel):
+    """The --baseline gate: how this run compares with a saved one (runner/compare.py)."""
+
+    baseline: str = Field(description="The baseline report the run was compared with")
+    max_regression: float = Field(description="How far a metric mean (a share in [0, 1]) may drop")
+    compared: int = Field(description="Cases in both runs, skipped in neither")
+    newly_failing: list[str] = Field(default_factory=list, description="Passed in the baseline, do not pass now")
+    newly_passing: list[str] = Field(default_factory=list, description="Did not pass in the baseline, pass now")
+    metric_deltas: dict[str, float] = Field(default_factory=dict,
+                                            description="New mean minus baseline mean, over cases scored in both")
+    p_value: float = Field(description="Exact McNemar test on the cases that flipped (two-sided)")
+    regressions: list[str] = Field(default_factory=list, description="Why the gate failed, one line each; "
+                                                                     "empty when it held")
+
+
 class Summary(BaseModel):
     total: int = Field(description="Cases selected for the run")
     passed: int
@@ -160,6 +175,7 @@ class Summary(BaseModel):
     mean_tool_call_recall: Optional[float]
     exit_code: int
     duration_s: float
+    baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
 
 
 class RunReport(BaseModel):

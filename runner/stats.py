@@ -19,3 +19,20 @@ def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]
     centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided p-value of the exact McNemar test for paired outcomes.
+
+    `b` and `c` are the discordant pairs (cases that went pass → fail and fail → pass). Under "the
+    change makes no difference" each flip is equally likely to go either way, so min(b, c) is
+    Binomial(b + c, 1/2); the p-value is twice its lower tail, capped at 1. Computed exactly with
+    integers (math.comb), so it is right for the small counts that matter. 1.0 when nothing flipped.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"need non-negative counts, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2 ** n)

@@ -241,5 +241,5 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
 
 def _unusual(summary: Summary) -> bool:
     """An exit 0 that is not the obvious one (min_pass_rate let failures through) still says why."""
-    return summary.exit_code == 0 and summary.failed > 0
+    return summary.exit_code == 0 and (summary.failed > 0 or summary.baseline is not None)
 
