@@ -102,6 +102,8 @@ class RunRequest:
     exitfirst: bool = False  # -x: stop after the first failed or errored case
     baseline: Optional[Path] = None  # --baseline: a saved report this run must not fall behind
     max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
+    repeats: int = 1  # --repeat N: run every case N times
+    repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -109,6 +111,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
+        repeats: int = 1, repeat_policy: Optional[str] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -116,7 +119,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression)
+                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
+                         repeats, repeat_policy)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -180,7 +184,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 
     llm_runtime = configure_llm(concurrency=request.concurrency, cache_dir=loaded.resolve(loaded.config.cache_dir),
                                 no_cache=request.no_cache)
-    tally = Tally([ref.id for ref in index.refs])
+    tally = Tally([ref.id for ref in index.refs], repeats=request.repeats,
+                  policy=request.repeat_policy or loaded.config.repeat_policy)
     on_start(len(index.refs))
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir),
@@ -208,7 +213,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
         try:
-            await run_cases(index.refs, runner, save, stop, request.concurrency)
+            await run_cases(index.refs, runner, save, stop, request.concurrency, request.repeats)
         finally:
             signals.loop = None
 
@@ -272,6 +277,7 @@ class SavedRun:
     paths: list[Path]
     config_file: Optional[Path]
     conversations: Path
+    repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
 
 
 def read_saved_run(folder: Path) -> SavedRun:
@@ -291,8 +297,9 @@ def read_saved_run(folder: Path) -> SavedRun:
     if "paths" not in header:
         raise ValueError(f"{report} was written by an evalrun that did not record its suites; run them again")
     config_file = (header.get("config") or {}).get("config_file")
+    repeats = ((header.get("summary") or {}).get("repeats") or {}).get("runs") or 1
     return SavedRun(folder, [Path(p) for p in header["paths"]], Path(config_file) if config_file else None,
-                    folder / "conversations")
+                    folder / "conversations", int(repeats))
 
 
 def _usage_or_none(usage):
@@ -313,6 +320,8 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic(str(out), 1, 1, "error", f"--output-dir: '{out}' exists and is not a folder",
                                    "not-a-folder"))
+    if request.repeats < 1:
+        problems.append(Diagnostic("--repeat", 1, 1, "error", "--repeat must be at least 1", "usage"))
     if request.concurrency < 1:
         problems.append(Diagnostic("--concurrency", 1, 1, "error", "-j/--concurrency must be at least 1", "usage"))
     return problems

@@ -129,6 +129,13 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
+    command.add_argument("--repeat", type=int, default=1, metavar="N", dest="repeats",
+                         help="run every case N times (each run with its own model-cache slot, so a rerun replays the "
+                              "same N answers); reports pass@k, pass^k and the flaky cases (default 1; rescore uses "
+                              "the saved run's N)")
+    command.add_argument("--repeat-policy", choices=("all", "majority", "any"), metavar="POLICY",
+                         help="with --repeat: a case passes when all its runs pass, a majority, or any one "
+                              "(all, majority, any; default evalrun.yaml's repeat_policy, else all)")
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
@@ -217,6 +224,7 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
         print(f"evalrun rescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     args.paths, args.config, args.replay, args.agent, args.no_cache = saved.paths, saved.config_file, None, None, True
+    args.repeats = saved.repeats  # the saved conversations are per repeat
     return _cmd_run(args, conversations_dir=saved.conversations)
 
 
@@ -246,7 +254,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
-                  max_regression=args.max_regression, on_notice=err.line, on_start=on_start,
+                  max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
+                  on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()

@@ -117,6 +117,7 @@ class CaseResult(BaseModel):
     status: CaseStatus
     run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
                                                   "(watsonx's <id>.runN.messages.json)")
+    repeat: Optional[int] = Field(None, description="Which run of the case this is (from 0) under --repeat N")
     source: str = Field(description="path:line:column of the case")
     description: Optional[str] = None
     tags: list[str] = Field(default_factory=list)
@@ -156,6 +157,32 @@ class BaselineCheck(BaseModel):
                                                                      "empty when it held")
 
 
+RepeatPolicy = Literal["all", "majority", "any"]
+REPEAT_POLICIES: tuple[str, ...] = ("all", "majority", "any")
+
+
+class CaseRepeats(BaseModel):
+    """One case run N times (--repeat N): how many runs passed, and what the policy made of them."""
+
+    id: str
+    runs: int = Field(description="Runs of the case that finished")
+    passed: int = Field(description="Runs that passed")
+    status: CaseStatus = Field(description="The case's status under repeat_policy")
+    pass_at_k: float = Field(description="At least one run passed (k = runs): 1 or 0")
+    pass_hat_k: float = Field(description="Every run passed (τ-bench's pass^k, k = runs): 1 or 0")
+
+
+class RepeatSummary(BaseModel):
+    runs: int = Field(description="N of --repeat N")
+    policy: RepeatPolicy = Field(description="When a repeated case passes: all runs, a majority, any run")
+    pass_at_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that at least one of k "
+                                                    "runs passes (unbiased estimator from the N runs)")
+    pass_hat_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that all k runs pass "
+                                                     "(τ-bench's pass^k)")
+    flaky: list[str] = Field(default_factory=list, description="Cases whose runs did not all end the same way")
+    per_case: list[CaseRepeats] = Field(default_factory=list, description="Each repeated case's runs")
+
+
 class Summary(BaseModel):
     total: int = Field(description="Cases selected for the run")
     passed: int
@@ -176,6 +203,8 @@ class Summary(BaseModel):
     exit_code: int
     duration_s: float
     baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
+    repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
+                                                               "repeat_policy; this holds each case's runs")
 
 
 class RunReport(BaseModel):
