@@ -232,7 +232,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
                                    f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
         if gate is not None:
-            gate.check(summary)
+            gate.check(summary, tally.policy)
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}

@@ -21,6 +21,7 @@ from .stats import mcnemar_exact
 
 METRICS = ("journey_completion", "tool_call_precision", "tool_call_recall")
 SIGNIFICANCE = 0.05
+BOOTSTRAP_RESAMPLES = 2000
 _LISTED = 10  # ids named in a one-line reason before "and N more"
 
 
@@ -54,6 +55,17 @@ class Comparison:
     metrics: list[MetricDelta] = field(default_factory=list)
     only_in_old: list[str] = field(default_factory=list)
     only_in_new: list[str] = field(default_factory=list)
+    # with repeats: (mean difference of the per-case pass shares new - old, 95% low, high), paired bootstrap
+    bootstrap: Optional[tuple[float, float, float]] = None
+
+    def bootstrap_text(self) -> str:
+        if self.bootstrap is None:
+            return ""
+        mean, low, high = self.bootstrap
+        verdict = "excludes 0: more than chance" if low > 0 or high < 0 else "includes 0: could be chance"
+        return (f"pass-rate difference over runs (new - old): {mean * 100:+.1f} points, 95% paired bootstrap interval "
+                f"{low * 100:+.1f} to {high * 100:+.1f} ({BOOTSTRAP_RESAMPLES} resamples of the {self.paired} cases, "
+                f"seed 0): {verdict}")
 
     @property
     def p_value(self) -> float:
@@ -98,23 +110,61 @@ def case_key(case: dict) -> str:
     return str(case.get("id")) if run is None else f"{case.get('id')} (run {run})"
 
 
-def outcomes(report: dict) -> dict[str, dict]:
-    """key -> the case's status, one-line reason and metrics; only what a comparison needs is kept."""
+class Outcomes:
+    """Each case's outcome, gathered row by row (a repeated case has one row per run) and settled by the
+    run's repeat_policy: its status, a one-line reason, its metrics (averaged over its runs) and its
+    pass share (passed runs / runs; 0 or 1 without repeats)."""
+
+    def __init__(self, policy: str = "all"):
+        self.policy = policy
+        self.rows: dict[str, dict] = {}
+        self.repeated = False
+
+    def add(self, key: str, status: str, reason: str, metrics: dict[str, float], repeat: Optional[int]) -> None:
+        row = self.rows.setdefault(key, {"statuses": [], "reason": "", "sums": {}, "ns": {}})
+        row["statuses"].append(status)
+        self.repeated = self.repeated or repeat is not None
+        if status != "passed" and reason and not row["reason"]:
+            row["reason"] = reason if repeat is None else f"repeat {repeat}: {reason}"
+        for name, value in metrics.items():
+            row["sums"][name] = row["sums"].get(name, 0.0) + value
+            row["ns"][name] = row["ns"].get(name, 0) + 1
+
+    def settled(self) -> dict[str, dict]:
+        from .summary import repeated_status
+
+        out = {}
+        for key, row in self.rows.items():
+            runs = [s for s in row["statuses"] if s != "skipped"]
+            out[key] = {"status": repeated_status(row["statuses"], self.policy) if len(row["statuses"]) > 1
+                        else row["statuses"][0],
+                        "reason": row["reason"],
+                        "share": runs.count("passed") / len(runs) if runs else None,
+                        "metrics": {n: row["sums"][n] / row["ns"][n] for n in row["sums"]}}
+        return out
+
+
+def outcomes(report: dict) -> Outcomes:
+    """The outcomes of a saved report (plain dicts); only what a comparison needs is kept."""
     from .report.saved import one_line_reason
 
-    kept = {}
+    repeats = (report.get("summary") or {}).get("repeats") or {}
+    policy = repeats.get("policy") or (report.get("config") or {}).get("repeat_policy") or "all"
+    kept = Outcomes(policy)
     for case in report.get("cases") or []:
         if not isinstance(case, dict):
             continue
         metrics = case.get("metrics") if isinstance(case.get("metrics"), dict) else {}
-        kept[case_key(case)] = {"status": case.get("status"), "reason": one_line_reason(case),
-                                "metrics": {n: metrics.get(n) for n in METRICS if isinstance(metrics.get(n), (int, float))}}
+        kept.add(case_key(case), str(case.get("status")), one_line_reason(case),
+                 {n: metrics.get(n) for n in METRICS if isinstance(metrics.get(n), (int, float))}, case.get("repeat"))
     return kept
 
 
-def compare_outcomes(old: dict[str, dict], new: dict[str, dict], *, old_label: str = "old",
-                     new_label: str = "new") -> Comparison:
+def compare_outcomes(old_outcomes: Outcomes, new_outcomes: Outcomes, *, old_label: str = "old",
+                     new_label: str = "new", seed: int = 0) -> Comparison:
+    old, new = old_outcomes.settled(), new_outcomes.settled()
     result = Comparison(old_label, new_label)
+    shares: list[tuple[float, float]] = []
     result.only_in_old = [k for k in old if k not in new]
     result.only_in_new = [k for k in new if k not in old]
     sums = {name: [0.0, 0.0, 0] for name in METRICS}
@@ -123,6 +173,8 @@ def compare_outcomes(old: dict[str, dict], new: dict[str, dict], *, old_label: s
         if before is None or "skipped" in (before["status"], after["status"]):
             continue
         result.paired += 1
+        if before["share"] is not None and after["share"] is not None:
+            shares.append((before["share"], after["share"]))
         was, now = before["status"] == "passed", after["status"] == "passed"
         if was and not now:
             result.newly_failing.append(Flip(key, before["status"], after["status"], after["reason"]))
@@ -135,6 +187,11 @@ def compare_outcomes(old: dict[str, dict], new: dict[str, dict], *, old_label: s
                 sums[name][1] += b
                 sums[name][2] += 1
     result.metrics = [MetricDelta(name, s_old / n, s_new / n, n) for name, (s_old, s_new, n) in sums.items() if n]
+    if (old_outcomes.repeated or new_outcomes.repeated) and shares:
+        from .stats import paired_bootstrap_interval
+
+        result.bootstrap = paired_bootstrap_interval([a for a, _ in shares], [b for _, b in shares],
+                                                     resamples=BOOTSTRAP_RESAMPLES, seed=seed)
     return result
 
 
@@ -170,6 +227,8 @@ def as_text(c: Comparison, max_regression: float = 0.0) -> str:
         if ids:
             lines.append(f"{title} (not compared): {len(ids)}: {visible(_ids(ids))}")
     lines.append(c.verdict())
+    if c.bootstrap is not None:
+        lines.append(c.bootstrap_text())
     return "\n".join(lines) + "\n"
 
 
@@ -187,6 +246,8 @@ def as_markdown(c: Comparison, max_regression: float = 0.0) -> str:
     lines = ["## evalrun: comparison with the baseline", "",
              f"{c.paired} case(s) compared; **{len(c.newly_failing)} newly failing**, "
              f"**{len(c.newly_passing)} newly passing**.", "", f"{_md(c.verdict())}", ""]
+    if c.bootstrap is not None:
+        lines += [_md(c.bootstrap_text()), ""]
     for title, flips, why in (("Newly failing", c.newly_failing, "why it fails now"),
                               ("Newly passing", c.newly_passing, "why it failed before")):
         if flips:
@@ -217,19 +278,20 @@ class Baseline:
         self.path = path
         self.max_regression = max_regression
         self.old = outcomes(load_report(path))  # NotAReport when it is not one
-        self.new: dict[str, dict] = {}
+        self.new = Outcomes()
 
     def add(self, result) -> None:
         """One saved CaseResult of the new run."""
         metrics = result.metrics
-        self.new[case_key({"id": result.id, "run": result.run})] = {
-            "status": result.status, "reason": _first_reason(result),
-            "metrics": {n: getattr(metrics, n) for n in METRICS if metrics is not None and getattr(metrics, n) is not None}}
+        values = {n: getattr(metrics, n) for n in METRICS if metrics is not None and getattr(metrics, n) is not None}
+        self.new.add(case_key({"id": result.id, "run": result.run}), result.status, _first_reason(result), values,
+                     result.repeat)
 
-    def check(self, summary) -> None:
+    def check(self, summary, policy: str = "all") -> None:
         """Record the comparison in `summary` and, when the run fell behind, make it exit 1 and say why."""
         from .results import BaselineCheck
 
+        self.new.policy = policy
         c = compare_outcomes(self.old, self.new, old_label=str(self.path), new_label="this run")
         regressions = c.regressions(self.max_regression)
         summary.baseline = BaselineCheck(

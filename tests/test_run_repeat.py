@@ -158,3 +158,36 @@ def test_a_replayed_case_repeated_gives_the_same_result_each_time(tmp_path):
     assert [(c["repeat"], c["status"]) for c in data["cases"]] == [(0, "passed"), (1, "passed")]
     assert data["summary"]["repeats"]["flaky"] == [] and data["summary"]["passed"] == 1
     assert run_cli("suites", "--repeat", "0", cwd=tmp_path).returncode == 4
+
+
+def test_compare_of_repeated_runs_adds_a_paired_bootstrap_interval(tmp_path):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    class Better(Agent):
+        def __call__(self, request):
+            from tests.fakes.openai_server import Reply, tool_call
+
+            messages = request["messages"]
+            if messages[-1]["role"] == "tool":
+                return Reply(content="done")
+            return Reply(tool_calls=[tool_call("get_assignment_id", {"username": "nwaters"}, "c1")])
+
+    with FakeOpenAI(default=Agent()) as fake:
+        project(tmp_path, fake.base_url)
+        assert run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "old", cwd=tmp_path).returncode == 1
+    with FakeOpenAI(default=Better()) as fake:
+        project(tmp_path, fake.base_url)
+        assert run_cli("suites", "--repeat", "3", "--no-cache", "--output-dir", "new", cwd=tmp_path).returncode == 0
+    done = run_cli("compare", "old", "new", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1:5] == ["newly failing: 0", "newly passing: 1",
+                          "  lookup: failed → passed (was: repeat 1: goal 'get_id': called get_assignment_id 1 time(s), "
+                          "never with matching arguments; closest at message 2 (that call failed with an error): "
+                          "`username` (strict, decided by exact): expected 'nwaters', got 'nken')",
+                          "metric means (cases scored in both):"]
+    # per-case pass shares: lookup 2/3 -> 1, steady 1 -> 1; resampling two cases gives means 0, 1/6 or 1/3
+    assert lines[-1] == ("pass-rate difference over runs (new - old): +16.7 points, 95% paired bootstrap interval "
+                         "+0.0 to +33.3 (2000 resamples of the 2 cases, seed 0): includes 0: could be chance")
+    md = run_cli("compare", "old", "new", "--format", "md", cwd=tmp_path)
+    assert "pass-rate difference over runs (new - old): +16.7 points" in md.stdout
