@@ -104,6 +104,7 @@ class RunRequest:
     max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
     repeats: int = 1  # --repeat N: run every case N times
     repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
+    shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -111,7 +112,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
-        repeats: int = 1, repeat_policy: Optional[str] = None,
+        repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -120,7 +121,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy)
+                         repeats, repeat_policy, shard)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -155,6 +156,11 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     usage = _usage_problems(request, loaded)
     if usage:
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
+    if request.shard is not None:
+        from .shard import parse_shard
+
+        part = parse_shard(request.shard)  # the CLI checked it
+        index.refs = [ref for ref in index.refs if part.holds(ref.id)]
     if not index.refs:
         return RunOutcome(EXIT_NO_CASES, diagnostics)
     gate = None
@@ -236,6 +242,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}
+        if request.shard is not None:
+            header["shard"] = str(parse_shard(request.shard))
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -278,6 +286,7 @@ class SavedRun:
     config_file: Optional[Path]
     conversations: Path
     repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
+    shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
 
 
 def read_saved_run(folder: Path) -> SavedRun:
@@ -299,7 +308,7 @@ def read_saved_run(folder: Path) -> SavedRun:
     config_file = (header.get("config") or {}).get("config_file")
     repeats = ((header.get("summary") or {}).get("repeats") or {}).get("runs") or 1
     return SavedRun(folder, [Path(p) for p in header["paths"]], Path(config_file) if config_file else None,
-                    folder / "conversations", int(repeats))
+                    folder / "conversations", int(repeats), header.get("shard"))
 
 
 def _usage_or_none(usage):

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "validate", "schema", "init")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -23,6 +23,7 @@ conversation against its goals and reports the result.
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
+  evalrun merge A B -o DIR         join the reports of a CI matrix's shards (--shard I/N) into one
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
@@ -91,6 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
                          help="how far a metric mean (a share 0-1) may drop before it counts as a regression "
                               "(default 0.0)")
 
+    merge = sub.add_parser("merge", help="join the shards of a run into one report",
+                           description="Join the reports of the shards of one run (each run with --shard I/N, on the "
+                                       "machines of a CI matrix) into one report.json with one verdict and exit code, "
+                                       "as if it had been a single run. Shards of different suites or configurations, "
+                                       "or with a case in two shards, are refused (exit 4); a missing shard exits 3.")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT",
+                       help="each shard's run folder or report.json")
+    merge.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                       help="where to write the merged report.json (and the --format files)")
+    merge.add_argument("--format", dest="formats", action="append", default=[], choices=_format_names(),
+                       metavar="FMT", help="also write this format of the merged report (" + _format_help() +
+                                           "); repeatable")
+    merge.add_argument("--min-pass-rate", type=_share, metavar="RATE",
+                       help="as for run: overrides the min_pass_rate of the shards' evalrun.yaml")
+
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
                                           "every problem as path:line:col: severity: message. Exit 0 when all are "
@@ -136,6 +152,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--repeat-policy", choices=("all", "majority", "any"), metavar="POLICY",
                          help="with --repeat: a case passes when all its runs pass, a majority, or any one "
                               "(all, majority, any; default evalrun.yaml's repeat_policy, else all)")
+    command.add_argument("--shard", type=_shard, metavar="I/N",
+                         help="run only part I of N of the cases (1 <= I <= N), split by a hash of each case id so "
+                              "every machine of a CI matrix agrees; join the parts with `evalrun merge`")
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
@@ -165,6 +184,15 @@ def _share(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
     return value
+
+
+def _shard(text: str) -> str:
+    from .shard import parse_shard
+
+    try:
+        return str(parse_shard(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
@@ -225,6 +253,7 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     args.paths, args.config, args.replay, args.agent, args.no_cache = saved.paths, saved.config_file, None, None, True
     args.repeats = saved.repeats  # the saved conversations are per repeat
+    args.shard = saved.shard  # the same part of the suite
     return _cmd_run(args, conversations_dir=saved.conversations)
 
 
@@ -255,6 +284,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
+                  shard=args.shard,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
@@ -323,6 +353,34 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 1 if regressions else 0
 
 
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import MergeError, merge_reports, write_merged
+    from .report.console import Console, print_summary
+    from .report.render import render_many
+    from .report.saved import NotAReport
+    from .results import Summary
+    from .run_folder import describe_os_error
+
+    try:
+        merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)
+    except (NotAReport, MergeError) as exc:
+        print(f"evalrun merge: {exc}", file=sys.stderr)
+        return 4
+    try:
+        target = write_merged(merged, args.output_dir)
+        written = render_many(args.formats, target) if args.formats else []
+    except OSError as exc:
+        print(f"evalrun merge: cannot write the merged report: {describe_os_error(exc)}", file=sys.stderr)
+        return 3
+    summary = Summary.model_validate(merged["summary"])
+    out = Console(sys.stdout)
+    print_summary(out, summary, notes=[f"merged {len(merged['merged_from'])} shard(s): "
+                                       + ", ".join(merged["merged_from"])], report_path=str(target))
+    for path in written:
+        out.line(f"{path.name}: {path}")
+    return summary.exit_code
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .resources import schema_path
 
@@ -345,5 +403,5 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "validate": _cmd_validate, "schema": _cmd_schema,
+_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init}

@@ -213,6 +213,8 @@ class RunReport(BaseModel):
     run_id: str = ""
     started_at: str
     paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
+    shard: Optional[str] = Field(None, description="I/N when the run was one shard of the suite (--shard)")
+    merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
     config: dict[str, Any]
     summary: Summary
     cases: list[CaseResult]
