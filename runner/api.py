@@ -105,6 +105,7 @@ class RunRequest:
     repeats: int = 1  # --repeat N: run every case N times
     repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
     shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
+    last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -113,7 +114,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
-        on_notice: Callable[[str], None] = lambda message: None,
+        last_failed: bool = False, on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
@@ -121,7 +122,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard)
+                         repeats, repeat_policy, shard, last_failed)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -161,6 +162,18 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 
         part = parse_shard(request.shard)  # the CLI checked it
         index.refs = [ref for ref in index.refs if part.holds(ref.id)]
+    if request.last_failed:
+        from .last_failed import NoLatestReport, last_failed_ids
+
+        try:
+            latest, failed = last_failed_ids(DEFAULT_REPORTS_ROOT)
+        except NoLatestReport as exc:
+            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--last-failed", 1, 1, "error", str(exc), "usage")])
+        index.refs = [ref for ref in index.refs if ref.id in failed]
+        if not index.refs:
+            return RunOutcome(EXIT_NO_CASES, [*diagnostics, Diagnostic(
+                "--last-failed", 1, 1, "warning", f"no case to rerun: {latest} has no failed, errored or unscored "
+                "case" + (" among the cases selected" if failed else ""), "usage")])
     if not index.refs:
         return RunOutcome(EXIT_NO_CASES, diagnostics)
     gate = None

@@ -152,6 +152,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--repeat-policy", choices=("all", "majority", "any"), metavar="POLICY",
                          help="with --repeat: a case passes when all its runs pass, a majority, or any one "
                               "(all, majority, any; default evalrun.yaml's repeat_policy, else all)")
+    command.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                         help="run only the cases that failed, ended in error or could not be scored in the latest "
+                              "report (.evalrun/reports/latest)")
     command.add_argument("--shard", type=_shard, metavar="I/N",
                          help="run only part I of N of the cases (1 <= I <= N), split by a hash of each case id so "
                               "every machine of a CI matrix agrees; join the parts with `evalrun merge`")
@@ -284,7 +287,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
-                  shard=args.shard,
+                  shard=args.shard, last_failed=args.last_failed,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
