@@ -205,7 +205,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                                 no_cache=request.no_cache)
     tally = Tally([ref.id for ref in index.refs], repeats=request.repeats,
                   policy=request.repeat_policy or loaded.config.repeat_policy)
-    on_start(len(index.refs))
+    on_start(len(index.refs) * request.repeats)
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir),
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)

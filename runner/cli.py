@@ -137,6 +137,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
                               "pointing at the newest complete report)")
     command.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    command.add_argument("-v", "--verbose", action="store_true",
+                         help="print every case with its goals: one line per goal with its status and why")
     command.add_argument("--format", dest="formats", action="append", default=[], choices=_format_names(),
                          metavar="FMT", help="also write this report format into the run folder, beside report.json "
                                              "(" + _format_help() + "); repeatable")
@@ -262,7 +264,7 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None) -> int:
     from .api import EXIT_NO_CASES, run
-    from .report.console import Console, Progress, StageNotes, case_line, print_failures, print_summary
+    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     from .config import config_line
 
@@ -276,11 +278,15 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
 
     def on_result(result) -> None:
         stage_notes.add(result)
-        shown = not args.quiet or result.status in ("failed", "error", "unscored") or result.judge_fallbacks
+        shown = args.verbose or not args.quiet or result.status in ("failed", "error", "unscored") \
+            or result.judge_fallbacks
+        line = case_line(result, out.color)
+        if args.verbose:
+            line = "\n".join([line, *goal_lines(result)])
         if bar:
-            bar[0].case(case_line(result, out.color) if shown else None, result.status)
+            bar[0].case(line if shown else None, result.status)
         elif shown:
-            out.line(case_line(result, out.color))
+            out.line(line)
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,

@@ -169,6 +169,12 @@ def case_line(result: CaseResult, color: bool = False) -> str:
     return _paint(line, result.status, color) if color else line
 
 
+def goal_lines(result: CaseResult) -> list[str]:
+    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave."""
+    return [f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {goal.status} — {visible(goal.explanation)}"
+            for goal in result.goals]
+
+
 def explain_case(result: CaseResult) -> list[str]:
     """The indented lines under a failed, errored or unscored case, or one judged in part without the judge."""
     lines = [f"  {visible(result.source)}"]
