@@ -77,7 +77,8 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
 
     with FakeOpenAI(default=Agent()) as fake:
         project(tmp_path, fake.base_url)
-        first = run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "one", cwd=tmp_path)
+        first = run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "one", "--format", "junit",
+                        "--format", "md", cwd=tmp_path)
         calls_first = len(fake.requests)
         again = run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "two", cwd=tmp_path)
         calls_again = len(fake.requests) - calls_first
@@ -102,6 +103,14 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
     assert "FAIL  lookup (repeat 1)  completion 0.00, precision 0.00, recall 0.00" in lines
     assert "--repeat 3 (policy all): pass@1 0.83, pass@3 1.00; pass^1 0.83, pass^3 0.50" in lines
     assert "flaky: 1 case(s) with mixed outcomes: lookup" in lines
+    import xml.etree.ElementTree as ET
+
+    names = [c.get("name") for c in ET.parse(tmp_path / "one" / "junit.xml").getroot().iter("testcase")]
+    assert names == [f"{case} (repeat {r})" for case in ("lookup", "steady") for r in range(3)]
+    summary_md = (tmp_path / "one" / "summary.md").read_text()
+    assert "Repeats: 3 per case (policy all): pass@1 83.3%, pass@3 100.0%; pass^1 83.3%, pass^3 50.0%; " \
+           "1 flaky case(s)" in summary_md
+    assert "| lookup (repeat 1) | failed |" in summary_md
     from runner.run_folder import conversation_file_name
 
     saved = sorted(p.name for p in (tmp_path / "one" / "conversations").iterdir())
