@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
                                            "); repeatable")
     merge.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                        help="as for run: overrides the min_pass_rate of the shards' evalrun.yaml")
+    merge.add_argument("--baseline", type=Path, metavar="REPORT",
+                       help="as for run: exit 1 when the merged run falls behind this saved run")
+    merge.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                       help="with --baseline: how far a metric mean (a share 0-1) may drop (default 0.0)")
 
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
@@ -363,7 +367,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from .merge import MergeError, merge_reports, write_merged
+    from .merge import MergeError, check_baseline, merge_reports, write_merged
     from .report.console import Console, print_summary
     from .report.render import render_many
     from .report.saved import NotAReport
@@ -372,6 +376,8 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
     try:
         merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)
+        if args.baseline is not None:
+            check_baseline(merged, args.baseline, args.max_regression)
     except (NotAReport, MergeError) as exc:
         print(f"evalrun merge: {exc}", file=sys.stderr)
         return 4

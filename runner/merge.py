@@ -100,6 +100,19 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
             "config": config, "summary": json.loads(merged.model_dump_json()), "cases": cases}
 
 
+def check_baseline(report: dict[str, Any], baseline: Path, max_regression: float) -> None:
+    """The --baseline gate on the merged report, as a single run would apply it (runner.compare.Baseline).
+    NotAReport when `baseline` is not a report."""
+    from .compare import Baseline, outcomes
+    from .results import Summary
+
+    gate = Baseline(baseline, max_regression)
+    gate.new = outcomes(report)
+    summary = Summary.model_validate(report["summary"])
+    gate.check(summary, gate.new.policy)
+    report["summary"] = json.loads(summary.model_dump_json())
+
+
 def write_merged(report: dict[str, Any], out_dir: Path) -> Path:
     """report.json in `out_dir`, written under a temporary name and renamed into place."""
     out_dir.mkdir(parents=True, exist_ok=True)

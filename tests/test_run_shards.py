@@ -18,14 +18,14 @@ IDS = [f"case-{n:02d}" for n in range(12)]
 FAILING = {"case-03", "case-07", "case-10"}
 
 
-def project(root, ids=IDS, config="embeddings: {enabled: false}\n"):
+def project(root, ids=IDS, config="embeddings: {enabled: false}\n", failing=frozenset(FAILING)):
     write(root / "evalrun.yaml", config)
     cases = "".join(f"""
           - id: {case_id}
             transcript: t.json
             goal_details:
               - {{type: tool_call, name: get_id, tool_name: get_assignment_id,
-                 args: {{username: {"nken" if case_id in FAILING else "nwaters"}}}}}""" for case_id in ids)
+                 args: {{username: {"nken" if case_id in failing else "nwaters"}}}}}""" for case_id in ids)
     write(root / "suites" / "s.yaml", "cases:" + cases + "\n")
     write_json(root / "suites" / "t.json", [{"role": "user", "content": "hi"},
                                             *tool_call_messages("get_assignment_id", {"username": "nwaters"})])
@@ -88,6 +88,22 @@ def test_merge_applies_min_pass_rate_as_one_run_would(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert report(tmp_path, "merged")["summary"]["exit_reason"] == \
         "min_pass_rate 0.75 reached (0.75) although 3 case(s) failed: exit 0"
+
+
+def test_merge_checks_the_whole_run_against_a_baseline(tmp_path):
+    project(tmp_path, failing=FAILING - {"case-03"})  # the baseline: case-03 passed
+    assert run_cli("suites", "--output-dir", "base", cwd=tmp_path).returncode == 1
+    project(tmp_path)
+    run_shards(tmp_path)
+    done = run_cli("merge", "shard1", "shard2", "shard3", "-o", "merged", "--baseline", "base",
+                   "--max-regression", "0.2", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    summary = report(tmp_path, "merged")["summary"]
+    assert summary["baseline"]["newly_failing"] == ["case-03"]
+    assert summary["exit_reason"] == ("baseline base: 1 case(s) that passed in the baseline now fail (case-03); "
+                                      "3 case(s) failed: exit 1")
+    assert run_cli("merge", "shard1", "shard2", "shard3", "-o", "m2", "--baseline", "nothing",
+                   cwd=tmp_path).returncode == 4
 
 
 def test_merge_refuses_shards_that_do_not_belong_together(tmp_path):
