@@ -61,7 +61,8 @@ def test_a_case_that_passed_in_the_baseline_and_now_fails_exits_1_and_is_named(t
     base = run(tmp_path, recordings(tmp_path, "a", one=True, two=True, three=2), "base")
     assert base.returncode == 0, base.stdout + base.stderr
     worse = recordings(tmp_path, "b", one=False, two=True, three=2)
-    done = run(tmp_path, worse, "new", "--baseline", "base/report.json", "--min-pass-rate", "0.5", "--format", "md")
+    done = run(tmp_path, worse, "new", "--baseline", "base/report.json", "--min-pass-rate", "0.5", "--format", "md",
+               "--format", "html")
     assert done.returncode == 1, done.stdout + done.stderr
     got = summary(tmp_path, "new")
     assert got["baseline"]["newly_failing"] == ["one"] and got["baseline"]["newly_passing"] == []
@@ -74,6 +75,8 @@ def test_a_case_that_passed_in_the_baseline_and_now_fails_exits_1_and_is_named(t
     assert reason in done.stdout.splitlines()
     assert "Baseline base/report.json: 1 newly failing, 0 newly passing of 3 compared (exact McNemar p = 1)" in \
         (tmp_path / "new" / "summary.md").read_text()
+    assert ('<div id="baseline">Baseline base/report.json: 1 newly failing, 0 newly passing of 3 compared '
+            '(exact McNemar p = 1)</div>') in (tmp_path / "new" / "report.html").read_text()
 
 
 def test_the_baseline_may_be_a_run_folder_and_an_unchanged_run_passes_and_says_so(tmp_path):

@@ -78,7 +78,7 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
     with FakeOpenAI(default=Agent()) as fake:
         project(tmp_path, fake.base_url)
         first = run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "one", "--format", "junit",
-                        "--format", "md", cwd=tmp_path)
+                        "--format", "md", "--format", "html", cwd=tmp_path)
         calls_first = len(fake.requests)
         again = run_cli("suites", "--repeat", "3", "-j", "1", "--output-dir", "two", cwd=tmp_path)
         calls_again = len(fake.requests) - calls_first
@@ -111,6 +111,9 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
     assert "Repeats: 3 per case (policy all): pass@1 83.3%, pass@3 100.0%; pass^1 83.3%, pass^3 50.0%; " \
            "1 flaky case(s)" in summary_md
     assert "| lookup (repeat 1) | failed |" in summary_md
+    page = (tmp_path / "one" / "report.html").read_text()
+    assert ('<div id="repeats">Repeats: 3 per case (policy all) · pass@1 83.3% · pass@3 100.0% · pass^1 83.3% '
+            '· pass^3 50.0% · 1 flaky <code>lookup</code></div>') in page
     from runner.run_folder import conversation_file_name
 
     saved = sorted(p.name for p in (tmp_path / "one" / "conversations").iterdir())
