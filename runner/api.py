@@ -106,6 +106,7 @@ class RunRequest:
     repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
     shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
+    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -114,7 +115,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
-        last_failed: bool = False, on_notice: Callable[[str], None] = lambda message: None,
+        last_failed: bool = False, profile: Optional[str] = None,
+        on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
@@ -122,7 +124,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed)
+                         repeats, repeat_policy, shard, last_failed, profile)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -207,7 +209,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                   policy=request.repeat_policy or loaded.config.repeat_policy)
     on_start(len(index.refs) * request.repeats)
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
-                                           agent=request.agent, conversations_dir=request.conversations_dir),
+                                           agent=request.agent, conversations_dir=request.conversations_dir,
+                                           profile=request.profile),
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()
@@ -336,6 +339,12 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
         wrong = check_agent_override(request.agent, loaded.config)
         if wrong:
             problems.append(Diagnostic("--agent", 1, 1, "error", wrong, "unknown-agent"))
+    if request.profile is not None:
+        from .checks.select import unknown_profile
+
+        wrong = unknown_profile(loaded, request.profile)
+        if wrong:
+            problems.append(Diagnostic("--profile", 1, 1, "error", wrong, "unknown-profile"))
     if request.replay_dir is not None and not request.replay_dir.is_dir():
         problems.append(Diagnostic(str(request.replay_dir), 1, 1, "error", "--replay: no such folder", "not-found"))
     out = request.output_dir

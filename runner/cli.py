@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -27,6 +27,7 @@ conversation against its goals and reports the result.
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
+  evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
 scored, 4 usage error or invalid suites, 5 no cases collected.
@@ -122,6 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
     schema.add_argument("kind", nargs="?", default="suite", choices=("suite", "config", "report"))
 
+    calibrate = sub.add_parser(
+        "calibrate", help="measure a judged check against examples people labelled",
+        description="Run the check of LABELS (a labels file: `check:` and `examples:` labelled pass or fail; see the "
+                    "README) on every example with evalrun.yaml's judge, and print how often it agrees with the "
+                    "labels, Cohen's kappa and the confusion table. Exit 0; 1 when --min-kappa is not reached; 3 when "
+                    "the check decided no example (no judge, or no usable answer); 4 on an invalid file.")
+    calibrate.add_argument("labels", type=Path, metavar="LABELS", help="the labels file (YAML or JSON)")
+    calibrate.add_argument("-c", "--config", type=Path, metavar="FILE",
+                           help="the evalrun.yaml with the judge (default: the first one next to or above LABELS)")
+    calibrate.add_argument("--no-cache", action="store_true", help="ask the judge again instead of using its cache")
+    calibrate.add_argument("--min-kappa", type=float, metavar="K", help="exit 1 when Cohen's kappa is below K")
+    calibrate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the result")
+
     init = sub.add_parser("init", help="write a starter folder",
                           description="Write an example suite (with the schema modeline), an evalrun.yaml and editor "
                                       "settings that map suites to the schema. Existing files are never overwritten.")
@@ -148,6 +162,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                                              "(" + _format_help() + "); repeatable")
     command.add_argument("-x", "--exitfirst", action="store_true",
                          help="stop after the first failed or errored case; the cases not run are listed")
+    command.add_argument("--profile", metavar="NAME",
+                         help="run only the checks that evalrun.yaml's profile NAME selects (`profiles:`); the "
+                              "others show as skipped")
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
@@ -297,7 +314,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
-                  shard=args.shard, last_failed=args.last_failed,
+                  shard=args.shard, last_failed=args.last_failed, profile=args.profile,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
@@ -418,5 +435,29 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from .calibrate import calibrate, render
+
+    agreement, problems = calibrate(args.labels, config_path=args.config, no_cache=args.no_cache)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if agreement is None:
+        return 4
+    if args.format == "json":
+        print(json.dumps(agreement.model_dump(), indent=1))
+    else:
+        print("\n".join(render(agreement)))
+    if agreement.decided == 0:
+        print("the check decided none of the examples (see why above): exit 3", file=sys.stderr)
+        return 3
+    if args.min_kappa is not None and (agreement.kappa is None or agreement.kappa < args.min_kappa):
+        print(f"Cohen's kappa {agreement.kappa if agreement.kappa is not None else 'undefined'} is below --min-kappa "
+              f"{args.min_kappa:g}: exit 1", file=sys.stderr)
+        return 1
+    return 0
+
+
 _COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
-             "init": _cmd_init}
+             "init": _cmd_init, "calibrate": _cmd_calibrate}

@@ -52,6 +52,33 @@ def _agents_by_type(schema: dict) -> None:
     }
 
 
+class CheckProfile(BaseModel):
+    """Which of the cases' `checks:` a run with `--profile NAME` runs; the others are skipped, saying so."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Check profile",
+        json_schema_extra={"description": "Which checks run under `evalrun run --profile NAME`. A check runs when it "
+                           "matches `include` (default: every check), matches no `exclude`, and is not a judged "
+                           "check while `judged` is false. A check left out is skipped with the profile's name.",
+                           "examples": [{"judged": False}, {"exclude": ["latency", "cost"]}]})
+
+    description: Optional[str] = Field(
+        None, title="Description", description="What the profile is for, for people reading the file.",
+        examples=["fast checks for every pull request"])
+    include: list[str] = Field(
+        default_factory=list, title="Included checks",
+        description="Check types (aliases included) or check names, as globs; only matching checks run. "
+        "Empty (default): every check.", examples=[["trajectory", "response_match", "contains*"]])
+    exclude: list[str] = Field(
+        default_factory=list, title="Excluded checks",
+        description="Check types (aliases included) or check names, as globs, that do not run.",
+        examples=[["latency", "cost"]])
+    judged: bool = Field(
+        True, title="Judged checks",
+        description="false: checks that need a judge model (semantic_match, rubric, ...) do not run.",
+        examples=[False])
+
+
 class Config(BaseModel):
     model_config = ConfigDict(
         extra="forbid", title="evalrun configuration",
@@ -125,6 +152,12 @@ class Config(BaseModel):
         description="The model that plays the user once a case's scripted messages run out (cases with a `story`). "
         "Without it a conversation ends when the scripted messages do.",
         examples=[{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}])
+
+    profiles: dict[str, CheckProfile] = Field(
+        default_factory=dict, title="Check profiles",
+        description="Named selections of checks: `evalrun run --profile NAME` runs only the checks the profile "
+        "selects and shows the others as skipped. Without --profile every check runs.",
+        examples=[{"ci": {"judged": False}, "nightly": {}}])
 
     @field_validator("default_agent")
     @classmethod

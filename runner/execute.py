@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from .checks.run import apply_checks, settle_run_checks
+from .checks.select import profile_selection
 from .config import LoadedConfig
 from .results import CaseResult
 from .score.cascade import Cascade, CascadeSettings
@@ -36,6 +38,7 @@ class RunOptions:
     concurrency: int = DEFAULT_CONCURRENCY
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
+    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
 
 
 def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
@@ -144,6 +147,8 @@ class CaseRunner:
             result.duration_s = (time.perf_counter() - started) / len(results)
         if calls:
             results[0].model_usage = summarize(calls)
+        for result in results:
+            settle_run_checks(result)  # budget checks need the duration and usage just measured
         return results
 
     async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
@@ -206,10 +211,13 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status="passed" if scored.passed else "failed", metrics=scored.metrics,
-                            goals=scored.goals, calls=scored.calls, failures=scored.failures,
+        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
+                            calls=scored.calls, failures=scored.failures,
+                            unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
+        apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

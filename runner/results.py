@@ -112,6 +112,24 @@ class Metrics(BaseModel):
     counts: Counts
 
 
+CheckStatus = Literal["passed", "failed", "skipped", "unscored"]
+
+
+class CheckResult(BaseModel):
+    """One check of a case (runner/checks): its verdict, score against threshold, and the evidence."""
+
+    name: str = Field(description="The check's `name`, or its type")
+    type: str = Field(description="The check type as written (an alias stays an alias)")
+    status: CheckStatus
+    gate: bool = Field(True, description="Whether this check decides the case's status")
+    weight: float = 1.0
+    score: Optional[float] = Field(None, description="0-1; None when skipped or unscored")
+    threshold: Optional[float] = Field(None, description="The score the check had to reach")
+    explanation: str = Field("", description="Why it passed or failed, or why it was skipped or unscored")
+    evidence: dict[str, Any] = Field(default_factory=dict, description="What the verdict rests on (the first "
+                                     "divergence of a trajectory, the matched words, the measured value)")
+
+
 class CaseResult(BaseModel):
     id: str
     status: CaseStatus
@@ -136,6 +154,7 @@ class CaseResult(BaseModel):
                                                                "(for example a part left out of the report, and why)")
     model_usage: Optional[CallSummary] = Field(
         None, description="Model calls made for this case (agent, simulator, judge): counts, cache hits, tokens, cost")
+    checks: list[CheckResult] = Field(default_factory=list, description="The case's `checks:`, each with its verdict")
     judge_fallbacks: list[str] = Field(
         default_factory=list,
         description="Verdicts this case's outcome rests on that were reached without the configured judge "

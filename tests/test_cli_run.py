@@ -391,3 +391,22 @@ def test_a_user_prompt_template_overrides_the_built_in_one_by_name(tmp_path):
         assert result.returncode == 0, result.stdout + result.stderr
         prompt = fake.requests[0]["messages"][-1]["content"]
     assert prompt.startswith("House rules. Is Paris the same as the capital of France (the tool argument `destination`)?")
+
+
+def test_a_goal_evalrun_cannot_score_makes_the_case_unscored_and_the_run_exit_3(tmp_path):
+    write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
+    write(tmp_path / "suites" / "a.yaml", """
+        id: a
+        goal_details:
+          - {type: interaction, name: greet}
+          - {type: text, name: hello, keywords: [hello]}
+        transcript: t.json
+        """)
+    write_json(tmp_path / "suites" / "t.json", [{"role": "user", "content": "hi"},
+                                                {"role": "assistant", "content": "hello"}])
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 3
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == "unscored"  # never a pass: one of its goals could not be judged
+    assert case["unscored_reason"] == "goal 'greet': unscored: evalrun cannot score goals of type 'interaction' yet"
+    assert "1 case(s) could not be scored: exit 3" in result.stdout.splitlines()

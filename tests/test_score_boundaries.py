@@ -509,3 +509,60 @@ def test_describe_verdict_word_for_word():
         "`n` (strict, decided by absent): expected 1, missing; "
         "`z` (strict, decided by structure): unexpected argument, got 2")
     assert describe_mismatches(verdicts({"n": 1}, {"n": 1}, {})) == "all arguments match"
+
+
+# ---------------------------------------------------------------- more mutation survivors, killed
+
+from runner.score.dates import parse_date  # noqa: E402
+from runner.score.normalize import exact_equal, strict_difference, strict_equal  # noqa: E402
+
+
+@pytest.mark.parametrize("expected, actual", [
+    (["true", "no"], [True, "NO"]), (["10", 2.5], [10.0, "2.5"]), (["a", "b", "a"], ["A", "a", "B"]),
+    ([None, "x"], ["X", None]), ([[1, "2"]], [["2", 1.0]]),
+])
+def test_lists_compared_by_counting_treat_texts_booleans_and_numbers_as_strict_does(expected, actual):
+    assert strict_equal(expected, actual) and strict_equal(actual, expected)
+    assert strict_difference(expected, actual + ["extra"]).reason.startswith(
+        f"expected {len(expected)} items, got {len(expected) + 1}")
+
+
+@pytest.mark.parametrize("expected, actual, reason", [
+    (["a", "b"], ["a", "c"], "no actual item matches expected item 'b'"),
+    (["a", "a"], ["a", "b"], "items cannot be paired one to one: expected [\"a\", \"a\"], got [\"a\", \"b\"]"),
+    ([{"k": 1}], [{"k": 2}], "no actual item matches expected item {\"k\": 1}"),
+])
+def test_list_differences_are_explained(expected, actual, reason):
+    assert strict_difference(expected, actual).reason == reason
+    assert strict_difference({"xs": expected}, {"xs": actual}).reason == "at xs: " + reason
+
+
+@pytest.mark.parametrize("text, day", [
+    ("2025-01-05T10:30:59Z", "2025-01-05"), ("2025-01-05 23:59", "2025-01-05"),
+    ("2025-01-05T24:00", None), ("2025-01-05T10:60", None), ("2025-01-05T10:30:61", None),
+])
+def test_a_date_with_an_impossible_time_is_not_a_date(text, day):
+    found = parse_date(text)
+    assert (found.isoformat() if found else None) == day
+
+
+@pytest.mark.parametrize("actual, pattern, ok", [
+    (True, "true", True), (False, "True", False), (12, r"\d+", True), (1.5, r"1\.5", True),
+    ({"a": "é"}, '{"a": "é"}', True), ([1, 2], r"\[1, 2\]", True),
+])
+def test_a_regex_sees_json_text_for_everything_but_strings(actual, pattern, ok):
+    assert matched({"x": "?"}, {"x": actual}, {"x": {"regex": pattern}}) is ok
+
+
+def test_exact_tells_booleans_from_numbers():
+    assert not exact_equal(True, 1) and not exact_equal(1, True) and exact_equal(1, 1.0)
+
+
+def test_the_cascade_remembers_each_question_by_both_sides():
+    cascade = Cascade(CascadeSettings(use_embeddings=False))
+    assert cascade.compare("apple pie", "apple pie!").matched
+    assert not cascade.compare("zebra crossing", "apple pie!").matched
+    assert not cascade.compare("apple pie", "zebra crossing").matched
+    first = cascade.compare("apple pie", "apple pie!")
+    first.notes.append("changed by a caller")
+    assert cascade.compare("apple pie", "apple pie!").notes == []  # callers get copies

@@ -162,6 +162,13 @@ def case_line(result: CaseResult, color: bool = False) -> str:
             detail += f", recall {m.tool_call_recall:.2f}"
     elif result.status == "skipped":
         detail = f"  ({visible(result.skip_reason or '')})"
+    if result.checks:
+        passed = sum(c.status == "passed" for c in result.checks)
+        detail += f"; checks {passed}/{len(result.checks)}"
+        skipped = [c for c in result.checks if c.status == "skipped"]
+        if skipped:
+            why = skipped[0].explanation.removeprefix("skipped: ")
+            detail += f" ({len(skipped)} skipped: {visible(why)})"
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
@@ -23,7 +23,7 @@ IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this i
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
 )
 
 
@@ -267,6 +267,12 @@ class CaseFields(_Strict):
         "`forbid_extra_calls`: the agent must refuse and change nothing.",
         examples=[[{"type": "tool_call", "name": "get_assignment_id", "tool_name": "get_assignment_id_hr_agent",
                     "args": {"username": "nwaters"}}]])
+    checks: list[dict[str, Any]] = Field(
+        default_factory=list, title="Checks",
+        description="Criteria beyond goals, each `{type, ...options}` (see the README's Checks section for every "
+        "type). A case passes when its goals are achieved and every gating check passes. "
+        "In a file with `cases`, the file's checks are the default for a case that has none.",
+        examples=[[{"type": "trajectory", "match": "in_order"}, {"type": "not_contains", "value": "As an AI"}]])
     forbid_extra_calls: Union[bool, list[str]] = Field(
         False, title="Forbid extra calls",
         description="true: every tool call must achieve a goal. A list of tool names or globs: calls to these "
@@ -314,6 +320,18 @@ class CaseFields(_Strict):
     response_summary_version: Optional[Any] = Field(
         None, title="Response summary version",
         description="watsonx Orchestrate `record`: the version of the summary format, kept.", examples=["v1"])
+
+    @field_validator("checks")
+    @classmethod
+    def _checks_are_known(cls, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each check must be a registered type with valid options (the schema says where and why)."""
+        from ..checks.run import check_problem  # the registry imports these models: read it late
+
+        for item in items:
+            problem = check_problem(item)
+            if problem:
+                raise ValueError(problem)
+        return items
 
 
 class SuiteFile(CaseFields):

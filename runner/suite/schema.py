@@ -23,8 +23,10 @@ def build_schema(kind: str) -> dict[str, Any]:
         from .models import SuiteFile
 
         raw = SuiteFile.model_json_schema(by_alias=True)
+        raw["$defs"].update(_check_option_defs())
         schema = _simplify(raw)
         _goal_items_by_type(schema)
+        _check_items_by_type(schema)
         _titles_from_refs(schema)
     elif kind == "config":
         from ..config import Config
@@ -108,6 +110,46 @@ def _goal_items_by_type(schema: dict[str, Any]) -> None:
     for holder in (case, schema):
         field = holder["properties"]["goal_details"]
         field["items"] = {"$ref": "#/$defs/Goal"}
+
+
+def _check_option_defs() -> dict[str, Any]:
+    """The options model of every check family (runner/checks), as schema definitions."""
+    from ..checks import families
+
+    defs: dict[str, Any] = {}
+    for family in families():
+        model = family.options.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+        defs.update(model.pop("$defs", {}))
+        defs[family.options.__name__] = model
+    return defs
+
+
+def _check_items_by_type(schema: dict[str, Any]) -> None:
+    """Validate each check against its family's options model, chosen by `type` (as goals are), so a
+    typo in an option is reported as an unknown key; the list of types comes from the check registry."""
+    from ..checks import registry
+
+    table = registry()
+    schema["$defs"]["Check"] = {
+        "title": "Check",
+        "description": "A criterion beyond goals: `type` names the check, the other keys are its options.",
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"title": "Check type", "enum": list(table),
+                                "description": "The check to run; see the README's Checks section.",
+                                "examples": ["trajectory"]}},
+        "allOf": [
+            {"if": {"properties": {"type": {"const": t}}, "required": ["type"]},
+             "then": {"$ref": f"#/$defs/{family.options.__name__}"}}
+            for t, family in table.items()
+        ],
+    }
+    for holder in (schema["$defs"]["CaseFields"], schema):
+        holder["properties"]["checks"]["items"] = {"$ref": "#/$defs/Check"}
+    for family in table.values():  # compositions nest ordinary checks: validate them the same way
+        nested = schema["$defs"][family.options.__name__]["properties"].get("checks")
+        if nested is not None:
+            nested["items"] = {"$ref": "#/$defs/Check"}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,184 @@
+"""Checks a judge model decides: `semantic_match` (the final answer means the same as a reference) and
+`assert` (the conversation satisfies a statement). Both go through the LLM layer: the agent's text
+reaches the judge JSON-encoded between boundary lines, the verdict is the judge's own (tagged with the
+boundary token), an unusable reply is retried and then makes the check `unscored`, never a pass.
+
+The check passes when the judge says yes; with `samples: N` it asks N times (each its own request and cache
+entry) and passes when more than half say yes: a tie is not a majority, so it fails. The score is the mean
+of the judge's scores; a `threshold` (default 0) also requires that mean to reach it.
+Without a judge (none configured, or fuzzy matching turned off) a judged check is `skipped`.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Optional
+
+from pydantic import ConfigDict, Field, create_model
+
+from .base import CheckContext, CheckFamily, CheckOptions, Verdict
+
+SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
+ASSERT_PROMPT = "check_assert.j2"
+NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml (with enable_fuzzy_matching on), "
+            "or give this check `judge: {model: ...}`")
+
+
+def _judge_override_model() -> type:
+    """evalrun.yaml's judge settings, every one optional: what a check may override."""
+    from ..llm import JudgeSettings
+
+    fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
+                                                       examples=field.examples))
+              for name, field in JudgeSettings.model_fields.items()}
+    model = create_model("JudgeOverride", __config__=ConfigDict(
+        extra="forbid", title="Judge override",
+        json_schema_extra={"description": "Settings of evalrun.yaml's `judge` to use for this check, over the "
+                           "configured ones.", "examples": [{"model": "openai/gpt-4o", "temperature": 0}]}), **fields)
+    return model
+
+
+JudgeOverride = _judge_override_model()
+
+
+class JudgedOptions(CheckOptions):
+    judge: Optional[JudgeOverride] = Field(  # type: ignore[valid-type]
+        None, title="Judge override",
+        description="Settings of evalrun.yaml's `judge` (model, temperature, api_base, ...) to use for this check, "
+        "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
+    samples: int = Field(
+        1, ge=1, le=15, title="Samples",
+        description="How many verdicts to ask for (each its own request and cache entry). The check passes when "
+        "more than half say yes (a tie fails); the score is the mean of the judge's scores.", examples=[3])
+
+
+class SemanticMatchOptions(JudgedOptions):
+    model_config = ConfigDict(
+        extra="forbid", title="Check: semantic_match",
+        json_schema_extra={"description": "A judge model decides whether the final answer means the same as "
+                           "`reference` (passes on the judge's yes).",
+                           "examples": [{"type": "semantic_match", "reference": "Your time off is on January 5."}]})
+
+    type: Literal["semantic_match", "final_response_match_v2"] = Field(
+        title="Check type", description="semantic_match (alias: ADK's final_response_match_v2).",
+        examples=["semantic_match"])
+    reference: Optional[str] = Field(
+        None, min_length=1, title="Reference answer",
+        description="Default: the `response` of the case's text goal (the first one that has one).",
+        examples=["Your time off is on January 5, 2025."])
+
+
+class AssertOptions(JudgedOptions):
+    model_config = ConfigDict(
+        extra="forbid", title="Check: assert",
+        json_schema_extra={"description": "A judge model decides whether the conversation satisfies `statement` "
+                           "(watsonx's assert_llm).",
+                           "examples": [{"type": "assert", "statement": "The agent confirms before cancelling."}]})
+
+    type: Literal["assert", "llm_judge"] = Field(
+        title="Check type", description="assert (alias: llm_judge).", examples=["assert"])
+    statement: str = Field(
+        min_length=1, title="Statement", description="What must be true of the conversation, in plain words.",
+        examples=["The agent asks for the booking reference before cancelling."])
+
+
+def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
+    """The LLMJudge this check uses, or None when there is none."""
+    configured = getattr(ctx.cascade, "judge", None)
+    if not options.judge:
+        return configured
+    from ..llm import JudgeSettings, LLMClient, LLMJudge
+    from ..prompts import PromptLibrary
+
+    override = options.judge.model_dump(exclude_none=True)
+    if configured is None and "model" not in override:
+        return None
+    base = configured.client.settings.model_dump(exclude_unset=True) if configured is not None else {}
+    settings = JudgeSettings.model_validate({**base, **override})
+    prompts = configured.prompts if configured is not None else PromptLibrary()
+    return LLMJudge(LLMClient(settings, role="judge"), prompts)
+
+
+def ask(judge: Any, prompt: str, variables: dict[str, Any], data: dict[str, Any], samples: int) -> list[Any]:
+    """`samples` verdicts on one prompt. LLMError when the judge gives no usable answer (after retries)."""
+    from ..llm import LLMError, boundary_token, parse_verdict, verdict_from_reply
+
+    texts = [v for v in data.values() if isinstance(v, str)]
+    token = boundary_token(*texts, json.dumps(data, ensure_ascii=False))
+    data_json = json.dumps(data, ensure_ascii=False, indent=1)
+    content = judge.prompts.render(prompt, **variables, data_json=data_json, boundary=token)
+    messages = [{"role": "user", "content": content}]
+    accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731 - rejects unusable replies
+    response_format = judge._response_format()  # the judge's own structured-output decision
+    verdicts = []
+    for repeat in range(samples):
+        try:
+            completion = judge.client.complete(messages, response_format=response_format, accept=accept, repeat=repeat)
+        except LLMError as error:
+            if not judge._plain_instead(response_format, error):
+                raise
+            response_format = None
+            completion = judge.client.complete(messages, accept=accept, repeat=repeat)
+        verdicts.append(verdict_from_reply(parse_verdict(completion.content, token)))
+    return verdicts
+
+
+def _decide(verdicts: list[Any], threshold: float) -> Verdict:
+    scores = [v.score if v.score is not None else float(v.matched) for v in verdicts]
+    mean = sum(scores) / len(scores)
+    yes = sum(v.matched for v in verdicts)
+    majority = yes * 2 > len(verdicts)
+    reasons = [v.reason for v in verdicts]
+    summary = f"the judge said {'yes' if majority else 'no'}" + (
+        f" ({yes} of {len(verdicts)} verdicts yes)" if len(verdicts) > 1 else "") + f": {reasons[0]}"
+    return Verdict(score=mean, passed=majority and mean >= threshold,
+                   explanation=f"{summary} (score {mean:.3g}, threshold {threshold:g})",
+                   evidence={"verdicts": [{"match": v.matched, "score": v.score, "reason": v.reason} for v in verdicts]})
+
+
+def _judged(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
+            default_threshold: float) -> Verdict:
+    from ..llm import LLMError
+
+    try:
+        judge = judge_for(options, ctx)
+    except ValueError as error:  # pydantic's ValidationError: the merged settings do not hold together
+        return Verdict(unscored=f"the judge override is invalid: {error}")
+    if judge is None:
+        return Verdict(skipped=NO_JUDGE)
+    try:
+        verdicts = ask(judge, prompt, variables, data, options.samples)
+    except LLMError as error:
+        return Verdict(unscored=f"the judge gave no usable answer: {error}")
+    threshold = options.threshold if options.threshold is not None else default_threshold
+    return _decide(verdicts, threshold)
+
+
+def run_semantic_match(options: SemanticMatchOptions, ctx: CheckContext) -> Verdict:
+    reference = options.reference or next((g.response for g in ctx.case.text_goals() if g.response), None)
+    if reference is None:
+        return Verdict(skipped="no reference answer: give `reference:` or a text goal with `response`")
+    answer = ctx.trajectory.final_text
+    if answer is None:
+        return Verdict(score=0.0, passed=False, explanation="the agent gave no final answer")
+    context = "the agent's final answer, against the reference answer of the check"
+    return _judged(options, ctx, SEMANTIC_MATCH_PROMPT,
+                   {"expected": reference, "actual": answer, "context": context,
+                    "context_json": json.dumps(context)},
+                   {"expected": reference, "actual": answer}, 0.0)
+
+
+def run_assert(options: AssertOptions, ctx: CheckContext) -> Verdict:
+    conversation = [{k: m[k] for k in ("role", "content", "tool_calls", "name") if k in m}
+                    for m in ctx.trajectory.messages if m.get("role") != "system"]
+    return _judged(options, ctx, ASSERT_PROMPT, {"statement": options.statement},
+                   {"statement": options.statement, "conversation": conversation}, 0.0)
+
+
+FAMILIES = (
+    CheckFamily(types=("semantic_match", "final_response_match_v2"), needs_model=True, default_threshold=0.0,
+                description="A judge decides whether the final answer means the same as a reference.",
+                options=SemanticMatchOptions, run=run_semantic_match),
+    CheckFamily(types=("assert", "llm_judge"), needs_model=True, default_threshold=0.0,
+                description="A judge decides whether the conversation satisfies a statement.",
+                options=AssertOptions, run=run_assert),
+)

@@ -1,0 +1,150 @@
+"""Running a case's checks and folding their verdicts into the case's status.
+
+Checks that read the conversation are decided at scoring time (`apply_checks`). Budget checks over
+what the run measured (wall time, model cost) are decided once the case has finished and those are
+known (`settle_run_checks`); until then they read as skipped with `PENDING`, which is also what they
+stay if the case never gets that far.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from pydantic import ValidationError
+
+from ..results import CaseResult, CheckResult
+from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
+from .select import Selection
+
+if TYPE_CHECKING:
+    from ..score.cascade import Cascade
+    from ..suite.models import Case
+    from ..trajectory import Trajectory
+
+PENDING = "not measured: decided when the case has finished"
+_LIVE = "_live"  # evidence key carried from scoring to settling: was the conversation played live?
+
+
+def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
+    """The family and typed options of one `checks:` item. KeyError for an unknown type, ValidationError
+    for bad options (the loader reports both with positions first; this is the run-time guard)."""
+    family = registry()[spec.get("type")]
+    return family, family.options.model_validate(spec)
+
+
+def check_problem(spec: Any) -> Optional[str]:
+    """Why a `checks:` item is not a valid check, or None. Strict, and no explicit nulls, as the schema."""
+    if not isinstance(spec, dict) or spec.get("type") not in registry():
+        return f"unknown check type {spec.get('type') if isinstance(spec, dict) else spec!r}"
+    judge = spec.get("judge")
+    if any(value is None for value in spec.values()) or (
+            isinstance(judge, dict) and any(value is None for value in judge.values())):
+        return "a check option is null"  # the schema has no nulls: it reports where
+    try:
+        registry()[spec["type"]].options.model_validate(spec, strict=True)
+    except ValidationError as error:
+        return "; ".join(_worded(e) for e in error.errors())
+    return None
+
+
+def _worded(error: dict) -> str:
+    """One pydantic error as `where: what`, without pydantic's "Value error," prefix and links."""
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    cause = (error.get("ctx") or {}).get("error")
+    what = str(cause) if cause is not None else error.get("msg", "invalid")
+    return f"{where}: {what}" if where else what
+
+
+def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
+    """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
+    try:
+        verdict = family.run(options, ctx)
+    except Exception as exc:  # a bug in a check must not take the case down
+        verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
+    threshold = options.threshold if options.threshold is not None else family.default_threshold
+    base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
+                threshold=threshold)
+    if verdict.skipped is not None:
+        return CheckResult(**base, status="skipped", explanation=f"skipped: {verdict.skipped}",
+                           evidence=verdict.evidence)
+    if verdict.unscored is not None or verdict.score is None:
+        reason = verdict.unscored or "the check gave no score"
+        return CheckResult(**base, status="unscored", explanation=f"unscored: {reason}", evidence=verdict.evidence)
+    passed = verdict.passed if verdict.passed is not None else verdict.score >= threshold
+    versus = "" if verdict.passed is not None else f" (score {verdict.score:.3g} {'>=' if passed else '<'} threshold {threshold:g})"
+    return CheckResult(**base, status="passed" if passed else "failed", score=verdict.score,
+                       explanation=verdict.explanation + versus, evidence=verdict.evidence)
+
+
+def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
+    return CheckResult(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
+                       status="skipped", explanation=f"skipped: {reason}")
+
+
+def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
+               live: bool = False, selection: Optional[Selection] = None,
+               base_dir: Optional[Path] = None) -> list[CheckResult]:
+    """Every check of the case, in the order written; budget checks on the run are left PENDING, and
+    checks the run's profile leaves out are skipped with its name."""
+    results = []
+    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
+    for spec in case.checks:
+        try:
+            family, options = parse_check(spec)
+        except (KeyError, TypeError, ValidationError) as exc:
+            name = str(spec.get("name") or spec.get("type")) if isinstance(spec, dict) else "check"
+            results.append(CheckResult(name=name, type=str(spec.get("type") if isinstance(spec, dict) else ""),
+                                       status="unscored", explanation=f"unscored: invalid check: {exc}"))
+            continue
+        left_out = selection.left_out(family, options) if selection is not None else None
+        if left_out is not None:
+            results.append(skipped_result(options, left_out))
+        elif family.reads == "run":
+            results.append(CheckResult(name=options.name or options.type, type=options.type, gate=options.gate,
+                                       weight=options.weight, status="skipped", explanation=f"skipped: {PENDING}",
+                                       evidence={"spec": spec, _LIVE: live}))
+        else:
+            results.append(evaluate(family, options, ctx))
+    return results
+
+
+def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
+                 *, live: bool = False, selection: Optional[Selection] = None,
+                 base_dir: Optional[Path] = None) -> CaseResult:
+    """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
+    if case.checks:
+        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
+        fold_into_status(result, result.checks)
+    return result
+
+
+def settle_run_checks(result: CaseResult) -> CaseResult:
+    """Decide the budget checks on the finished case's measured wall time and model usage."""
+    settled = []
+    for i, check in enumerate(result.checks):
+        if check.explanation != f"skipped: {PENDING}" or "spec" not in check.evidence:
+            continue
+        family, options = parse_check(check.evidence["spec"])
+        live = bool(check.evidence.get(_LIVE))
+        ctx = CheckContext(case=None, trajectory=None, usage=result.model_usage,  # type: ignore[arg-type]
+                           duration_s=result.duration_s if live else None)
+        result.checks[i] = evaluate(family, options, ctx)
+        settled.append(result.checks[i])
+    fold_into_status(result, settled)
+    return result
+
+
+def fold_into_status(result: CaseResult, checks: list[CheckResult]) -> None:
+    """A failing gating check fails the case; an unscored one makes a passing case unscored. Cases that
+    errored or were skipped keep their status."""
+    if result.status not in ("passed", "failed", "unscored"):
+        return
+    failing = [c for c in checks if c.gate and c.status == "failed"]
+    unscored = [c for c in checks if c.gate and c.status == "unscored"]
+    result.failures += [f"check '{c.name}': {c.explanation}" for c in failing]
+    if failing:
+        result.status = "failed"
+    elif unscored and result.status in ("passed", "unscored"):
+        result.status = "unscored"
+        reasons = [result.unscored_reason] if result.unscored_reason else []
+        result.unscored_reason = "; ".join(reasons + [f"check '{c.name}': {c.explanation}" for c in unscored])
