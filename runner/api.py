@@ -100,6 +100,12 @@ class RunRequest:
     formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
     min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
     exitfirst: bool = False  # -x: stop after the first failed or errored case
+    baseline: Optional[Path] = None  # --baseline: a saved report this run must not fall behind
+    max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
+    repeats: int = 1  # --repeat N: run every case N times
+    repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
+    shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
+    last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
 
 
@@ -107,7 +113,9 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         filters: Sequence[str] = (), tags: Sequence[str] = (), output_dir: Optional[Path] = None,
         concurrency: int = 8, no_cache: bool = False, agent: Optional[str] = None,
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
-        exitfirst: bool = False, profile: Optional[str] = None,
+        exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
+        repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
+        last_failed: bool = False, profile: Optional[str] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -115,7 +123,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst, profile)
+                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
+                         repeats, repeat_policy, shard, last_failed, profile)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -150,8 +159,34 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     usage = _usage_problems(request, loaded)
     if usage:
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
+    if request.shard is not None:
+        from .shard import parse_shard
+
+        part = parse_shard(request.shard)  # the CLI checked it
+        index.refs = [ref for ref in index.refs if part.holds(ref.id)]
+    if request.last_failed:
+        from .last_failed import NoLatestReport, last_failed_ids
+
+        try:
+            latest, failed = last_failed_ids(DEFAULT_REPORTS_ROOT)
+        except NoLatestReport as exc:
+            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--last-failed", 1, 1, "error", str(exc), "usage")])
+        index.refs = [ref for ref in index.refs if ref.id in failed]
+        if not index.refs:
+            return RunOutcome(EXIT_NO_CASES, [*diagnostics, Diagnostic(
+                "--last-failed", 1, 1, "warning", f"no case to rerun: {latest} has no failed, errored or unscored "
+                "case" + (" among the cases selected" if failed else ""), "usage")])
     if not index.refs:
         return RunOutcome(EXIT_NO_CASES, diagnostics)
+    gate = None
+    if request.baseline is not None:
+        from .compare import Baseline
+        from .report.saved import NotAReport
+
+        try:
+            gate = Baseline(request.baseline, request.max_regression)
+        except NotAReport as exc:
+            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--baseline", 1, 1, "error", str(exc), "not-a-report")])
 
     config_record = _config_record(loaded, request.replay_dir)
     redact = Redactor(secret_values(config_record))
@@ -170,8 +205,9 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 
     llm_runtime = configure_llm(concurrency=request.concurrency, cache_dir=loaded.resolve(loaded.config.cache_dir),
                                 no_cache=request.no_cache)
-    tally = Tally([ref.id for ref in index.refs])
-    on_start(len(index.refs))
+    tally = Tally([ref.id for ref in index.refs], repeats=request.repeats,
+                  policy=request.repeat_policy or loaded.config.repeat_policy)
+    on_start(len(index.refs) * request.repeats)
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir,
                                            profile=request.profile),
@@ -189,6 +225,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             stop.request(str(exc), interrupted=False)
             return
         tally.add(saved, index.refs[position].id)
+        if gate is not None:
+            gate.add(saved)
         on_result(saved)
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
             first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
@@ -197,7 +235,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     async def run_all() -> None:
         signals.loop = asyncio.get_running_loop()
         try:
-            await run_cases(index.refs, runner, save, stop, request.concurrency)
+            await run_cases(index.refs, runner, save, stop, request.concurrency, request.repeats)
         finally:
             signals.loop = None
 
@@ -215,9 +253,13 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             summary.stop_reason = first_failure[0]
             summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
                                    f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
+        if gate is not None:
+            gate.check(summary, tally.policy)
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
                   "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
                   "config": config_record}
+        if request.shard is not None:
+            header["shard"] = str(parse_shard(request.shard))
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -259,6 +301,8 @@ class SavedRun:
     paths: list[Path]
     config_file: Optional[Path]
     conversations: Path
+    repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
+    shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
 
 
 def read_saved_run(folder: Path) -> SavedRun:
@@ -278,8 +322,9 @@ def read_saved_run(folder: Path) -> SavedRun:
     if "paths" not in header:
         raise ValueError(f"{report} was written by an evalrun that did not record its suites; run them again")
     config_file = (header.get("config") or {}).get("config_file")
+    repeats = ((header.get("summary") or {}).get("repeats") or {}).get("runs") or 1
     return SavedRun(folder, [Path(p) for p in header["paths"]], Path(config_file) if config_file else None,
-                    folder / "conversations")
+                    folder / "conversations", int(repeats), header.get("shard"))
 
 
 def _usage_or_none(usage):
@@ -306,6 +351,8 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic(str(out), 1, 1, "error", f"--output-dir: '{out}' exists and is not a folder",
                                    "not-a-folder"))
+    if request.repeats < 1:
+        problems.append(Diagnostic("--repeat", 1, 1, "error", "--repeat must be at least 1", "usage"))
     if request.concurrency < 1:
         problems.append(Diagnostic("--concurrency", 1, 1, "error", "-j/--concurrency must be at least 1", "usage"))
     return problems

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "validate", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -22,6 +22,8 @@ conversation against its goals and reports the result.
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
+  evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
+  evalrun merge A B -o DIR         join the reports of a CI matrix's shards (--shard I/N) into one
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
@@ -76,6 +78,40 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where to write it (default: the format's file name in the run folder); only with "
                              "one --format")
 
+    compare = sub.add_parser("compare", help="compare two finished runs",
+                             description="Compare two finished runs case by case: the cases newly failing and newly "
+                                         "passing, the change of each metric mean (over the cases scored in both), and "
+                                         "an exact McNemar test on the cases that flipped, which says whether the "
+                                         "change is more than chance. Exit 0 when nothing regressed, 1 when a case "
+                                         "that passed in OLD does not pass in NEW or a metric mean dropped by more "
+                                         "than --max-regression, 4 when OLD or NEW is not a report.")
+    compare.add_argument("old", type=Path, metavar="OLD", help="the earlier run: its folder or its report.json")
+    compare.add_argument("new", type=Path, metavar="NEW", help="the later run: its folder or its report.json")
+    compare.add_argument("--format", choices=("text", "md"), default="text",
+                         help="text for the console, md for a pull-request comment")
+    compare.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                         help="how far a metric mean (a share 0-1) may drop before it counts as a regression "
+                              "(default 0.0)")
+
+    merge = sub.add_parser("merge", help="join the shards of a run into one report",
+                           description="Join the reports of the shards of one run (each run with --shard I/N, on the "
+                                       "machines of a CI matrix) into one report.json with one verdict and exit code, "
+                                       "as if it had been a single run. Shards of different suites or configurations, "
+                                       "or with a case in two shards, are refused (exit 4); a missing shard exits 3.")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT",
+                       help="each shard's run folder or report.json")
+    merge.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                       help="where to write the merged report.json (and the --format files)")
+    merge.add_argument("--format", dest="formats", action="append", default=[], choices=_format_names(),
+                       metavar="FMT", help="also write this format of the merged report (" + _format_help() +
+                                           "); repeatable")
+    merge.add_argument("--min-pass-rate", type=_share, metavar="RATE",
+                       help="as for run: overrides the min_pass_rate of the shards' evalrun.yaml")
+    merge.add_argument("--baseline", type=Path, metavar="REPORT",
+                       help="as for run: exit 1 when the merged run falls behind this saved run")
+    merge.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                       help="with --baseline: how far a metric mean (a share 0-1) may drop (default 0.0)")
+
     validate = sub.add_parser("validate", help="check suites without running them",
                               description="Check suite files: YAML syntax, the schema and the semantic rules. Prints "
                                           "every problem as path:line:col: severity: message. Exit 0 when all are "
@@ -119,6 +155,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
                               "pointing at the newest complete report)")
     command.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    command.add_argument("-v", "--verbose", action="store_true",
+                         help="print every case with its goals: one line per goal with its status and why")
     command.add_argument("--format", dest="formats", action="append", default=[], choices=_format_names(),
                          metavar="FMT", help="also write this report format into the run folder, beside report.json "
                                              "(" + _format_help() + "); repeatable")
@@ -130,6 +168,26 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
+    command.add_argument("--repeat", type=int, default=1, metavar="N", dest="repeats",
+                         help="run every case N times (each run with its own model-cache slot, so a rerun replays the "
+                              "same N answers); reports pass@k, pass^k and the flaky cases (default 1; rescore uses "
+                              "the saved run's N)")
+    command.add_argument("--repeat-policy", choices=("all", "majority", "any"), metavar="POLICY",
+                         help="with --repeat: a case passes when all its runs pass, a majority, or any one "
+                              "(all, majority, any; default evalrun.yaml's repeat_policy, else all)")
+    command.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                         help="run only the cases that failed, ended in error or could not be scored in the latest "
+                              "report (.evalrun/reports/latest)")
+    command.add_argument("--shard", type=_shard, metavar="I/N",
+                         help="run only part I of N of the cases (1 <= I <= N), split by a hash of each case id so "
+                              "every machine of a CI matrix agrees; join the parts with `evalrun merge`")
+    command.add_argument("--baseline", type=Path, metavar="REPORT",
+                         help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
+                              "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
+                         help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
+                              "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
+                              "percentage points (default 0.0)")
 
 
 def _format_names() -> tuple[str, ...]:
@@ -152,6 +210,15 @@ def _share(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
     return value
+
+
+def _shard(text: str) -> str:
+    from .shard import parse_shard
+
+    try:
+        return str(parse_shard(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _with_default_command(argv: Sequence[str]) -> list[str]:
@@ -211,12 +278,14 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
         print(f"evalrun rescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     args.paths, args.config, args.replay, args.agent, args.no_cache = saved.paths, saved.config_file, None, None, True
+    args.repeats = saved.repeats  # the saved conversations are per repeat
+    args.shard = saved.shard  # the same part of the suite
     return _cmd_run(args, conversations_dir=saved.conversations)
 
 
 def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None) -> int:
     from .api import EXIT_NO_CASES, run
-    from .report.console import Console, Progress, StageNotes, case_line, print_failures, print_summary
+    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     from .config import config_line
 
@@ -230,16 +299,22 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
 
     def on_result(result) -> None:
         stage_notes.add(result)
-        shown = not args.quiet or result.status in ("failed", "error", "unscored") or result.judge_fallbacks
+        shown = args.verbose or not args.quiet or result.status in ("failed", "error", "unscored") \
+            or result.judge_fallbacks
+        line = case_line(result, out.color)
+        if args.verbose:
+            line = "\n".join([line, *goal_lines(result)])
         if bar:
-            bar[0].case(case_line(result, out.color) if shown else None, result.status)
+            bar[0].case(line if shown else None, result.status)
         elif shown:
-            out.line(case_line(result, out.color))
+            out.line(line)
 
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
-                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, profile=args.profile,
+                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
+                  max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
+                  shard=args.shard, last_failed=args.last_failed, profile=args.profile,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
@@ -292,6 +367,52 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import as_markdown, as_text, compare_reports
+    from .report.saved import NotAReport
+
+    try:
+        comparison = compare_reports(args.old, args.new)
+    except NotAReport as exc:
+        print(f"evalrun compare: {exc}", file=sys.stderr)
+        return 4
+    render = as_markdown if args.format == "md" else as_text
+    sys.stdout.write(render(comparison, args.max_regression))
+    regressions = comparison.regressions(args.max_regression)
+    print("; ".join(regressions) + ": exit 1" if regressions else "no regression: exit 0", file=sys.stderr)
+    return 1 if regressions else 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import MergeError, check_baseline, merge_reports, write_merged
+    from .report.console import Console, print_summary
+    from .report.render import render_many
+    from .report.saved import NotAReport
+    from .results import Summary
+    from .run_folder import describe_os_error
+
+    try:
+        merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)
+        if args.baseline is not None:
+            check_baseline(merged, args.baseline, args.max_regression)
+    except (NotAReport, MergeError) as exc:
+        print(f"evalrun merge: {exc}", file=sys.stderr)
+        return 4
+    try:
+        target = write_merged(merged, args.output_dir)
+        written = render_many(args.formats, target) if args.formats else []
+    except OSError as exc:
+        print(f"evalrun merge: cannot write the merged report: {describe_os_error(exc)}", file=sys.stderr)
+        return 3
+    summary = Summary.model_validate(merged["summary"])
+    out = Console(sys.stdout)
+    print_summary(out, summary, notes=[f"merged {len(merged['merged_from'])} shard(s): "
+                                       + ", ".join(merged["merged_from"])], report_path=str(target))
+    for path in written:
+        out.line(f"{path.name}: {path}")
+    return summary.exit_code
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .resources import schema_path
 
@@ -338,5 +459,5 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "validate": _cmd_validate, "schema": _cmd_schema,
+_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate}

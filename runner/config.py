@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -128,6 +128,10 @@ class Config(BaseModel):
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
         examples=[0.9])
+    repeat_policy: Literal["all", "majority", "any"] = Field(
+        "all", title="Repeat policy",
+        description="With `--repeat N`, when a case passes: `all` its runs pass (the default), a `majority` of them, "
+        "or `any` one.", examples=["majority"])
     timeout_s: float = Field(
         300, gt=0, title="Case timeout (seconds)",
         description="How long one live case may take, its whole conversation included, before it ends in error "

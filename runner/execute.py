@@ -29,6 +29,7 @@ from .suite.models import Case
 from .trajectory import TranscriptError, build_trajectory, read_recording
 
 DEFAULT_CONCURRENCY = 8
+PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
 
 
 @dataclass
@@ -64,7 +65,13 @@ def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]
     return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache, on_model_load=on_notice)
 
 
-def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path]) -> Optional[list[tuple[Optional[int], Path]]]:
+def conversation_key(case_id: str, repeat: Optional[int]) -> str:
+    """The name a live conversation is saved under: the case id, and which repeat for --repeat N."""
+    return case_id if repeat is None else f"{case_id} repeat {repeat}"
+
+
+def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
+                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], Path]]]:
     """The recordings a case is scored on as (run number, path), or None when it is played live.
     TranscriptError when a recording is named but cannot be used (missing, outside the suite roots)."""
     from .suite.containment import recordings_for
@@ -74,7 +81,7 @@ def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path]) -> Opt
     if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
         from .run_folder import conversation_file_name
 
-        saved = options.conversations_dir / conversation_file_name(case.id)
+        saved = options.conversations_dir / conversation_file_name(conversation_key(case.id, repeat))
         if not saved.is_file():
             raise TranscriptError(f"no saved conversation for this case in {options.conversations_dir} (it was not "
                                   "played live in that run, or its agent failed before saying anything)")
@@ -121,14 +128,15 @@ class CaseRunner:
         with self._load_lock:
             return self.loader.load(ref)
 
-    async def run(self, ref: CaseRef) -> list[CaseResult]:
+    async def run(self, ref: CaseRef, repeat: Optional[int] = None) -> list[CaseResult]:
         """The case's result (one per recorded run when a --replay folder holds several); never raises
-        but for cancellation: a failure anywhere is the case's error."""
-        from .llm import record_calls, summarize
+        but for cancellation: a failure anywhere is the case's error. `repeat` (--repeat N, from 0)
+        gives every model call of this run of the case its own cache slot (runner.llm.repeat_scope)."""
+        from .llm import record_calls, repeat_scope, summarize
 
         started = time.perf_counter()
-        base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags))
-        with record_calls() as calls:  # every model call made for this case: here, in its threads, by its agent
+        base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
+        with record_calls() as calls, repeat_scope(repeat or 0):  # every model call made for this case
             try:
                 results = await self._run(ref, base)
             except asyncio.CancelledError:
@@ -153,7 +161,7 @@ class CaseRunner:
             reason = case.skip if isinstance(case.skip, str) else "skip: true"
             return [CaseResult(**base, status="skipped", skip_reason=reason)]
         try:
-            recordings = recordings_of(case, self.options, self.roots)
+            recordings = recordings_of(case, self.options, self.roots, base.get("repeat"))
         except TranscriptError as exc:
             return [CaseResult(**base, status="error", error=str(exc))]
         if recordings is None:
@@ -179,7 +187,7 @@ class CaseRunner:
         timeout = case.timeout_s if getattr(case, "timeout_s", None) else self.loaded.config.timeout_s
         conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
                                            timeout_s=timeout, conversation=conversation)
-        saved = self.save_conversation(case.id, conversation.to_transcript())
+        saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
         where = str(saved) if saved is not None else conversation.transcript_path
         if conversation.error is not None:
             stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)
@@ -242,22 +250,25 @@ class Stop:
 
 
 async def run_cases(refs: list[CaseRef], runner: CaseRunner, on_result: Callable[[int, int, CaseResult], None],
-                    stop: Stop, concurrency: int = DEFAULT_CONCURRENCY) -> None:
+                    stop: Stop, concurrency: int = DEFAULT_CONCURRENCY, repeats: int = 1) -> None:
     """Run every case (at most `concurrency` at once), handing each result to `on_result` with the
-    case's position (and the result's number within the case: recorded runs) as soon as it finishes. `on_result` must not raise. Returns when all ran or
-    `stop` was requested; a case still running then is cancelled and does not count as finished."""
-    pending: Iterator[tuple[int, CaseRef]] = iter(enumerate(refs))
+    case's position (and the result's number within the case: recorded runs, repeats) as soon as it finishes. `on_result` must not raise. Returns when all ran or
+    `stop` was requested; a case still running then is cancelled and does not count as finished.
+    With `repeats` > 1 every case runs that many times, each repeat a job of its own (so they run
+    side by side) numbered from 0; a result's part is repeat * PARTS_PER_REPEAT + its recorded run."""
+    jobs = ((position, ref, repeat) for position, ref in enumerate(refs) for repeat in range(repeats))
+    pending: Iterator[tuple[int, CaseRef, int]] = iter(jobs)
 
     async def worker() -> None:
-        for position, ref in pending:  # one shared iterator: each case is taken by exactly one worker
+        for position, ref, repeat in pending:  # one shared iterator: each job is taken by exactly one worker
             if stop.reason is not None:
                 return
-            results = await runner.run(ref)
+            results = await runner.run(ref, repeat if repeats > 1 else None)
             if stop.reason is not None and stop.interrupted:
                 return  # finished after the stop: reported as not run, like the others in flight
             for part, result in enumerate(results):
-                on_result(position, part, result)
+                on_result(position, repeat * PARTS_PER_REPEAT + part, result)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(refs))))]
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(refs) * repeats)))]
     stop.watch(workers)
     await asyncio.gather(*workers, return_exceptions=True)

@@ -209,6 +209,22 @@ _current_calls: contextvars.ContextVar[Optional[list[LLMCall]]] = contextvars.Co
     "evalrun_llm_calls", default=None)
 
 
+# Which repeat of a case (--repeat N) is running: 0 for the first. LLMClient reads it when a call does not
+# name its own `repeat`, so the agent, the simulated user and the judge of repeat r each get their own
+# cache slot without every layer passing the number along; a rerun replays the same N answers.
+current_repeat: contextvars.ContextVar[int] = contextvars.ContextVar("evalrun_repeat", default=0)
+
+
+@contextlib.contextmanager
+def repeat_scope(repeat: int) -> Iterator[None]:
+    """Model calls made in this context (and in tasks and threads it starts) belong to repeat `repeat`."""
+    token = current_repeat.set(repeat)
+    try:
+        yield
+    finally:
+        current_repeat.reset(token)
+
+
 @contextlib.contextmanager
 def record_calls() -> Iterator[list[LLMCall]]:
     """Collect every call made in this context (a case): in this task, in tasks it starts, in
@@ -548,7 +564,9 @@ class LLMClient:
                         accept: Optional[Callable[[Completion], Any]] = None, **params: Any) -> Completion:
         """The model's reply to `messages`. `accept` (optional) raises LLMError for a reply that cannot
         be used: such a reply is neither returned nor cached. `repeat` numbers repeated runs of the
-        same request (each has its own cache entry). Raises LLMError with the reason."""
+        same request (each has its own cache entry); 0 means the case's current repeat (repeat_scope).
+        Raises LLMError with the reason."""
+        repeat = repeat or current_repeat.get()
         try:
             completion = await self._call(messages, tools, response_format, repeat, accept, params)
         except LLMError as error:
@@ -563,6 +581,7 @@ class LLMClient:
                  repeat: int = 0, accept: Optional[Callable[[Completion], Any]] = None, **params: Any) -> Completion:
         """The blocking form of acomplete, for worker threads and scripts: the same limit, cache and
         breaker; the call is recorded in the caller's context."""
+        repeat = repeat or current_repeat.get()  # read here: the coroutine may run in another thread
         coroutine = self._call(messages, tools, response_format, repeat, accept, params)
         try:
             completion = self.runtime.run_blocking(coroutine)

@@ -135,6 +135,7 @@ class CaseResult(BaseModel):
     status: CaseStatus
     run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
                                                   "(watsonx's <id>.runN.messages.json)")
+    repeat: Optional[int] = Field(None, description="Which run of the case this is (from 0) under --repeat N")
     source: str = Field(description="path:line:column of the case")
     description: Optional[str] = None
     tags: list[str] = Field(default_factory=list)
@@ -160,6 +161,47 @@ class CaseResult(BaseModel):
                     "(it failed), each with the stage that decided and why the judge could not")
 
 
+class BaselineCheck(BaseModel):
+    """The --baseline gate: how this run compares with a saved one (runner/compare.py)."""
+
+    baseline: str = Field(description="The baseline report the run was compared with")
+    max_regression: float = Field(description="How far a metric mean (a share in [0, 1]) may drop")
+    compared: int = Field(description="Cases in both runs, skipped in neither")
+    newly_failing: list[str] = Field(default_factory=list, description="Passed in the baseline, do not pass now")
+    newly_passing: list[str] = Field(default_factory=list, description="Did not pass in the baseline, pass now")
+    metric_deltas: dict[str, float] = Field(default_factory=dict,
+                                            description="New mean minus baseline mean, over cases scored in both")
+    p_value: float = Field(description="Exact McNemar test on the cases that flipped (two-sided)")
+    regressions: list[str] = Field(default_factory=list, description="Why the gate failed, one line each; "
+                                                                     "empty when it held")
+
+
+RepeatPolicy = Literal["all", "majority", "any"]
+REPEAT_POLICIES: tuple[str, ...] = ("all", "majority", "any")
+
+
+class CaseRepeats(BaseModel):
+    """One case run N times (--repeat N): how many runs passed, and what the policy made of them."""
+
+    id: str
+    runs: int = Field(description="Runs of the case that finished")
+    passed: int = Field(description="Runs that passed")
+    status: CaseStatus = Field(description="The case's status under repeat_policy")
+    pass_at_k: float = Field(description="At least one run passed (k = runs): 1 or 0")
+    pass_hat_k: float = Field(description="Every run passed (τ-bench's pass^k, k = runs): 1 or 0")
+
+
+class RepeatSummary(BaseModel):
+    runs: int = Field(description="N of --repeat N")
+    policy: RepeatPolicy = Field(description="When a repeated case passes: all runs, a majority, any run")
+    pass_at_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that at least one of k "
+                                                    "runs passes (unbiased estimator from the N runs)")
+    pass_hat_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that all k runs pass "
+                                                     "(τ-bench's pass^k)")
+    flaky: list[str] = Field(default_factory=list, description="Cases whose runs did not all end the same way")
+    per_case: list[CaseRepeats] = Field(default_factory=list, description="Each repeated case's runs")
+
+
 class Summary(BaseModel):
     total: int = Field(description="Cases selected for the run")
     passed: int
@@ -179,6 +221,9 @@ class Summary(BaseModel):
     mean_tool_call_recall: Optional[float]
     exit_code: int
     duration_s: float
+    baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
+    repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
+                                                               "repeat_policy; this holds each case's runs")
 
 
 class RunReport(BaseModel):
@@ -187,6 +232,8 @@ class RunReport(BaseModel):
     run_id: str = ""
     started_at: str
     paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
+    shard: Optional[str] = Field(None, description="I/N when the run was one shard of the suite (--shard)")
+    merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
     config: dict[str, Any]
     summary: Summary
     cases: list[CaseResult]

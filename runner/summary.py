@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .results import CaseResult, Summary
+from .results import CaseRepeats, CaseResult, RepeatSummary, Summary
+from .stats import pass_at_k, pass_hat_k
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
 _MEANS = ("journey_completion", "tool_call_precision", "tool_call_recall")
@@ -23,10 +24,16 @@ class Tally:
     judge_fallback_cases: int = 0
     _sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0.0))
     _ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_MEANS, 0))
+    repeats: int = 1  # --repeat N: the counts are of cases, each decided from its runs by `policy`
+    policy: str = "all"
+    _runs: dict[str, list[str]] = field(default_factory=dict)  # result id -> the statuses of its runs
 
     def add(self, result: CaseResult, case_id: Optional[str] = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
-        self.counts[result.status] += 1
+        if self.repeats > 1:
+            self._runs.setdefault(result.id, []).append(result.status)
+        else:
+            self.counts[result.status] += 1
         self.finished.add(case_id or result.id)
         if result.judge_fallbacks:
             self.judge_fallback_cases += 1
@@ -50,6 +57,7 @@ class Tally:
 
     def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
                 interrupted: bool, elapsed_s: float, model_usage=None) -> Summary:
+        repeats = self._settle_repeats() if self.repeats > 1 else None
         code, reason = decide_exit(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                                    stop_reason=stop_reason, interrupted=interrupted)
         return Summary(total=len(self.selected), **self.counts, pass_rate=self.pass_rate,
@@ -59,7 +67,47 @@ class Tally:
                        mean_tool_call_precision=self.mean("tool_call_precision"),
                        mean_tool_call_recall=self.mean("tool_call_recall"),
                        exit_code=code, exit_reason=reason, duration_s=round(elapsed_s, 3),
-                       model_usage=model_usage)
+                       model_usage=model_usage, repeats=repeats)
+
+    def _settle_repeats(self) -> RepeatSummary:
+        """Each repeated case's status under the policy, counted; pass@k and pass^k from its runs. The
+        means of the metrics stay over every run."""
+        cases, flaky = [], []
+        for case_id, statuses in self._runs.items():
+            status = repeated_status(statuses, self.policy)
+            self.counts[status] += 1
+            runs = [s for s in statuses if s != "skipped"]
+            passed = runs.count("passed")
+            if runs:
+                cases.append(CaseRepeats(id=case_id, runs=len(runs), passed=passed, status=status,
+                                         pass_at_k=pass_at_k(len(runs), passed, len(runs)),
+                                         pass_hat_k=pass_hat_k(len(runs), passed, len(runs))))
+            if len(set(statuses)) > 1:
+                flaky.append(case_id)
+        at, hat = {}, {}
+        for k in range(1, self.repeats + 1):
+            eligible = [c for c in cases if c.runs >= k]  # an interrupted case may have fewer runs
+            if eligible:
+                at[str(k)] = sum(pass_at_k(c.runs, c.passed, k) for c in eligible) / len(eligible)
+                hat[str(k)] = sum(pass_hat_k(c.runs, c.passed, k) for c in eligible) / len(eligible)
+        return RepeatSummary(runs=self.repeats, policy=self.policy, pass_at_k=at, pass_hat_k=hat, flaky=flaky,
+                             per_case=cases)
+
+
+def repeated_status(statuses: list[str], policy: str) -> str:
+    """A repeated case's status: passed when its runs satisfy the policy (all / a majority / any passed);
+    otherwise the most serious status among its runs that did not pass, so an error still exits 3."""
+    runs = [s for s in statuses if s != "skipped"]
+    if not runs:
+        return "skipped"
+    passed = runs.count("passed")
+    met = {"all": passed == len(runs), "majority": 2 * passed > len(runs), "any": passed > 0}[policy]
+    if met:
+        return "passed"
+    for status in ("error", "unscored", "failed"):
+        if status in runs:
+            return status
+    return "failed"
 
 
 def decide_exit(tally: Tally, *, min_pass_rate: Optional[float], judge_may_fall_back: bool,

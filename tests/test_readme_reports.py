@@ -33,16 +33,23 @@ def options_of(parser: argparse.ArgumentParser, command: str) -> set[str]:
     return {flag for action in sub._actions for flag in action.option_strings}
 
 
-def test_the_recipe_runs_the_suites_and_renders_junit_html_and_md():
-    commands = evalrun_commands()
-    run = [c for c in commands if c.startswith("evalrun run ")]
-    assert len(run) == 1
-    assert all(f"--format {fmt}" in run[0] for fmt in ("junit", "html", "md"))
-    steps = recipe()["jobs"]["evals"]["steps"]
+def test_the_recipe_runs_shards_in_a_matrix_and_merges_them_into_junit_html_and_md():
+    jobs = recipe()["jobs"]
+    runs = [s["run"] for s in jobs["evals"]["steps"] if str(s.get("run", "")).startswith("evalrun ")]
+    assert len(runs) == 1 and runs[0].startswith("evalrun run ")
+    shards = jobs["evals"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1))
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(shards)}" in runs[0] and "--output-dir evalrun-out" in runs[0]
+    kept = [s["with"]["path"] for s in jobs["evals"]["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    assert kept == ["evalrun-out/report.json"]  # what merge reads
+    assert jobs["report"]["needs"] == "evals"
+    steps = jobs["report"]["steps"]
+    merges = [s["run"] for s in steps if str(s.get("run", "")).startswith("evalrun ")]
+    assert len(merges) == 1 and merges[0].startswith("evalrun merge ")
+    assert all(f"--format {fmt}" in merges[0] for fmt in ("junit", "html", "md")) and "-o evalrun-out" in merges[0]
     uploaded = [s["with"]["path"] for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")]
     reported = [s["with"]["path"] for s in steps if str(s.get("uses", "")).startswith("dorny/test-reporter")]
     assert (uploaded, reported) == (["evalrun-out/report.html"], ["evalrun-out/junit.xml"])
-    assert "--output-dir evalrun-out" in run[0]
 
 
 def test_every_flag_in_the_reports_section_exists():
@@ -50,7 +57,8 @@ def test_every_flag_in_the_reports_section_exists():
     commands = evalrun_commands()
     assert len(commands) >= 3
     for command in commands:
-        words = shlex.split(command.replace("RUN_DIR", "run").replace("FMT", "html").replace("[-o PATH]", "-o x"))[1:]
+        words = shlex.split(command.replace("RUN_DIR", "run").replace("FMT", "html").replace("[-o PATH]", "-o x")
+                            .replace("${{ matrix.shard }}", "1"))[1:]
         words = _with_default_command(words)
         known = options_of(parser, words[0])
         flags = [w.split("=", 1)[0] for w in words if w.startswith("-")]

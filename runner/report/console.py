@@ -174,8 +174,15 @@ def case_line(result: CaseResult, color: bool = False) -> str:
             detail += f" ({len(skipped)} skipped: {visible(said)})"
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
-    line = f"{label} {visible(result.id)}{detail}"
+    repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
+    line = f"{label} {visible(result.id)}{repeat}{detail}"
     return _paint(line, result.status, color) if color else line
+
+
+def goal_lines(result: CaseResult) -> list[str]:
+    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave."""
+    return [f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {goal.status} — {visible(goal.explanation)}"
+            for goal in result.goals]
 
 
 def explain_case(result: CaseResult) -> list[str]:
@@ -223,7 +230,8 @@ def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
             console.line("\n" + "=" * 30 + " failures " + "=" * 30)
             header = True
         status = result.status if result.status in _PROBLEMS else "unscored"
-        console.line(f"{_LABELS[result.status]} {visible(result.id)}", status)
+        repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
+        console.line(f"{_LABELS[result.status]} {visible(result.id)}{repeat}", status)
         for line in explain_case(result):
             console.line(line)
         console.line()
@@ -240,6 +248,12 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
     line = ", ".join(parts) + f" in {summary.duration_s:.2f}s"
     status = "passed" if summary.exit_code == 0 else ("failed" if summary.exit_code == 1 else "error")
     console.line(line, status)
+    if summary.repeats is not None:
+        console.line(repeat_line(summary.repeats))
+        if summary.repeats.flaky:
+            flaky = summary.repeats.flaky
+            console.line(f"flaky: {len(flaky)} case(s) with mixed outcomes: "
+                         + ", ".join(visible(i) for i in flaky[:5]) + (", ..." if len(flaky) > 5 else ""))
     if summary.exit_reason and summary.exit_code != 0 or _unusual(summary):
         console.line(summary.exit_reason)
     if summary.not_run:
@@ -249,7 +263,16 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(f"report: {report_path}")
 
 
+def repeat_line(repeats) -> str:
+    """`--repeat 3 (policy all): pass@1 0.83, pass@3 1.00; pass^1 0.83, pass^3 0.50`."""
+    n = str(repeats.runs)
+    ks = [k for k in ("1", n) if k in repeats.pass_at_k]
+    at = ", ".join(f"pass@{k} {repeats.pass_at_k[k]:.2f}" for k in dict.fromkeys(ks))
+    hat = ", ".join(f"pass^{k} {repeats.pass_hat_k[k]:.2f}" for k in dict.fromkeys(ks))
+    return f"--repeat {repeats.runs} (policy {repeats.policy}): {at}; {hat}"
+
+
 def _unusual(summary: Summary) -> bool:
     """An exit 0 that is not the obvious one (min_pass_rate let failures through) still says why."""
-    return summary.exit_code == 0 and summary.failed > 0
+    return summary.exit_code == 0 and (summary.failed > 0 or summary.baseline is not None)
 

@@ -99,6 +99,21 @@ def _summary(out: TextIO, report: dict) -> None:
     if summary.get("judge_fallback_cases"):
         out.write(f'<div class="warn">{e(summary["judge_fallback_cases"])} case(s) rest on verdicts reached without '
                   "the judge, which failed.</div>\n")
+    repeats = summary.get("repeats") or {}
+    if repeats.get("runs"):
+        n = str(repeats["runs"])
+        at, hat = repeats.get("pass_at_k") or {}, repeats.get("pass_hat_k") or {}
+        flaky = repeats.get("flaky") or []
+        out.write(f'<div id="repeats">Repeats: {e(n)} per case (policy {e(repeats.get("policy"))}) · pass@1 '
+                  f'{e(percent(at.get("1")))} · pass@{e(n)} {e(percent(at.get(n)))} · pass^1 {e(percent(hat.get("1")))} '
+                  f'· pass^{e(n)} {e(percent(hat.get(n)))} · {len(flaky)} flaky'
+                  + ("".join(f" <code>{e(case_id)}</code>" for case_id in flaky[:20]) if flaky else "") + "</div>\n")
+    baseline = summary.get("baseline") or {}
+    if baseline:
+        out.write(f'<div id="baseline">Baseline {e(baseline.get("baseline"))}: '
+                  f'{len(baseline.get("newly_failing") or [])} newly failing, '
+                  f'{len(baseline.get("newly_passing") or [])} newly passing of {e(baseline.get("compared"))} compared '
+                  f'(exact McNemar p = {e(format(float(baseline.get("p_value", 1)), ".3g"))})</div>\n')
     if summary.get("exit_reason"):
         out.write(f'<div id="exit-reason"><b>Exit:</b> {e(summary["exit_reason"])}</div>\n')
     if not_run:

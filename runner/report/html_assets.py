@@ -130,7 +130,8 @@ function row(i){
   var jc = c.metrics ? pct(c.metrics.journey_completion) : "—";
   var tr = el("tr", "case " + c.status, [
     el("td", null, [el("span", "badge " + c.status, [c.status])]),
-    el("td", "id", [c.run === null || c.run === undefined ? c.id : c.id + " (run " + c.run + ")"]),
+    el("td", "id", [(c.run === null || c.run === undefined ? c.id : c.id + " (run " + c.run + ")") +
+                    (c.repeat === null || c.repeat === undefined ? "" : " (repeat " + c.repeat + ")")]),
     el("td", "muted", [suiteFile(c)]),
     el("td", "why", [why]),
     el("td", "num", [jc]),

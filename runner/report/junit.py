@@ -110,6 +110,8 @@ def _case(out: TextIO, file_name: str, case: dict) -> None:
     name = case.get("id", "")
     if case.get("run") is not None:
         name = f"{name} (run {case['run']})"
+    if case.get("repeat") is not None:  # --repeat N: one testcase per run, told apart
+        name = f"{name} (repeat {case['repeat']})"
     out.write(f'    <testcase name="{attr(name)}" classname="{attr(file_name)}" '
               f'time="{_seconds(case.get("duration_s"))}">\n')
     if status in ("failed", "error", "unscored"):

@@ -52,6 +52,20 @@ def write(report: dict[str, Any], out: TextIO) -> None:
     if summary.get("interrupted") or summary.get("stop_reason"):
         out.write(f"> **Stopped early:** {md_text(summary.get('stop_reason') or 'interrupted')}; "
                   f"{len(not_run)} case(s) not run\n\n")
+    repeats = summary.get("repeats") or {}
+    if repeats.get("runs"):
+        n = str(repeats["runs"])
+        at, hat = repeats.get("pass_at_k") or {}, repeats.get("pass_hat_k") or {}
+        flaky = repeats.get("flaky") or []
+        out.write(md_text(f"Repeats: {n} per case (policy {repeats.get('policy')}): pass@1 {percent(at.get('1'))}, "
+                          f"pass@{n} {percent(at.get(n))}; pass^1 {percent(hat.get('1'))}, pass^{n} "
+                          f"{percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
+    baseline = summary.get("baseline") or {}
+    if baseline:
+        out.write(md_text(f"Baseline {baseline.get('baseline')}: {len(baseline.get('newly_failing') or [])} newly "
+                          f"failing, {len(baseline.get('newly_passing') or [])} newly passing of "
+                          f"{baseline.get('compared')} compared (exact McNemar p = {baseline.get('p_value', 1):.3g})")
+                  + "\n\n")
     if summary.get("exit_reason"):
         out.write(f"**Exit:** {md_text(summary['exit_reason'])}\n\n")
     problems = (case for case in cases if case.get("status") in PROBLEM_STATUSES)
@@ -63,7 +77,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         if not header_written:
             out.write("### Cases that did not pass\n\n| case | status | why |\n|---|---|---|\n")
             header_written = True
-        out.write(f"| {md_text(case.get('id', ''))} | {md_text(case.get('status', ''))} | "
+        repeat = f" (repeat {case['repeat']})" if case.get("repeat") is not None else ""
+        out.write(f"| {md_text(str(case.get('id', '')) + repeat)} | {md_text(case.get('status', ''))} | "
                   f"{md_text(one_line_reason(case))} |\n")
         rows += 1
     if more:

@@ -1,0 +1,53 @@
+"""`--last-failed`: the cases that did not pass in the latest run, to run them again (pytest's --lf).
+
+The latest run is the one `.evalrun/reports/latest` points at (a symlink, or latest.txt where symlinks
+are not allowed); only runs without --output-dir move it. Failed, errored and unscored cases are
+rerun; a case recorded as several runs (`<id> run N`) or repeats (--repeat) is rerun once when any of
+them did not pass.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+RERUN_STATUSES = ("failed", "error", "unscored")
+
+
+class NoLatestReport(ValueError):
+    """There is no latest report to read; the message says what to do."""
+
+
+def latest_report(reports_root: Path) -> Optional[Path]:
+    link = reports_root / "latest"
+    if (link / "report.json").is_file():
+        return link / "report.json"
+    pointer = reports_root / "latest.txt"
+    if pointer.is_file():
+        target = Path(pointer.read_text(encoding="utf-8").strip()) / "report.json"
+        if target.is_file():
+            return target
+    return None
+
+
+def last_failed_ids(reports_root: Path) -> tuple[Path, set[str]]:
+    """(the latest report, the ids of its cases that did not pass). NoLatestReport when there is none."""
+    from .report.saved import NotAReport, load_report
+
+    path = latest_report(reports_root)
+    if path is None:
+        raise NoLatestReport(f"there is no latest report in {reports_root} to take the failed cases from: run the "
+                             "suites once without --last-failed (and without --output-dir, which leaves "
+                             f"{reports_root / 'latest'} alone)")
+    try:
+        report = load_report(path)
+    except NotAReport as exc:
+        raise NoLatestReport(str(exc)) from None
+    ids = set()
+    for case in report["cases"]:
+        if isinstance(case, dict) and case.get("status") in RERUN_STATUSES:
+            case_id = str(case.get("id"))
+            run = case.get("run")
+            if run is not None and case_id.endswith(f" run {run}"):
+                case_id = case_id[: -len(f" run {run}")]
+            ids.add(case_id)
+    return path, ids
