@@ -417,8 +417,16 @@ def write_atomically(path: Path, text: str) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def _cache_slot(repeat: int, sample: int) -> Any:
+    """Which cached answer a request takes: its run repeat (the case's repeat_scope unless given), and
+    within it the sample number when a check asks several times. Sample 0 keeps the plain repeat, so
+    single answers are keyed as they always were."""
+    repeat = repeat or current_repeat.get()
+    return [repeat, sample] if sample else repeat
+
+
 def request_key(settings: ModelSettings, messages: list[dict], tools: Optional[list[dict]],
-                response_format: Any, params: dict, repeat: int) -> str:
+                response_format: Any, params: dict, repeat: Any) -> str:
     """Everything that shapes the reply (and nothing else: not the key, not the timeout)."""
     material = {"model": settings.model, "api_base": settings.api_base, "messages": messages, "tools": tools,
                 "response_format": response_format, "params": params, "repeat": repeat}
@@ -560,15 +568,16 @@ class LLMClient:
 
     # -- public ----------------------------------------------------------------------------------
     async def acomplete(self, messages: list[dict], *, tools: Optional[list[dict]] = None,
-                        response_format: Any = None, repeat: int = 0,
+                        response_format: Any = None, repeat: int = 0, sample: int = 0,
                         accept: Optional[Callable[[Completion], Any]] = None, **params: Any) -> Completion:
         """The model's reply to `messages`. `accept` (optional) raises LLMError for a reply that cannot
         be used: such a reply is neither returned nor cached. `repeat` numbers repeated runs of the
         same request (each has its own cache entry); 0 means the case's current repeat (repeat_scope).
-        Raises LLMError with the reason."""
-        repeat = repeat or current_repeat.get()
+        `sample` numbers several answers asked within one repeat (a judged check's samples): each
+        (repeat, sample) pair has its own cache entry. Raises LLMError with the reason."""
+        slot = _cache_slot(repeat, sample)
         try:
-            completion = await self._call(messages, tools, response_format, repeat, accept, params)
+            completion = await self._call(messages, tools, response_format, slot, accept, params)
         except LLMError as error:
             if error.call is not None:
                 self.runtime.record(error.call)
@@ -578,11 +587,12 @@ class LLMClient:
         return completion
 
     def complete(self, messages: list[dict], *, tools: Optional[list[dict]] = None, response_format: Any = None,
-                 repeat: int = 0, accept: Optional[Callable[[Completion], Any]] = None, **params: Any) -> Completion:
+                 repeat: int = 0, sample: int = 0, accept: Optional[Callable[[Completion], Any]] = None,
+                 **params: Any) -> Completion:
         """The blocking form of acomplete, for worker threads and scripts: the same limit, cache and
         breaker; the call is recorded in the caller's context."""
-        repeat = repeat or current_repeat.get()  # read here: the coroutine may run in another thread
-        coroutine = self._call(messages, tools, response_format, repeat, accept, params)
+        slot = _cache_slot(repeat, sample)  # read here: the coroutine may run in another thread
+        coroutine = self._call(messages, tools, response_format, slot, accept, params)
         try:
             completion = self.runtime.run_blocking(coroutine)
         except LLMError as error:
@@ -593,7 +603,7 @@ class LLMClient:
         return completion
 
     # -- the call --------------------------------------------------------------------------------
-    async def _call(self, messages: list[dict], tools: Optional[list[dict]], response_format: Any, repeat: int,
+    async def _call(self, messages: list[dict], tools: Optional[list[dict]], response_format: Any, repeat: Any,
                     accept: Optional[Callable[[Completion], Any]], extra_params: dict) -> Completion:
         s = self.settings
         started = time.monotonic()
@@ -925,6 +935,34 @@ class LLMJudge:
                 raise
             completion = await self.client.acomplete(messages, accept=accept)
         return verdict_from_reply(parse_verdict(completion.content, token))
+
+    @property
+    def structured(self) -> bool:
+        """Whether this judge asks for a schema-bound reply (structured_output, and what the server accepts)."""
+        return self._response_format() is not None
+
+    def verdict_format(self) -> Optional[dict]:
+        """The response_format of a match verdict ({reason, match, score, verdict_id}) for a structured
+        judge, else None: what semantic_match sends, for checks that ask for the same verdict."""
+        return self._response_format()
+
+    def ask(self, messages: list[dict], *, accept: Callable[[Completion], Any], samples: int = 1,
+            response_format: Optional[dict] = None) -> list[Completion]:
+        """The judge's `samples` answers to `messages`, each its own cache entry, each passed through
+        `accept`. With `response_format` (for a judge that is `structured`), a server that refuses the
+        schema under `auto` is asked in plain text from then on."""
+        completions = []
+        for sample in range(samples):
+            try:
+                completion = self.client.complete(messages, response_format=response_format, accept=accept,
+                                                  sample=sample)
+            except LLMError as error:
+                if not self._plain_instead(response_format, error):
+                    raise
+                response_format = None
+                completion = self.client.complete(messages, accept=accept, sample=sample)
+            completions.append(completion)
+        return completions
 
     def _plain_instead(self, response_format: Optional[dict], error: LLMError) -> bool:
         """Under `auto`, a deployment that refuses the schema (HTTP 400) is asked in plain text from

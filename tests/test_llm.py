@@ -732,3 +732,19 @@ def test_auto_asks_litellm_whether_the_model_takes_a_schema():
                                 runtime=runtime), PromptLibrary())
     assert known._response_format()["json_schema"]["strict"] is True
     assert unknown._response_format() is None and served._response_format() is None
+
+
+def test_samples_within_repeats_each_have_their_own_cache_entry(fake, tmp_path):
+    """A judged check asking 2 samples in each of 2 repeats must send 4 requests, not reuse a slot."""
+    from runner.llm import repeat_scope
+
+    fake.default = lambda request: "ok"
+    client = client_for(fake, runtime=LLMRuntime(concurrency=2), cache_dir=tmp_path)
+    for repeat in (1, 2):
+        with repeat_scope(repeat):
+            for sample in (0, 1):
+                client.complete([{"role": "user", "content": "same question"}], sample=sample)
+    assert len(fake.requests) == 4
+    with repeat_scope(2):
+        client.complete([{"role": "user", "content": "same question"}], sample=1)
+    assert len(fake.requests) == 4  # asked again: answered from its own slot

@@ -294,20 +294,10 @@ def ask_readings(judge: Any, prompt: str, variables: dict, data: dict, samples: 
             raise LLMError(f"judge reply is not tagged with this call's verdict_id {token}")
         return read(reply)
 
-    structured = judge._response_format() is not None  # the judge's own structured-output decision
     response_format = ({"type": "json_schema", "json_schema": {"name": prompt.split(".")[0], "strict": True,
-                                                               "schema": schema}} if structured else None)
-    readings = []
-    for repeat in range(samples):
-        try:
-            completion = judge.client.complete(messages, response_format=response_format, accept=accept, repeat=repeat)
-        except LLMError as error:
-            if not judge._plain_instead(response_format, error):
-                raise
-            response_format = None
-            completion = judge.client.complete(messages, accept=accept, repeat=repeat)
-        readings.append(accept(completion))
-    return readings
+                                                               "schema": schema}} if judge.structured else None)
+    return [accept(completion) for completion in judge.ask(messages, accept=accept, samples=samples,
+                                                           response_format=response_format)]
 
 
 def _graded(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,

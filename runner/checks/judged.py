@@ -108,18 +108,8 @@ def ask(judge: Any, prompt: str, variables: dict[str, Any], data: dict[str, Any]
     content = judge.prompts.render(prompt, **variables, data_json=data_json, boundary=token)
     messages = [{"role": "user", "content": content}]
     accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731 - rejects unusable replies
-    response_format = judge._response_format()  # the judge's own structured-output decision
-    verdicts = []
-    for repeat in range(samples):
-        try:
-            completion = judge.client.complete(messages, response_format=response_format, accept=accept, repeat=repeat)
-        except LLMError as error:
-            if not judge._plain_instead(response_format, error):
-                raise
-            response_format = None
-            completion = judge.client.complete(messages, accept=accept, repeat=repeat)
-        verdicts.append(verdict_from_reply(parse_verdict(completion.content, token)))
-    return verdicts
+    completions = judge.ask(messages, accept=accept, samples=samples, response_format=judge.verdict_format())
+    return [verdict_from_reply(parse_verdict(completion.content, token)) for completion in completions]
 
 
 def _decide(verdicts: list[Any], threshold: float) -> Verdict:
