@@ -22,7 +22,6 @@ import json
 import os
 import random
 import re
-import secrets
 import threading
 import time
 from collections import deque
@@ -32,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .atomic import write_text_atomically
 
 if TYPE_CHECKING:  # the Jinja environment is only needed once a judge is built
     from runner.prompts import PromptLibrary
@@ -401,20 +402,10 @@ class DiskCache:
 
     def put(self, key: str, value: dict) -> None:
         try:
-            write_atomically(self._path(key), json.dumps(value, ensure_ascii=False))
+            write_text_atomically(self._path(key), json.dumps(value, ensure_ascii=False))
         except OSError:
             pass  # a full or read-only disk costs a repeated call next run, never this run's answer
 
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink(missing_ok=True)
 
 
 def _cache_slot(repeat: int, sample: int) -> Any:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .atomic import open_atomically
 from .results import CaseResult
 from .summary import Tally
 
@@ -115,18 +115,8 @@ def check_baseline(report: dict[str, Any], baseline: Path, max_regression: float
 
 def write_merged(report: dict[str, Any], out_dir: Path) -> Path:
     """report.json in `out_dir`, written under a temporary name and renamed into place."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / "report.json"
-    temporary = out_dir / f".report.json.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "w", encoding="utf-8") as out:
-            json.dump(report, out, ensure_ascii=False)
-            out.write("\n")
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
-        raise
+    with open_atomically(target, durable=True) as out:
+        json.dump(report, out, ensure_ascii=False)
+        out.write("\n")
     return target

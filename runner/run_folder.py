@@ -19,6 +19,7 @@ import secrets as _random
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from .atomic import open_atomically, write_text_atomically
 from .results import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
@@ -142,12 +143,8 @@ class RunFolder:
     def save_conversation(self, case_id: str, data: dict) -> Path:
         """A live case's conversation, in the transcript format evalrun reads, as
         conversations/<case id>.json: `evalrun rescore` scores it again without calling anything."""
-        folder = self.path / CONVERSATIONS_NAME
-        folder.mkdir(exist_ok=True)
-        target = folder / conversation_file_name(case_id)
-        temporary = folder / f".{target.name}.{self.run_id}.tmp"
-        temporary.write_text(self._redact(json.dumps(data, ensure_ascii=False, indent=1)), encoding="utf-8")
-        os.replace(temporary, target)
+        target = self.path / CONVERSATIONS_NAME / conversation_file_name(case_id)
+        write_text_atomically(target, self._redact(json.dumps(data, ensure_ascii=False, indent=1)))
         return target
 
     # ------------------------------------------------------------------ the report
@@ -155,25 +152,17 @@ class RunFolder:
     def write_report(self, header: dict[str, Any], summary: Summary) -> Path:
         """report.json: `header`, the summary, then every saved case in collection order, copied line by
         line from results.jsonl (never all in memory). Written atomically under a name of this run."""
-        temporary = self.path / f".{REPORT_NAME}.{self.run_id}.tmp"
         head = {**header, "summary": json.loads(summary.model_dump_json())}
         opening = json.dumps(head, ensure_ascii=False)[:-1] + ', "cases": ['
-        try:
-            with open(temporary, "wb") as out, open(self.results_path, "rb") as source:
-                out.write(self._redact(opening).encode("utf-8"))
-                for n, position in enumerate(sorted(self._spans)):
-                    offset, length = self._spans[position]
-                    source.seek(offset)
-                    if n:
-                        out.write(b",")
-                    _copy(source, out, length)
-                out.write(b"]}\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.report_path)
-        except BaseException:
-            _remove_quietly(temporary)
-            raise
+        with open_atomically(self.report_path, "wb", durable=True) as out, open(self.results_path, "rb") as source:
+            out.write(self._redact(opening).encode("utf-8"))
+            for n, position in enumerate(sorted(self._spans)):
+                offset, length = self._spans[position]
+                source.seek(offset)
+                if n:
+                    out.write(b",")
+                _copy(source, out, length)
+            out.write(b"]}\n")
         return self.report_path
 
     def release(self) -> None:

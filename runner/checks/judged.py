@@ -100,7 +100,7 @@ def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
 
 def ask(judge: Any, prompt: str, variables: dict[str, Any], data: dict[str, Any], samples: int) -> list[Any]:
     """`samples` verdicts on one prompt. LLMError when the judge gives no usable answer (after retries)."""
-    from ..llm import LLMError, boundary_token, parse_verdict, verdict_from_reply
+    from ..llm import boundary_token, parse_verdict, verdict_from_reply
 
     texts = [v for v in data.values() if isinstance(v, str)]
     token = boundary_token(*texts, json.dumps(data, ensure_ascii=False))

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..atomic import open_atomically
 from . import formats
 from .saved import load_report, report_file
 
@@ -42,17 +43,8 @@ def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str
 
 
 def _write(fmt: formats.ReportFormat, report: dict[str, Any], target: Path) -> Path:
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8", newline="\n") as out:
-            fmt.write(report, out)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
-        raise
+    with open_atomically(target) as out:
+        fmt.write(report, out)
     return target
 
 

@@ -367,9 +367,9 @@ class SimilarityCache:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     def put(self, model_id: str, a: str, b: str, score: float) -> None:
-        from runner.llm import write_atomically  # cheap: runner.llm imports litellm only when it calls a model
+        from runner.atomic import write_text_atomically
 
         try:
-            write_atomically(self._path(model_id, a, b), json.dumps({"score": score}))
+            write_text_atomically(self._path(model_id, a, b), json.dumps({"score": score}))
         except OSError:
             pass  # a read-only or full disk costs a model load next run, never this run's verdict

@@ -1,0 +1,42 @@
+"""Files that appear whole or not at all: written under a temporary name of their own, then renamed.
+
+A reader (another run, a CI step, a concurrent task) never sees half a report or half a cache entry,
+and a process killed mid-write leaves the previous file (or none) plus at worst a stray temporary.
+The temporary's name carries the process, the thread and a random part, so concurrent writers of the
+same file never share one.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+from pathlib import Path
+from typing import IO, Iterator
+
+__all__ = ["open_atomically", "write_text_atomically"]
+
+
+@contextlib.contextmanager
+def open_atomically(path: Path, mode: str = "w", *, durable: bool = False) -> Iterator[IO]:
+    """A stream (text with mode "w", bytes with "wb") whose content replaces `path` when the block ends
+    without an exception; on an exception `path` is untouched. `durable`: fsync before the rename (a
+    report worth surviving a power cut), not needed for caches."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
+    try:
+        text = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
+        with open(temporary, mode, **text) as stream:
+            yield stream
+            if durable:
+                stream.flush()
+                os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink(missing_ok=True)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    with open_atomically(path) as stream:
+        stream.write(text)
