@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html.parser
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
