@@ -234,3 +234,26 @@ def test_a_model_agent_and_a_simulated_user_over_real_http(tmp_path):
     usage = case["model_usage"]
     assert usage["by_role"]["agent"]["calls"] == 2 and usage["by_role"]["simulator"]["calls"] >= 1
     assert usage["calls"] == requests  # every request the server saw is accounted to the case
+
+
+def test_a_case_id_cannot_steer_where_its_conversation_is_saved(tmp_path):
+    live_project(tmp_path, LOOKUP_AGENT, cases="""
+        agent: bot
+        cases:
+          - id: ../../escaped
+            starting_sentence: Look up nwaters please.
+            goal_details: [{type: text, name: tell, keywords: ["15778303"]}]
+          - id: .hidden/../../x
+            starting_sentence: Look up nwaters please.
+            goal_details: [{type: text, name: tell, keywords: ["15778303"]}]
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    saved = sorted(p.name for p in (tmp_path / "out" / "conversations").iterdir())
+    assert len(saved) == 2 and all(name.endswith(".json") and "/" not in name and not name.startswith(".")
+                                   for name in saved)
+    assert not (tmp_path / "escaped.json").exists() and not (tmp_path / "x.json").exists()
+    assert not list(tmp_path.parent.glob("escaped*"))
+    transcripts = [c["transcript_path"] for c in report_of(tmp_path)["cases"]]
+    assert all(path.startswith("out/conversations/") for path in transcripts)
+    assert run_cli("rescore", "out", "--output-dir", "again", cwd=tmp_path).returncode == 0  # found again by id
