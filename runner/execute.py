@@ -96,15 +96,13 @@ def judge_fallbacks(result: CaseResult) -> list[str]:
     for goal in result.goals:
         for attempt in goal.attempts:
             for verdict in attempt.arguments:
-                failure = getattr(verdict, "judge_failure", None)
-                if failure:
+                if verdict.judge_failure:
                     found.append(f"goal '{goal.name}', argument `{verdict.path}`: decided by {verdict.decided_by} "
-                                 f"because the judge failed: {failure}")
+                                 f"because the judge failed: {verdict.judge_failure}")
         decision = goal.text_decision
-        failure = getattr(decision, "judge_failure", None) if decision is not None else None
-        if failure:
+        if decision is not None and decision.judge_failure:
             found.append(f"goal '{goal.name}', the answer: decided by {decision.decided_by} because the judge "
-                         f"failed: {failure}")
+                         f"failed: {decision.judge_failure}")
     return found
 
 
@@ -184,7 +182,7 @@ class CaseRunner:
         from .conversation import Conversation, converse_case
 
         conversation = Conversation()
-        timeout = case.timeout_s if getattr(case, "timeout_s", None) else self.loaded.config.timeout_s
+        timeout = case.timeout_s or self.loaded.config.timeout_s
         conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
                                            timeout_s=timeout, conversation=conversation)
         saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())

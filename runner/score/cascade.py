@@ -239,12 +239,6 @@ class Cascade:
         return _threshold_decision("rapidfuzz", "text similarity", score, limit)
 
 
-def judge_failures(decisions: Iterable[Optional[Decision]]) -> list[str]:
-    """Why the judge failed, for every decision that the offline stages reached in its place (the run
-    exits 3 when an outcome rests on one, unless the judge's `offline_fallback` allows it)."""
-    return [d.judge_failure for d in decisions if d is not None and getattr(d, "judge_failure", None)]
-
-
 def fuzzy_argument_texts(goals: Iterable[Any], calls: Iterable[Any]) -> list[str]:
     """The texts a case's `fuzzy` arguments may compare: the expected value at each fuzzy path and
     the value at that path in every call of the goal's tool. Given to `Cascade.expect` with the
