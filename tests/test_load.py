@@ -273,8 +273,11 @@ def test_problems_of_several_files_are_sorted_by_file_and_position(workdir):
 # ---------------------------------------------------------------- the shipped examples and fixtures
 
 def _example_files() -> list[Path]:
+    # Hidden folders are passed over as folder collection does: after the README's `evalrun suites/`,
+    # suites/.evalrun/cache holds similarity scores as JSON, which are not suites.
     return sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".yaml", ".yml", ".json")
-                  and p.name not in ("evalrun.yaml", "evalrun.yml") and "transcripts" not in p.parts)
+                  and p.name not in ("evalrun.yaml", "evalrun.yml") and "transcripts" not in p.parts
+                  and not any(part.startswith(".") for part in p.relative_to(EXAMPLES).parts))
 
 
 def test_there_are_example_suites():
