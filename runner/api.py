@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 from . import __version__
-from .case_index import CaseIndex, index_cases
+from .run.case_index import CaseIndex, index_cases
 from .config import LoadedConfig, find_config, load_config, suite_roots
-from .results import CaseResult, Summary
-from .run_folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
+from .results.models import CaseResult, Summary
+from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from .secrets import Redactor, redact_config, secret_values
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
-from .summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
+from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
 
 __all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
            "RunOutcome", "collect", "run", "validate"]
@@ -42,7 +42,7 @@ DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"
 def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequence[str] = (),
             config: Optional[LoadedConfig] = None) -> LoadResult:
     """Load every suite under `paths` and keep the cases selected by `filters` (globs on the id) and `tags`."""
-    from .case_index import selected
+    from .run.case_index import selected
 
     if config is None:
         config, _ = load_config(find_config(list(paths)))
@@ -57,7 +57,7 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
-    from .agents import check_agent_names
+    from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
@@ -144,8 +144,8 @@ def _fewer_gc_passes():
 
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
          on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
-    from .execute import CaseRunner, RunOptions, Stop, run_cases
-    from .llm import configure as configure_llm
+    from .run.execute import CaseRunner, RunOptions, Stop, run_cases
+    from .llm.runtime import configure as configure_llm
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
     roots = suite_roots(list(request.paths), loaded)
@@ -165,7 +165,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         part = parse_shard(request.shard)  # the CLI checked it
         index.refs = [ref for ref in index.refs if part.holds(ref.id)]
     if request.last_failed:
-        from .last_failed import NoLatestReport, last_failed_ids
+        from .results.last_failed import NoLatestReport, last_failed_ids
 
         try:
             latest, failed = last_failed_ids(DEFAULT_REPORTS_ROOT)
@@ -180,7 +180,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         return RunOutcome(EXIT_NO_CASES, diagnostics)
     gate = None
     if request.baseline is not None:
-        from .compare import Baseline
+        from .report.compare import Baseline
         from .report.saved import NotAReport
 
         try:
@@ -332,7 +332,7 @@ def _usage_or_none(usage):
 
 
 def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnostic]:
-    from .agents import check_agent_override
+    from .run.agent_choice import check_agent_override
 
     problems = []
     if request.agent is not None:

@@ -358,7 +358,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"evalrun report: {exc}", file=sys.stderr)
         return 4
     except OSError as exc:
-        from .run_folder import describe_os_error
+        from .results.folder import describe_os_error
 
         print(f"evalrun report: cannot write the report: {describe_os_error(exc)}", file=sys.stderr)
         return 3
@@ -368,7 +368,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import as_markdown, as_text, compare_reports
+    from .report.compare import as_markdown, as_text, compare_reports
     from .report.saved import NotAReport
 
     try:
@@ -384,12 +384,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from .merge import MergeError, check_baseline, merge_reports, write_merged
+    from .report.merge import MergeError, check_baseline, merge_reports, write_merged
     from .report.console import Console, print_summary
     from .report.render import render_many
     from .report.saved import NotAReport
-    from .results import Summary
-    from .run_folder import describe_os_error
+    from .results.models import Summary
+    from .results.folder import describe_os_error
 
     try:
         merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)
@@ -421,7 +421,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from .init import InitError, write_starter
+    from .authoring.init import InitError, write_starter
 
     try:
         lines = write_starter(args.directory)
@@ -438,7 +438,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
-    from .calibrate import calibrate, render
+    from .checks.calibrate import calibrate, render
 
     agreement, problems = calibrate(args.labels, config_path=args.config, no_cache=args.no_cache)
     for problem in problems:

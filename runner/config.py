@@ -8,10 +8,10 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .agents import KINDS as AGENT_KINDS
-from .agents import AgentDefinition
-from .llm import JudgeSettings
-from .simulate import SimulatorSettings
+from .run.agents._registry import KINDS as AGENT_KINDS
+from .run.agents._registry import AgentDefinition
+from .llm.settings import JudgeSettings
+from .run.simulate import SimulatorSettings
 from .suite.diagnostics import Diagnostic, did_you_mean
 from .suite.files import CONFIG_NAMES, display_path, real_path
 from .suite.reader import read_document

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.agents import KINDS, AgentNotFound, agent_name_for, check_agent_names, check_agent_override, kind_module
+from runner.run.agents._registry import KINDS, kind_module
+from runner.run.agent_choice import AgentNotFound, agent_name_for, check_agent_names, check_agent_override
 from runner.config import Config, load_config
 from runner.suite.schema import build_schema
 from tests.fakes.cases import make_agent, make_case, talk

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.conversation import Conversation, converse
-from runner.simulate import ScriptedUser
+from runner.run.conversation import Conversation, converse
+from runner.run.simulate import ScriptedUser
 from tests.fakes.cases import make_agent, make_case, talk
 
 SCRIPT = str(Path(__file__).parent / "fakes" / "jsonl_agent.py")

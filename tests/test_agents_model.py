@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from runner.agents.model import NO_OUTPUT
+from runner.run.agents.model import NO_OUTPUT
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.calibrate import cohen_kappa, load_labels
+from runner.checks.calibrate import cohen_kappa, load_labels
 from tests.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -133,4 +133,4 @@ def test_a_budget_check_on_the_run_cannot_be_nested(tmp_path):
     assert result.returncode == 4
     assert "nested check 2 (latency) is decided on the finished run (its time or cost) and cannot be nested: " \
         "list it on its own" in result.stdout.splitlines()[0]
-    assert result.stdout.startswith("s.yaml:4:3: error: ")  # at the check that holds it
+    assert result.stdout.startswith("s.yaml:4:5: error: ")  # at the check that holds it

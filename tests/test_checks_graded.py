@@ -7,10 +7,12 @@ import json
 
 import pytest
 
+from runner.checks.run import check_problem
+
 from runner.checks.graded import SAFETY_CATEGORIES
 from runner.checks.run import run_checks
 from runner.suite.models import Case
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 from .test_checks_judged import judge_cascade, token_of
@@ -89,9 +91,8 @@ def test_rubric_malformed_replies_are_unscored(fake, items, reason):
 
 
 def test_rubric_item_names_must_be_unique():
-    with pytest.raises(ValueError, match="rubric item name\\(s\\) used twice: a"):
-        Case.model_validate({"id": "t", "source": {"path": "t.yaml"}, "checks": [
-            {"type": "rubric", "rubrics": [{"name": "a", "description": "x"}, {"name": "a", "description": "y"}]}]})
+    assert "rubric item name(s) used twice: a" in check_problem(
+        {"type": "rubric", "rubrics": [{"name": "a", "description": "x"}, {"name": "a", "description": "y"}]})
 
 
 # ------------------------------------------------------------------ groundedness, factual accuracy, safety

@@ -13,7 +13,7 @@ from tests.test_checks_cli import TRANSCRIPT
 from tests.test_run_live import report_of
 
 from .test_checks_text import case_with
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 _names = itertools.count()
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from runner.checks.response_match import rouge1, rouge_tokens
 from runner.checks.run import run_checks
 from runner.suite.models import Case
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer", reason="the dev extra installs rouge-score")
 SCORER = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)

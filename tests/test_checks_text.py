@@ -6,10 +6,10 @@ import pytest
 from runner.checks.run import evaluate, parse_check, run_checks, settle_run_checks
 from runner.checks.base import CheckContext
 from runner.checks.tool_names import name_f1
-from runner.llm import CallSummary
-from runner.results import CaseResult
+from runner.llm.calls import CallSummary
+from runner.results.models import CaseResult
 from runner.suite.models import Case
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 from .test_checks_trajectory import conversation
 

@@ -13,7 +13,7 @@ from runner.checks.run import run_checks
 from runner.checks.trajectory_match import ordered_pairs, trajectory_score, unordered_pairs
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.models import Case
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))
 

@@ -239,7 +239,7 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
 
 
 def test_exit_code_precedence():
-    from runner.summary import Tally, decide_exit
+    from runner.results.summary import Tally, decide_exit
 
     def code(min_pass_rate=None, interrupted=False, fallback_allowed=False, fallbacks=0, **counts):
         tally = Tally(["a"])

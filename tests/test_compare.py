@@ -1,9 +1,9 @@
-"""runner.compare on plain outcomes: how cases pair, what counts as a flip, and hostile ids in the text."""
+"""runner.report.compare on plain outcomes: how cases pair, what counts as a flip, and hostile ids in the text."""
 from __future__ import annotations
 
 import pytest
 
-from runner.compare import Outcomes, as_markdown, as_text, compare_outcomes
+from runner.report.compare import Outcomes, as_markdown, as_text, compare_outcomes
 
 
 def outcomes(rows, policy="all"):

@@ -8,7 +8,7 @@ import pytest
 
 from runner.suite.containment import recordings_for, replay_files, resolve_transcript
 from runner.suite.load import load_suites
-from runner.trajectory import TranscriptError
+from runner.transcripts.read import TranscriptError
 from tests.cli_helpers import run_cli, write, write_json
 
 MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.config import Config
-from runner.trajectory import build_trajectory, read_recording
+from runner.transcripts.read import build_trajectory, read_recording
 from tests.fakes.cases import make_agent, make_case, talk
 
 
@@ -87,7 +87,7 @@ def test_the_live_example_passes(tmp_path):
 
     from runner.api import collect
     from runner.config import load_config
-    from runner.conversation import converse_case
+    from runner.run.conversation import converse_case
     from runner.score.cascade import Cascade, CascadeSettings
     from runner.score.case import score_trajectory
 
@@ -133,7 +133,7 @@ def test_converse_case_says_which_agent_is_missing():
     import asyncio
 
     from runner.config import LoadedConfig
-    from runner.conversation import converse_case
+    from runner.run.conversation import converse_case
 
     conversation = asyncio.run(converse_case(make_case(agent="hr_agent", starting_sentence="hi"),
                                              LoadedConfig(config=Config())))

@@ -15,9 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.llm import (CallSummary, JudgeSettings, LLMCall, LLMClient, LLMError, LLMJudge, LLMRuntime, Limiter,
-                        ModelSettings, boundary_token, parse_verdict, record_calls, summarize)
-from runner.prompts import PromptLibrary
+from runner.llm.calls import CallSummary, LLMCall, record_calls, summarize
+from runner.llm.settings import JudgeSettings, ModelSettings
+from runner.llm.client import LLMClient
+from runner.llm.errors import LLMError
+from runner.llm.judge import LLMJudge, boundary_token, parse_verdict
+from runner.llm.runtime import LLMRuntime
+from runner.llm.limits import Limiter
+from runner.llm.prompts import PromptLibrary
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 REPO = Path(__file__).resolve().parent.parent
@@ -608,7 +613,7 @@ def test_judge_settings_defaults():
 
 
 def test_importing_llm_and_prompts_does_not_import_litellm():
-    code = "import sys, runner.llm, runner.prompts; print('litellm' in sys.modules)"
+    code = "import sys, runner.llm, runner.llm.prompts; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
@@ -673,14 +678,14 @@ def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
     ('noise {not json} then {"a": 2}', {"a": 2}),
 ])
 def test_parse_json_object_takes_the_final_object(content, expected):
-    from runner.llm import parse_json_object
+    from runner.llm.judge import parse_json_object
 
     assert parse_json_object(content) == expected
 
 
 @pytest.mark.parametrize("content", ["", "[1, 2]", "{broken", "true"])
 def test_parse_json_object_rejects(content):
-    from runner.llm import parse_json_object
+    from runner.llm.judge import parse_json_object
 
     with pytest.raises(LLMError, match="reply is not JSON"):
         parse_json_object(content)
@@ -736,7 +741,7 @@ def test_auto_asks_litellm_whether_the_model_takes_a_schema():
 
 def test_samples_within_repeats_each_have_their_own_cache_entry(fake, tmp_path):
     """A judged check asking 2 samples in each of 2 repeats must send 4 requests, not reuse a slot."""
-    from runner.llm import repeat_scope
+    from runner.llm.calls import repeat_scope
 
     fake.default = lambda request: "ok"
     client = client_for(fake, runtime=LLMRuntime(concurrency=2), cache_dir=tmp_path)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.prompts import PromptError, PromptLibrary
+from runner.llm.prompts import PromptError, PromptLibrary
 
 
 VARIABLES = dict(expected="EXP-1", actual="ACT-2", context="CTX-3", context_json='"CTX-3"',

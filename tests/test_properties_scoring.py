@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory
 from runner.suite.models import Case
-from runner.trajectory import TranscriptError, build_trajectory
+from runner.transcripts.read import TranscriptError, build_trajectory
 
 CASCADE = Cascade(CascadeSettings(use_embeddings=False))
 CASE = Case.model_validate({

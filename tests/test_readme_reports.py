@@ -9,7 +9,7 @@ import shlex
 import yaml
 
 from runner.cli import _with_default_command, build_parser
-from runner.stats import wilson_interval
+from runner.results.stats import wilson_interval
 from tests.cli_helpers import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

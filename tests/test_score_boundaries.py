@@ -15,7 +15,7 @@ from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory
 from runner.score.explain import describe_mismatches
 from runner.suite.models import Case, ToolCallGoal
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))
 

@@ -8,7 +8,7 @@ import pytest
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory
 from runner.suite.models import Case
-from runner.trajectory import build_trajectory
+from runner.transcripts.read import build_trajectory
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))  # rapidfuzz is the last stage: deterministic and fast
 

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from runner.simulate import FIRST_MESSAGE_CUE, SimulatorSettings, build_user
+from runner.run.simulate import FIRST_MESSAGE_CUE, SimulatorSettings, build_user
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -37,7 +37,7 @@ def agent(tmp_path):
 
 
 def simulated(case, fake, **settings):
-    from runner.llm import LLMClient
+    from runner.llm.client import LLMClient
 
     options = SimulatorSettings(model="openai/user-model", api_base=fake.base_url, max_retries=0, cache=False,
                                 **settings)
@@ -127,7 +127,7 @@ def test_a_failing_simulator_model_is_named_in_the_error(fake, agent):
 
 
 def test_only_usable_replies_are_cached(fake, agent, tmp_path):
-    from runner.llm import LLMClient
+    from runner.llm.client import LLMClient
 
     case = make_case(story=STORY, starting_sentence="Hi")
     options = SimulatorSettings(model="openai/user-model", api_base=fake.base_url, max_retries=0)
@@ -147,7 +147,7 @@ def test_a_run_takes_the_simulator_and_prompts_dir_from_the_config(fake, agent, 
     import asyncio
 
     from runner.config import Config, LoadedConfig
-    from runner.conversation import converse_case
+    from runner.run.conversation import converse_case
 
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "user_simulator.j2").write_text("You are a terse customer. {{ story }}")

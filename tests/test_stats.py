@@ -1,6 +1,6 @@
 import pytest
 
-from runner.stats import wilson_interval
+from runner.results.stats import wilson_interval
 
 
 @pytest.mark.parametrize("passed,n,low,high", [
@@ -39,7 +39,7 @@ def test_impossible_counts_are_refused(passed, n):
 import itertools
 from fractions import Fraction
 
-from runner.stats import mcnemar_exact
+from runner.results.stats import mcnemar_exact
 
 
 @pytest.mark.parametrize("b,c,p", [
@@ -75,7 +75,7 @@ def test_mcnemar_rejects_negative_counts():
 
 # ---------------------------------------------------------------------- pass@k, pass^k, the paired bootstrap
 
-from runner.stats import paired_bootstrap_interval, pass_at_k, pass_hat_k
+from runner.results.stats import paired_bootstrap_interval, pass_at_k, pass_hat_k
 
 
 def test_pass_at_k_and_pass_hat_k_equal_brute_force_over_every_k_subset_of_runs():

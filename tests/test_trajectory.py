@@ -1,17 +1,11 @@
-"""Tests for runner.trajectory: normalizing recorded formats and pairing tool calls."""
+"""Tests for runner.transcripts.read: normalizing recorded formats and pairing tool calls."""
 import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
-from runner.trajectory import (
-    Trajectory,
-    TranscriptError,
-    build_trajectory,
-    normalize_messages,
-    read_transcript,
-)
+from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages, read_transcript
 from tests.shared_data import require_shared
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -422,7 +416,7 @@ def test_pairing_invariants(events):
 
 
 def test_read_recording_keeps_the_termination_reason(tmp_path):
-    from runner.trajectory import read_recording
+    from runner.transcripts.read import read_recording
 
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": [user("hi")], "termination_reason": "max_steps", "other": 1}))
@@ -439,7 +433,7 @@ def test_read_recording_keeps_the_termination_reason(tmp_path):
 # ------------------------------------------------------------------ review fixes
 
 def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path):
-    from runner.trajectory import read_recording
+    from runner.transcripts.read import read_recording
 
     path = tmp_path / "t.json"
     path.write_text('{"termination_reason": "user_stop\\ud800", "messages": [{"role": "user", "content": "hi \\udc00"},'
@@ -471,7 +465,7 @@ def test_replace_lone_surrogates_walks_deep_data_without_recursion():
 
 
 def test_build_trajectory_can_skip_normalizing_messages_already_normalized(monkeypatch):
-    import runner.trajectory as trajectory
+    import runner.transcripts.read as trajectory
 
     msgs = normalize_messages([user("hi"), assistant(call("a", "f", "{}")), tool("a", "done"),
                                assistant(content="bye")])

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from ..llm import CallSummary
+    from ..llm.calls import CallSummary
     from ..score.cascade import Cascade
     from ..suite.models import Case
-    from ..trajectory import Trajectory
+    from ..transcripts.read import Trajectory
 
 
 class CheckOptions(BaseModel):

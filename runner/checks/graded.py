@@ -36,7 +36,7 @@ class Reading:
 
 
 def five(value: Any, what: str) -> int:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (1, 2, 3, 4, 5):
         raise LLMError(f"judge reply has an invalid {what} (want an integer 1-5): {value!r:.40}")
@@ -52,7 +52,7 @@ def _text(value: Any) -> str:
 
 
 def _list(reply: dict, key: str) -> list:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     value = reply.get(key)
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
@@ -179,7 +179,7 @@ def _tool_results(ctx: CheckContext) -> list[dict]:
 
 
 def read_rubric(options: RubricOptions) -> Callable[[dict], Reading]:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     def read(reply: dict) -> Reading:
         items = {_text(i.get("name")): i for i in _list(reply, "items")}
@@ -198,7 +198,7 @@ def read_rubric(options: RubricOptions) -> Callable[[dict], Reading]:
 
 
 def read_groundedness(reply: dict) -> Reading:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     claims = _list(reply, "claims")
     for claim in claims:
@@ -216,7 +216,7 @@ def read_groundedness(reply: dict) -> Reading:
 
 
 def read_facts(options: FactualAccuracyOptions) -> Callable[[dict], Reading]:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     def read(reply: dict) -> Reading:
         found = _list(reply, "facts")
@@ -239,7 +239,7 @@ def read_facts(options: FactualAccuracyOptions) -> Callable[[dict], Reading]:
 
 
 def read_safety(options: SafetyOptions) -> Callable[[dict], Reading]:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     def read(reply: dict) -> Reading:
         rated = reply.get("categories")
@@ -280,7 +280,8 @@ def _schema(properties: dict) -> dict:
 def ask_readings(judge: Any, prompt: str, variables: dict, data: dict, samples: int, read: Callable[[dict], Reading],
                  schema: dict) -> list[Reading]:
     """`samples` readings of one prompt. LLMError when the judge gives no usable, token-bound answer."""
-    from ..llm import LLMError, boundary_token, parse_verdict
+    from ..llm.errors import LLMError
+    from ..llm.judge import boundary_token, parse_verdict
 
     data_json = json.dumps(data, ensure_ascii=False, indent=1)
     texts = [v for v in data.values() if isinstance(v, str)]
@@ -302,7 +303,7 @@ def ask_readings(judge: Any, prompt: str, variables: dict, data: dict, samples: 
 
 def _graded(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
             read: Callable[[dict], Reading], schema: dict, five_point: bool) -> Verdict:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     try:
         judge = judge_for(options, ctx)

@@ -25,7 +25,7 @@ NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml (with en
 
 def _judge_override_model() -> type:
     """evalrun.yaml's judge settings, every one optional: what a check may override."""
-    from ..llm import JudgeSettings
+    from ..llm.settings import JudgeSettings
 
     fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
                                                        examples=field.examples))
@@ -86,8 +86,10 @@ def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
     configured = getattr(ctx.cascade, "judge", None)
     if not options.judge:
         return configured
-    from ..llm import JudgeSettings, LLMClient, LLMJudge
-    from ..prompts import PromptLibrary
+    from ..llm.settings import JudgeSettings
+    from ..llm.client import LLMClient
+    from ..llm.judge import LLMJudge
+    from ..llm.prompts import PromptLibrary
 
     override = options.judge.model_dump(exclude_none=True)
     if configured is None and "model" not in override:
@@ -100,7 +102,7 @@ def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
 
 def ask(judge: Any, prompt: str, variables: dict[str, Any], data: dict[str, Any], samples: int) -> list[Any]:
     """`samples` verdicts on one prompt. LLMError when the judge gives no usable answer (after retries)."""
-    from ..llm import boundary_token, parse_verdict, verdict_from_reply
+    from ..llm.judge import boundary_token, parse_verdict, verdict_from_reply
 
     texts = [v for v in data.values() if isinstance(v, str)]
     token = boundary_token(*texts, json.dumps(data, ensure_ascii=False))
@@ -127,7 +129,7 @@ def _decide(verdicts: list[Any], threshold: float) -> Verdict:
 
 def _judged(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
             default_threshold: float) -> Verdict:
-    from ..llm import LLMError
+    from ..llm.errors import LLMError
 
     try:
         judge = judge_for(options, ctx)

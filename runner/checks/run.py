@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import ValidationError
 
-from ..results import CaseResult, CheckResult
+from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
 from .select import Selection
 
 if TYPE_CHECKING:
     from ..score.cascade import Cascade
     from ..suite.models import Case
-    from ..trajectory import Trajectory
+    from ..transcripts.read import Trajectory
 
 PENDING = "not measured: decided when the case has finished"
 _LIVE = "_live"  # evidence key carried from scoring to settling: was the conversation played live?

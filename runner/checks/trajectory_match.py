@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..score.explain import describe_mismatches, message_number, message_ref
 from ..suite.models import IGNORE_KEY, ArgSpec, ToolCallGoal
-from ..trajectory import ToolCall
+from ..transcripts.read import ToolCall
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 MatchMode = Literal["exact", "in_order", "any_order", "superset", "unordered", "subset"]

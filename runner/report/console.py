@@ -11,7 +11,7 @@ import os
 import unicodedata
 from typing import Callable, Iterable, Optional, TextIO
 
-from ..results import CaseResult, Summary
+from ..results.models import CaseResult, Summary
 
 _COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
 _LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP", "unscored": "UNSCORED"}

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from ..stats import wilson_interval
+from ..results.stats import wilson_interval
 
 REPORT_NAME = "report.json"
 PROBLEM_STATUSES = ("failed", "error", "unscored")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from runner.jsontext import json_kind
-from runner.results import ArgVerdict, Decision
+from runner.results.models import ArgVerdict, Decision
 from runner.score.cascade import Cascade
 from runner.score.normalize import (as_number, exact_decision, max_pairing, show, strict_decision, strict_difference,
                                     strict_equal)

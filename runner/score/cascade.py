@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel
 
-from runner.results import Decision
+from runner.results.models import Decision
 from runner.score.dates import find_dates, parse_date
 from runner.score.embeddings import EmbeddingUnavailable, default_embedder
 from runner.score.normalize import Number, as_number, show, strict_decision, strict_equal

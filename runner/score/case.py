@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..results import ArgVerdict, CallAttempt, CallRecord, Decision, GoalResult, Metrics
+from ..results.models import ArgVerdict, CallAttempt, CallRecord, Decision, GoalResult, Metrics
 from ..suite.models import Case, TextGoal, ToolCallGoal, UnscoredGoal
-from ..trajectory import AssistantText, ToolCall, Trajectory
+from ..transcripts.read import AssistantText, ToolCall, Trajectory
 from .args import arguments_match, match_arguments, verdicts_of_a_match
 from .assign import Slot, assign_goals
 from .cascade import Cascade, fuzzy_argument_texts

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..results import ArgVerdict
+from ..results.models import ArgVerdict
 from .normalize import show
 
 

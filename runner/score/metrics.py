@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import CallAttempt, CallRecord, Counts, GoalResult, Metrics
+from ..results.models import CallAttempt, CallRecord, Counts, GoalResult, Metrics
 from ..suite.models import IGNORE_KEY, Case
 from .assign import Slot
 

@@ -18,7 +18,7 @@ from collections import Counter, deque
 from datetime import date
 from typing import Any, NamedTuple, Optional, Union
 
-from runner.results import Decision
+from runner.results.models import Decision
 from runner.suite.models import IGNORE_VALUE
 
 Number = Union[int, float]

@@ -39,7 +39,7 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
     reason when there is none or it lies outside the roots (the replay folder is the root of its files).
     For watsonx's repeated runs (`<id>.runN.messages.json`) use `replay_files`."""
-    from ..trajectory import TranscriptError
+    from ..transcripts.read import TranscriptError
 
     if replay_dir is not None:
         found = replay_files(replay_dir, case.id)
@@ -71,7 +71,7 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Pa
     `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
     in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
     `/`) raises TranscriptError."""
-    from ..trajectory import TranscriptError
+    from ..transcripts.read import TranscriptError
 
     # An id may name a sub-folder (`data_no_summary/data_simple`, as a suites folder is laid out), but
     # never climb out of the folder or start at the root.
@@ -99,7 +99,7 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Pa
 
 
 def _inside_replay(path: Path, root: Path, case_id: str) -> Path:
-    from ..trajectory import TranscriptError
+    from ..transcripts.read import TranscriptError
 
     if not within(path, [root]):
         raise TranscriptError(f"the recording of case '{case_id}' ({display_path(path)}) is a link to a file "

@@ -25,6 +25,7 @@ from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
+from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -241,7 +242,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
         return FileOutcome(diagnostics=doc.diagnostics)
     coerce_texts(doc)
-    check_suite(doc)
+    check_suite(doc, check_problem)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
         check_case(doc, case, at)
@@ -329,6 +330,12 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
 def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
     line, column = doc.position(at)
     data = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
+    problems = [(i, check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
+    for i, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
+        if problem:
+            doc.error(at + ("checks", i), problem, "check")
+    if any(problem for _, problem in problems):
+        return None
     try:
         return Case.model_validate({**data, "source": SourceRef(path=doc.path, line=line, column=column)})
     except ValidationError as exc:  # the schema should have caught it; never let it escape as a traceback

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
@@ -320,18 +320,6 @@ class CaseFields(_Strict):
     response_summary_version: Optional[Any] = Field(
         None, title="Response summary version",
         description="watsonx Orchestrate `record`: the version of the summary format, kept.", examples=["v1"])
-
-    @field_validator("checks")
-    @classmethod
-    def _checks_are_known(cls, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each check must be a registered type with valid options (the schema says where and why)."""
-        from ..checks.run import check_problem  # the registry imports these models: read it late
-
-        for item in items:
-            problem = check_problem(item)
-            if problem:
-                raise ValueError(problem)
-        return items
 
 
 class SuiteFile(CaseFields):

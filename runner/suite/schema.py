@@ -34,7 +34,7 @@ def build_schema(kind: str) -> dict[str, Any]:
         schema = _simplify(Config.model_json_schema(by_alias=True))
         _titles_from_refs(schema)
     elif kind == "report":
-        from ..results import RunReport
+        from ..results.models import RunReport
 
         schema = RunReport.model_json_schema(by_alias=True)  # read by programs, not typed by people: kept as generated
     else:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from ..resources import schema_path
 from ..jsontext import json_kind
 from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
+
+# Why a `checks:` entry is not a valid check (runner.checks.run.check_problem), or None
+CheckProblem = Callable[[Any], Optional[str]]
 
 _ANNOTATIONS = {"title", "description", "examples", "default", "deprecated"}
 
@@ -54,20 +57,21 @@ def _inline_refs(node: Any, defs: dict[str, Any], expanding: tuple[str, ...]) ->
 
 # ---------------------------------------------------------------- schema errors as diagnostics
 
-def check_suite(doc: Document) -> None:
+def check_suite(doc: Document, check_problem: CheckProblem) -> None:
     """Schema-check a suite file: the models decide quickly that a file is valid; when they don't,
-    the shipped schema says precisely why, with positions.
+    the shipped schema says precisely why, with positions. `check_problem` judges each `checks:` entry
+    against the check registry (runner.checks, which reads these models, so they cannot import it).
 
     jsonschema is thorough but slow (most of `validate`'s time on large trees); pydantic's strict
     validation of the same models accepts exactly what the generated schema accepts, except explicit
     nulls (the schema drops `null` from optional fields). `conforms` checks those too, and a
     property test keeps "conforms => the schema has no error" true on mutated suites.
     """
-    if not conforms(doc.data):
+    if not conforms(doc.data, check_problem):
         check_document(doc, "suite")
 
 
-def conforms(data: Any) -> bool:
+def conforms(data: Any, check_problem: CheckProblem) -> bool:
     from pydantic import BaseModel, ValidationError
 
     from .models import SuiteFile
@@ -75,6 +79,9 @@ def conforms(data: Any) -> bool:
     try:
         model = SuiteFile.model_validate(data, strict=True)
     except ValidationError:
+        return False
+    entries = [*model.checks, *(check for case in model.cases or () for check in case.checks)]
+    if any(check_problem(entry) for entry in entries):
         return False
 
     def no_explicit_nulls(node: BaseModel) -> bool:

@@ -5,10 +5,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from runner.agents import AgentEnv, create_agent
+from runner.run.agents._base import AgentEnv
+from runner.run.agents._registry import create_agent
 from runner.config import Config
-from runner.conversation import Conversation, converse
-from runner.simulate import ScriptedUser
+from runner.run.conversation import Conversation, converse
+from runner.run.simulate import ScriptedUser
 from runner.suite.models import Case
 
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
-from .suite.diagnostics import Diagnostic, sort_diagnostics
-from .suite.load import Exclusion, load_file, load_suites
-from .suite.models import Case, SourceRef
+from ..suite.diagnostics import Diagnostic, sort_diagnostics
+from ..suite.load import Exclusion, load_file, load_suites
+from ..suite.models import Case, SourceRef
 
 if TYPE_CHECKING:
-    from .config import Config
+    from ..config import Config
 
 _FILES_KEPT = 32
 KEEP_LOADED = 2000
@@ -65,7 +65,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too."""
-    from .agents import check_agent_names
+    from .agent_choice import check_agent_names
 
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer())
     diagnostics = list(loaded.diagnostics)

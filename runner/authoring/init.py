@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from .resources import schema_path
-from .suite.files import real_path
+from ..resources import schema_path
+from ..suite.files import real_path
 
 EXAMPLE_SUITE = """\
 # yaml-language-server: $schema=../schemas/suite.schema.json

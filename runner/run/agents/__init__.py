@@ -6,13 +6,12 @@ A kind is a module in this package (not starting with `_`) that defines
            examples on every field: they become the editor's hover help in config.schema.json);
   create(name, options, env) -> Agent   a fresh agent for one conversation.
 Adding a kind is adding a module. Modules import nothing heavy at the top: the config loads them all.
+Which agent plays a case is runner.run.agent_choice's concern (it reads the config; this package does not).
 """
 from __future__ import annotations
 
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, parse_reply
 from ._registry import KINDS, AgentDefinition, create_agent, kind_module
-from ._names import AgentNotFound, agent_for, agent_name_for, check_agent_names, check_agent_override
 
-__all__ = ["Agent", "AgentEnv", "AgentError", "AgentNotFound", "AgentStop", "TurnContext", "AgentDefinition", "KINDS",
-           "agent_for", "agent_name_for", "check_agent_names", "check_agent_override", "create_agent", "kind_module",
-           "parse_reply"]
+__all__ = ["Agent", "AgentEnv", "AgentError", "AgentStop", "TurnContext", "AgentDefinition", "KINDS", "create_agent",
+           "kind_module", "parse_reply"]

@@ -19,8 +19,8 @@ import secrets as _random
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from .atomic import open_atomically, write_text_atomically
-from .results import CaseResult, Summary
+from ..atomic import open_atomically, write_text_atomically
+from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
 CONVERSATIONS_NAME = "conversations"

@@ -31,7 +31,7 @@ def latest_report(reports_root: Path) -> Optional[Path]:
 
 def last_failed_ids(reports_root: Path) -> tuple[Path, set[str]]:
     """(the latest report, the ids of its cases that did not pass). NoLatestReport when there is none."""
-    from .report.saved import NotAReport, load_report
+    from ..report.saved import NotAReport, load_report
 
     path = latest_report(reports_root)
     if path is None:

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from runner.suite.diagnostics import Diagnostic, did_you_mean
 from runner.suite.models import Case
 
-from ._base import AgentEnv, AgentError
+from .agents._base import AgentEnv, AgentError
 
-if TYPE_CHECKING:  # config.py imports this package; the reverse import would be a circle
+if TYPE_CHECKING:
     from runner.config import Config, LoadedConfig
-    from ._base import Agent
+    from .agents._base import Agent
 
 EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay"
 
@@ -73,7 +73,7 @@ def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = N
               llm_client: Any = None) -> "Agent":
     """A fresh agent for one case's conversation, built from evalrun.yaml; AgentNotFound when none fits.
     `llm_client(settings, role)` gives model targets the run's LLM client."""
-    from ._registry import create_agent
+    from .agents._registry import create_agent
 
     name = agent_name_for(case, loaded.config, override)
     return create_agent(name, loaded.config.agents[name], AgentEnv(base_dir=loaded.base_dir, llm_client=llm_client))

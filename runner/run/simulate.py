@@ -19,7 +19,7 @@ from typing import Any, Optional, Protocol
 
 from pydantic import ConfigDict, Field
 
-from runner.llm import ModelSettings
+from runner.llm.settings import ModelSettings
 from runner.suite.models import Case
 
 SIMULATOR_PROMPT = "user_simulator.j2"
@@ -91,7 +91,7 @@ class SimulatedUser:
     async def next_message(self, messages: list[dict]) -> UserMove:
         if not self.scripted.exhausted:
             return await self.scripted.next_message(messages)
-        from runner.prompts import PromptError
+        from runner.llm.prompts import PromptError
 
         try:
             system = self.prompts.render(SIMULATOR_PROMPT, story=self.story)
@@ -112,7 +112,7 @@ class SimulatedUser:
 def user_side_view(messages: list[dict]) -> list[dict]:
     """The conversation as the simulated user sees it: its own messages are the model's (`assistant`),
     the agent's visible text is the other party's (`user`); tool calls and results are not seen."""
-    from runner.trajectory import content_text
+    from runner.transcripts.read import content_text
 
     view = []
     for message in messages:
@@ -128,7 +128,8 @@ def user_side_view(messages: list[dict]) -> list[dict]:
 
 def parse_user_reply(content: str) -> tuple[str, bool]:
     """(message, done) from the simulator's JSON answer; UserError when it is not one."""
-    from runner.llm import LLMError, parse_json_object
+    from runner.llm.errors import LLMError
+    from runner.llm.judge import parse_json_object
 
     try:
         reply = parse_json_object(content)
@@ -148,7 +149,7 @@ def parse_user_reply(content: str) -> tuple[str, bool]:
 async def complete_text(client: Any, messages: list[dict], params: dict) -> str:
     """The text of the simulator's answer, once it holds a usable reply (an unusable one is not
     cached); UserError when the call fails."""
-    from runner.llm import LLMError
+    from runner.llm.errors import LLMError
 
     def usable(completion: Any) -> None:
         try:
@@ -173,7 +174,7 @@ def _same(a: Optional[str], b: Any) -> bool:
 
 
 def _short(text: str, limit: int = 160) -> str:
-    from runner.agents._base import excerpt
+    from runner.run.agents._base import excerpt
 
     return excerpt(text, limit)
 
@@ -206,11 +207,11 @@ def build_user(case: Case, *, simulator: Optional[SimulatorSettings] = None, cli
     if simulator is None or not case.story:
         return ScriptedUser(case)
     if client is None:
-        from runner.llm import current_runtime
+        from runner.llm.client import LLMClient
 
-        client = current_runtime().client(simulator, "simulator")
+        client = LLMClient(simulator, role="simulator")
     if prompts is None:
-        from runner.prompts import PromptLibrary
+        from runner.llm.prompts import PromptLibrary
 
         prompts = PromptLibrary()
     return SimulatedUser(case, client, prompts, max_turns=simulator.max_user_turns)
@@ -221,6 +222,6 @@ def user_for(case: Case, loaded: Any) -> "ScriptedUser | SimulatedUser":
     config = loaded.config
     if config.simulator is None or not case.story:
         return ScriptedUser(case)
-    from runner.prompts import PromptLibrary
+    from runner.llm.prompts import PromptLibrary
 
     return build_user(case, simulator=config.simulator, prompts=PromptLibrary(loaded.resolve(config.prompts_dir)))

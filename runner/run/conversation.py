@@ -12,8 +12,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from runner.agents import Agent, AgentError, AgentStop, TurnContext
-from runner.simulate import User, UserError
+from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext
+from runner.run.simulate import User, UserError
 from runner.suite.models import Case
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class Conversation:
         return self.error is not None
 
     def to_transcript(self) -> dict:
-        """The conversation in the transcript format evalrun reads (runner.trajectory.read_recording),
+        """The conversation in the transcript format evalrun reads (runner.transcripts.read.read_recording),
         so a saved live run can be scored again without calling anything. `error` and `stderr` are
         kept for people reading the file; the reader ignores them."""
         data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
@@ -135,7 +135,7 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
 
 
 def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
-    from runner.trajectory import TranscriptError, read_recording
+    from runner.transcripts.read import TranscriptError, read_recording
 
     try:
         path = agent.transcript_path(case)  # type: ignore[attr-defined]
@@ -170,8 +170,8 @@ async def converse_case(case: Case, loaded: "LoadedConfig", *, agent_override: O
     """One case's live conversation as a run has it: the agent evalrun.yaml declares for it (or
     `agent_override`, from --agent), the scripted or simulated user its `simulator` and `prompts_dir`
     give. A case no declared agent can play comes back with the reason in `error`."""
-    from runner.agents import AgentNotFound, agent_for
-    from runner.simulate import user_for
+    from runner.run.agent_choice import AgentNotFound, agent_for
+    from runner.run.simulate import user_for
 
     conv = conversation if conversation is not None else Conversation()
     try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .stats import mcnemar_exact
+from ..results.stats import mcnemar_exact
 
 METRICS = ("journey_completion", "tool_call_precision", "tool_call_recall")
 SIGNIFICANCE = 0.05
@@ -131,7 +131,7 @@ class Outcomes:
             row["ns"][name] = row["ns"].get(name, 0) + 1
 
     def settled(self) -> dict[str, dict]:
-        from .summary import repeated_status
+        from ..results.summary import repeated_status
 
         out = {}
         for key, row in self.rows.items():
@@ -146,7 +146,7 @@ class Outcomes:
 
 def outcomes(report: dict) -> Outcomes:
     """The outcomes of a saved report (plain dicts); only what a comparison needs is kept."""
-    from .report.saved import one_line_reason
+    from .saved import one_line_reason
 
     repeats = (report.get("summary") or {}).get("repeats") or {}
     policy = repeats.get("policy") or (report.get("config") or {}).get("repeat_policy") or "all"
@@ -188,7 +188,7 @@ def compare_outcomes(old_outcomes: Outcomes, new_outcomes: Outcomes, *, old_labe
                 sums[name][2] += 1
     result.metrics = [MetricDelta(name, s_old / n, s_new / n, n) for name, (s_old, s_new, n) in sums.items() if n]
     if (old_outcomes.repeated or new_outcomes.repeated) and shares:
-        from .stats import paired_bootstrap_interval
+        from ..results.stats import paired_bootstrap_interval
 
         result.bootstrap = paired_bootstrap_interval([a for a, _ in shares], [b for _, b in shares],
                                                      resamples=BOOTSTRAP_RESAMPLES, seed=seed)
@@ -197,7 +197,7 @@ def compare_outcomes(old_outcomes: Outcomes, new_outcomes: Outcomes, *, old_labe
 
 def compare_reports(old_path: Path, new_path: Path) -> Comparison:
     """Compare two saved runs (each a run folder or a report.json). NotAReport when one is not a report."""
-    from .report.saved import load_report
+    from .saved import load_report
 
     return compare_outcomes(outcomes(load_report(old_path)), outcomes(load_report(new_path)),
                             old_label=str(old_path), new_label=str(new_path))
@@ -206,7 +206,7 @@ def compare_reports(old_path: Path, new_path: Path) -> Comparison:
 # ---------------------------------------------------------------------- rendering
 
 def visible(text: str) -> str:
-    from .report.console import visible as shown
+    from .console import visible as shown
 
     return shown(text)
 
@@ -234,7 +234,7 @@ def as_text(c: Comparison, max_regression: float = 0.0) -> str:
 
 def _md(text: Any) -> str:
     """A table cell from hostile text: one line, pipes and markup characters escaped."""
-    from .report.console import visible
+    from .console import visible
 
     cell = " ".join(visible(str(text)).split())
     for ch in "\\`*_[]<>|#":
@@ -273,7 +273,7 @@ class Baseline:
     a usage error, not a wasted run); the new run's outcomes are added as its results are saved."""
 
     def __init__(self, path: Path, max_regression: float):
-        from .report.saved import load_report
+        from .saved import load_report
 
         self.path = path
         self.max_regression = max_regression
@@ -289,7 +289,7 @@ class Baseline:
 
     def check(self, summary, policy: str = "all") -> None:
         """Record the comparison in `summary` and, when the run fell behind, make it exit 1 and say why."""
-        from .results import BaselineCheck
+        from ..results.models import BaselineCheck
 
         self.new.policy = policy
         c = compare_outcomes(self.old, self.new, old_label=str(self.path), new_label="this run")

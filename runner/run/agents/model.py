@@ -15,7 +15,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import ConfigDict, Field, model_validator
 
-from runner.llm import ModelSettings
+from runner.llm.settings import ModelSettings
 from runner.suite.models import Case
 
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_messages, excerpt, json_text
@@ -120,7 +120,7 @@ class ModelAgent(Agent):
             rounds += 1
 
     async def _ask(self, request: list[dict], so_far: list[dict]) -> dict:
-        from runner.llm import LLMError
+        from runner.llm.errors import LLMError
 
         try:
             completion = await self.client.acomplete(request, tools=self.tools or None, **self.options.sampling())
@@ -187,9 +187,9 @@ def _read(path: Path, what: str) -> str:
 def default_client(options: ModelAgentOptions, base_dir: Path) -> Any:
     """The run's LLM client for this model (its limit, retries, cache and call records), when the
     caller supplies none."""
-    from runner.llm import current_runtime
+    from runner.llm.client import LLMClient
 
-    return current_runtime().client(options, "agent")
+    return LLMClient(options, role="agent")
 
 
 def create(name: str, options: ModelAgentOptions, env: AgentEnv) -> ModelAgent:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from .jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
+from ..jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
 
 __all__ = [
     "AssistantText",
@@ -259,8 +259,8 @@ def read_recording(path: str | Path) -> Recording:
     conversation ended, in `termination_reason` (for example user_stop, agent_stop, max_steps), which
     `termination:` in a suite can require. Special files (FIFOs, devices) and files above
     TRANSCRIPT_SIZE_LIMIT are refused without being read."""
-    from .suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
-    from .suite.reader import json_limits
+    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
+    from ..suite.reader import json_limits
 
     path = Path(path)
     if not os.path.lexists(path):

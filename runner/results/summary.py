@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .results import CaseRepeats, CaseResult, RepeatSummary, Summary
+from .models import CaseRepeats, CaseResult, RepeatSummary, Summary
 from .stats import pass_at_k, pass_hat_k
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5

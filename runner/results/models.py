@@ -9,7 +9,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from .llm import CallSummary
+from ..llm.calls import CallSummary
 
 CaseStatus = Literal["passed", "failed", "error", "skipped", "unscored"]
 CASE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "unscored", "skipped")

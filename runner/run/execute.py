@@ -2,7 +2,7 @@
 
 Cases run as asyncio tasks, at most `concurrency` at a time. A case with a recording (its own
 `transcript:` or `--replay DIR/<id>.json`) is scored on it; every other case is played live against
-its agent (runner.conversation), its conversation saved in the run folder, then scored the same way:
+its agent (runner.run.conversation), its conversation saved in the run folder, then scored the same way:
 scoring never knows how a trajectory was made. CPU-bound reading and scoring run in worker threads
 so that the event loop stays free for live conversations and for noticing a signal. Whatever goes wrong with
 one case (a missing file, bad JSON, a bug) becomes that case's `error` with the reason; the others go
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
-from .checks.run import apply_checks, settle_run_checks
-from .checks.select import profile_selection
-from .config import LoadedConfig
-from .results import CaseResult
-from .score.cascade import Cascade, CascadeSettings
-from .suite.models import Case
-from .trajectory import TranscriptError, build_trajectory, read_recording
+from ..checks.run import apply_checks, settle_run_checks
+from ..checks.select import profile_selection
+from ..config import LoadedConfig
+from ..results.models import CaseResult
+from ..score.cascade import Cascade, CascadeSettings
+from ..suite.models import Case
+from ..transcripts.read import TranscriptError, build_trajectory, read_recording
 
 DEFAULT_CONCURRENCY = 8
 PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
@@ -48,18 +48,19 @@ def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]
                                use_embeddings=config.embeddings.enabled)
     judge = None
     if config.judge is not None and config.enable_fuzzy_matching:
-        from .llm import LLMClient, LLMJudge
-        from .prompts import PromptLibrary
+        from ..llm.client import LLMClient
+        from ..llm.judge import LLMJudge
+        from ..llm.prompts import PromptLibrary
 
         cache_dir = loaded.resolve(config.cache_dir) if config.judge.cache else None
         judge = LLMJudge(LLMClient(config.judge, cache_dir, role="judge"),
                          PromptLibrary(loaded.resolve(config.prompts_dir)))
     embedder = None
     if config.embeddings.model_path:
-        from .score.embeddings import MiniLMEmbedder
+        from ..score.embeddings import MiniLMEmbedder
 
         embedder = MiniLMEmbedder(str(loaded.resolve(config.embeddings.model_path)))
-    from .llm import current_runtime  # cheap: litellm is imported only when a model is called
+    from ..llm.runtime import current_runtime  # cheap: litellm is imported only when a model is called
 
     similarity_cache = None if current_runtime().no_cache else loaded.resolve(config.cache_dir)
     return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache, on_model_load=on_notice)
@@ -74,12 +75,12 @@ def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
                   repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], Path]]]:
     """The recordings a case is scored on as (run number, path), or None when it is played live.
     TranscriptError when a recording is named but cannot be used (missing, outside the suite roots)."""
-    from .suite.containment import recordings_for
+    from ..suite.containment import recordings_for
 
     if options.replay_dir is not None or case.transcript:
         return recordings_for(case, roots=roots, replay_dir=options.replay_dir)
     if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
-        from .run_folder import conversation_file_name
+        from ..results.folder import conversation_file_name
 
         saved = options.conversations_dir / conversation_file_name(conversation_key(case.id, repeat))
         if not saved.is_file():
@@ -130,7 +131,7 @@ class CaseRunner:
         """The case's result (one per recorded run when a --replay folder holds several); never raises
         but for cancellation: a failure anywhere is the case's error. `repeat` (--repeat N, from 0)
         gives every model call of this run of the case its own cache slot (runner.llm.repeat_scope)."""
-        from .llm import record_calls, repeat_scope, summarize
+        from ..llm.calls import record_calls, repeat_scope, summarize
 
         started = time.perf_counter()
         base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
@@ -197,7 +198,7 @@ class CaseRunner:
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
-        from .score.case import score_trajectory
+        from ..score.case import score_trajectory
 
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,

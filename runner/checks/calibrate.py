@@ -24,8 +24,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .results import CheckResult
-from .suite.diagnostics import Diagnostic
+from ..results.models import CheckResult
+from ..suite.diagnostics import Diagnostic
 
 
 class LabelledExample(BaseModel):
@@ -83,10 +83,10 @@ class LabelSet(BaseModel):
     @field_validator("check")
     @classmethod
     def _a_known_check(cls, spec: dict[str, Any]) -> dict[str, Any]:
-        from .checks import registry
+        from . import registry
 
         if spec.get("type") not in registry():
-            from .suite.diagnostics import did_you_mean
+            from ..suite.diagnostics import did_you_mean
 
             raise ValueError(f"unknown check type {spec.get('type')!r}{did_you_mean(str(spec.get('type')), registry())}")
         return spec
@@ -103,9 +103,9 @@ class LabelSet(BaseModel):
 
 def load_labels(path: Path) -> tuple[Optional[LabelSet], list[Diagnostic]]:
     """The labels file, or its problems with line and column (each example's check options included)."""
-    from .checks.run import check_problem
-    from .suite.files import display_path
-    from .suite.reader import read_document
+    from .run import check_problem
+    from ..suite.files import display_path
+    from ..suite.reader import read_document
 
     doc = read_document(path, display_path(path))
     if doc.diagnostics:
@@ -178,12 +178,12 @@ def agreement_of(labels: LabelSet, results: list[CheckResult]) -> Agreement:
 def calibrate(labels_path: Path, *, config_path: Optional[Path] = None, no_cache: bool = False
               ) -> tuple[Optional[Agreement], list[Diagnostic]]:
     """Run the labels file's check on every example with evalrun.yaml's judge; the agreement, or problems."""
-    from .checks.run import run_checks
-    from .config import find_config, load_config
-    from .execute import make_cascade
-    from .llm import configure
-    from .suite.models import Case
-    from .trajectory import build_trajectory
+    from .run import run_checks
+    from ..config import find_config, load_config
+    from ..run.execute import make_cascade
+    from ..llm.runtime import configure
+    from ..suite.models import Case
+    from ..transcripts.read import build_trajectory
 
     labels, problems = load_labels(labels_path)
     loaded, config_problems = load_config(config_path or find_config([labels_path]), for_run=True)
@@ -203,7 +203,7 @@ def calibrate(labels_path: Path, *, config_path: Optional[Path] = None, no_cache
 
 def render(agreement: Agreement) -> list[str]:
     """The report, as lines for the console (the judge's words with control characters made visible)."""
-    from .report.console import visible
+    from ..report.console import visible
 
     def share(value: Optional[float]) -> str:
         return "n/a" if value is None else f"{value:.3f}"

@@ -2,7 +2,7 @@
 
 Each shard's report.json is read as plain data; the merged report holds every shard's cases (shard 1's
 first) and a summary counted again from them, with one verdict and exit code decided as a single run
-would (runner.summary). Shards that do not belong together are refused with the reason: a different
+would (runner.results.summary). Shards that do not belong together are refused with the reason: a different
 suite or configuration, a different N, the same shard twice, or a case in two shards.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .atomic import open_atomically
-from .results import CaseResult
-from .summary import Tally
+from ..atomic import open_atomically
+from ..results.models import CaseResult
+from ..results.summary import Tally
 
 
 class MergeError(ValueError):
@@ -30,8 +30,8 @@ def _same(what: str, values: dict[str, Any]) -> None:
 
 def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = None) -> dict[str, Any]:
     """The merged report as plain data (the shape of report.json). NotAReport or MergeError."""
-    from .report.saved import load_report
-    from .shard import parse_shard
+    from .saved import load_report
+    from ..shard import parse_shard
 
     if not sources:
         raise MergeError("give the report.json (or run folder) of every shard")
@@ -101,10 +101,10 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
 
 
 def check_baseline(report: dict[str, Any], baseline: Path, max_regression: float) -> None:
-    """The --baseline gate on the merged report, as a single run would apply it (runner.compare.Baseline).
+    """The --baseline gate on the merged report, as a single run would apply it (runner.report.compare.Baseline).
     NotAReport when `baseline` is not a report."""
     from .compare import Baseline, outcomes
-    from .results import Summary
+    from ..results.models import Summary
 
     gate = Baseline(baseline, max_regression)
     gate.new = outcomes(report)

@@ -1,0 +1,136 @@
+"""What a model call leaves behind: its record (LLMCall), the totals of a case or a run, the reply
+(Completion), which case and repeat a call belongs to, and the redaction of keys from every reason."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from pydantic import BaseModel, Field
+
+REDACTED = "[redacted]"
+_SECRET_ENV_NAMES: set[str] = set()
+
+
+def redact(text: str) -> str:
+    """`text` with the value of every `api_key_env` variable seen so far replaced by [redacted]."""
+    for name in tuple(_SECRET_ENV_NAMES):
+        value = os.environ.get(name)
+        if value and len(value) >= 4 and value in text:  # a 1-3 character "key" would redact half the text
+            text = text.replace(value, REDACTED)
+    return text
+
+
+
+class LLMCall(BaseModel):
+    """One call to a model, as the report shows it."""
+
+    role: str = Field(description="Who called: agent, simulator or judge")
+    model: str
+    latency_s: float = Field(description="Wall time of the call, retries and waits included")
+    attempts: int = Field(0, description="Requests sent (0 when the cache or a marked-down model answered)")
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    cost_usd: Optional[float] = Field(None, description="From litellm's local price list; None when unknown")
+    cached: bool = False
+    error: Optional[str] = None
+
+
+class CallTotals(BaseModel):
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: Optional[float] = Field(None, description="Sum of the known costs; None when no call had a price")
+    latency_s: float = 0.0
+
+    def add(self, call: LLMCall) -> None:
+        self.calls += 1
+        self.cached += call.cached
+        self.errors += call.error is not None
+        self.prompt_tokens += call.prompt_tokens or 0
+        self.completion_tokens += call.completion_tokens or 0
+        if call.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + call.cost_usd
+        self.latency_s += call.latency_s
+
+
+class CallSummary(CallTotals):
+    by_role: dict[str, CallTotals] = Field(default_factory=dict)
+
+    def add(self, call: LLMCall) -> None:
+        super().add(call)
+        self.by_role.setdefault(call.role, CallTotals()).add(call)
+
+
+def summarize(calls: list[LLMCall]) -> CallSummary:
+    """Totals of some calls (a case's, or a run's): counts, cache hits, tokens, cost, by role."""
+    summary = CallSummary()
+    for call in calls:
+        summary.add(call)
+    return summary
+
+
+_current_calls: contextvars.ContextVar[Optional[list[LLMCall]]] = contextvars.ContextVar(
+    "evalrun_llm_calls", default=None)
+
+
+# Which repeat of a case (--repeat N) is running: 0 for the first. LLMClient reads it when a call does not
+# name its own `repeat`, so the agent, the simulated user and the judge of repeat r each get their own
+# cache slot without every layer passing the number along; a rerun replays the same N answers.
+current_repeat: contextvars.ContextVar[int] = contextvars.ContextVar("evalrun_repeat", default=0)
+
+
+@contextlib.contextmanager
+def repeat_scope(repeat: int) -> Iterator[None]:
+    """Model calls made in this context (and in tasks and threads it starts) belong to repeat `repeat`."""
+    token = current_repeat.set(repeat)
+    try:
+        yield
+    finally:
+        current_repeat.reset(token)
+
+
+@contextlib.contextmanager
+def record_calls() -> Iterator[list[LLMCall]]:
+    """Collect every call made in this context (a case): in this task, in tasks it starts, in
+    asyncio.to_thread workers (they copy the context) and through the blocking facade."""
+    calls: list[LLMCall] = []
+    token = _current_calls.set(calls)
+    try:
+        yield calls
+    finally:
+        _current_calls.reset(token)
+
+
+
+
+@dataclass
+class Completion:
+    """The assistant's reply: its text and OpenAI-shaped tool calls (arguments as JSON strings)."""
+
+    content: Optional[str]
+    tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: Optional[str] = None
+    call: Optional[LLMCall] = None
+
+    def message(self) -> dict:
+        """The reply as an OpenAI chat message, ready to append to the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        return message
+
+    def _stored(self, usage: dict) -> dict:
+        return {"content": self.content, "tool_calls": self.tool_calls, "finish_reason": self.finish_reason,
+                "usage": usage}
+
+def _completion_from_stored(stored: dict) -> Optional[Completion]:
+    content, tool_calls = stored.get("content"), stored.get("tool_calls") or []
+    if (content is not None and not isinstance(content, str)) or not isinstance(tool_calls, list):
+        return None
+    return Completion(content=content, tool_calls=tool_calls, finish_reason=stored.get("finish_reason"))
+

@@ -1,0 +1,96 @@
+"""How to reach a model: the settings of the judge, the simulated user and `model` agents, and the
+layer's constants."""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .calls import _SECRET_ENV_NAMES
+
+Role = Literal["agent", "simulator", "judge"]
+
+SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
+DEFAULT_CONCURRENCY = 8
+BACKOFF_BASE_S = 0.5  # retry n waits about BACKOFF_BASE_S * 2**n (with jitter) unless the server says otherwise
+BACKOFF_CAP_S = 20.0
+BREAKER_THRESHOLD = 3  # consecutive failed calls (each after its retries) that mark a model down for the run
+DUMMY_API_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
+
+
+class ModelSettings(BaseModel):
+    """How to reach a model: the judge, the user simulator, or a `model` agent target."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Model",
+        json_schema_extra={"description": "A model reached through litellm.",
+                           "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
+
+    model: str = Field(
+        title="Model", description="Any litellm model string: provider/model.",
+        examples=["openai/gpt-4o-mini", "ollama/llama3.1"])
+    api_base: Optional[str] = Field(
+        None, title="API base URL", description="The server to call, for local or self-hosted OpenAI-compatible servers.",
+        examples=["http://localhost:8000/v1"])
+    api_key_env: Optional[str] = Field(
+        None, title="API key variable",
+        description="Name of the environment variable that holds the API key (the key itself never goes in the file, "
+        "and its value is removed from every error evalrun reports).",
+        examples=["OPENAI_API_KEY"])
+    temperature: Optional[float] = Field(
+        None, ge=0, title="Temperature", description="Sampling temperature; unset uses the provider's default.",
+        examples=[0.7])
+    timeout_s: float = Field(
+        30, gt=0, title="Timeout (seconds)",
+        description="One deadline for the whole of one request, reading the reply included: a server that "
+        "answers slowly byte by byte is cut off at this point and the request counts as failed.",
+        examples=[30])
+    max_retries: int = Field(
+        3, ge=0, title="Retries",
+        description="Retries after a rate limit (429), a server error (5xx), a timeout, a dropped connection or a "
+        "malformed reply, with exponential back-off and jitter, honouring the server's Retry-After.",
+        examples=[3])
+    max_retry_wait_s: float = Field(
+        60, ge=0, title="Longest wait for retries (seconds)",
+        description="The most time one call may spend waiting between its retries in total; a Retry-After "
+        "longer than what is left ends the call at once.", examples=[60])
+    max_concurrency: Optional[int] = Field(
+        None, ge=1, title="Concurrent requests",
+        description="At most this many requests to this model at once, on top of the run's limit (-j).",
+        examples=[4])
+    cache: bool = Field(
+        True, title="Cache replies",
+        description="Keep accepted replies on disk (under cache_dir) so that re-runs ask the model only new questions.",
+        examples=[True])
+    extra: dict[str, Any] = Field(
+        default_factory=dict, title="Extra parameters",
+        description="Passed as they are to litellm (for example max_tokens or a provider option).",
+        examples=[{"max_tokens": 200}])
+
+    def model_post_init(self, _context: Any) -> None:
+        if self.api_key_env:
+            _SECRET_ENV_NAMES.add(self.api_key_env)
+
+
+class JudgeSettings(ModelSettings):
+    """How to reach the judge model (the `judge` section of evalrun.yaml)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="LLM judge",
+        json_schema_extra={"description": "The model that judges semantic matches first in the fuzzy cascade.",
+                           "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
+
+    temperature: Optional[float] = Field(
+        0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps verdicts repeatable.", examples=[0.0])
+    offline_fallback: bool = Field(
+        False, title="Offline stages may stand in",
+        description="When the judge fails (unreachable, rate limited, malformed replies), the offline stages "
+        "(embeddings, rapidfuzz) decide in its place. false: they still decide, the verdict says so, and a run "
+        "whose outcome rests on such a verdict exits 3.", examples=[False])
+    structured_output: Literal["auto", "always", "never"] = Field(
+        "auto", title="Structured output",
+        description="Ask for the verdict as JSON that follows a schema (response_format). auto: when litellm "
+        "knows the model supports it and no api_base is set; always: also for an OpenAI-compatible server that "
+        "supports it; never: plain text, the verdict read from the judge's final JSON object.",
+        examples=["auto"])
+
