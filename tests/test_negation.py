@@ -154,6 +154,12 @@ def test_the_negation_of_one_fact_among_several_is_found_in_its_own_clause():
     assert (found.expected_clause, found.actual_clause) == ("and breakfast is included", "but breakfast is not included")
 
 
+def test_the_negation_of_a_different_fact_is_no_contradiction():
+    # Half the words shared (delivered), the other half not (parcel, letter): not the same statement.
+    assert contradiction("The parcel was not delivered.", "The letter was delivered.") is None
+    assert contradiction("The parcel was not delivered.", "The parcel was delivered.") is not None
+
+
 def test_clauses_are_aligned_by_their_subject():
     # Each text says one is delayed and the other not: the flight's statements contradict.
     found = contradiction("The flight is not delayed; the train is delayed.",

@@ -61,6 +61,22 @@ def test_the_kinds_of_word_facts():
     assert word_facts("The refund is 49.90 EUR, paid at 10 am.") == ()  # currency codes and units are not names
 
 
+def test_a_three_word_value_in_capitals_is_names_and_a_four_word_one_title_case():
+    assert check_facts("Anna Maria Lopez", "Anna Lopez").missing == [("name", "Maria")]
+    assert check_facts("Anna Maria Lopez Garcia", "Anna Lopez").missing == []
+
+
+def test_similarity_equal_to_the_threshold_passes():
+    class Fixed:
+        model_id = None
+
+        def similarity(self, a, b):
+            return 0.74
+
+    decision = Cascade(CascadeSettings(similarity_threshold=0.74), embedder=Fixed()).compare("a b", "c d")
+    assert (decision.matched, decision.reason) == (True, "decided offline: embeddings 0.74 >= threshold 0.74")
+
+
 def test_number_words_are_amounts_but_one_is_not():
     assert check_facts("booking for two adults", "2 adults").missing == []
     assert check_facts("Your bag allowance is one checked bag.", "Your allowance is two bags.").missing == []
