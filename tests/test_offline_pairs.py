@@ -44,6 +44,16 @@ def test_the_fact_and_omission_rules_fail_no_matching_pair_but_the_known_one():
     assert failed == KNOWN_RULE_FALSE_FAILS
 
 
+def test_the_rules_catch_every_changed_fact_negation_and_half_answer_but_the_known_misses():
+    # What the README says no offline rule sees: "one" bag for "two", morning for afternoon, first for last,
+    # and "strong winds" said without "and heavy rain" (one clause, half of it said).
+    kinds = ("negation", "changed_number", "changed_date", "changed_name", "partial_answer")
+    missed = {p.id for p in PAIRS if p.category in kinds and not (
+        check_facts(p.expected, p.actual).missing or contradiction(p.expected, p.actual)
+        or omitted_clause(p.expected, p.actual))}
+    assert missed == {"num-booking-06", "date-health-01", "date-hr-02", "part-weather-02"}
+
+
 def test_no_non_matching_pair_passes_the_rapidfuzz_cascade_at_the_highest_grid_threshold_but_these():
     # Without any model: what the rules leave to similarity, at a threshold (0.95) nothing reaches by chance.
     cascade = Cascade(CascadeSettings(use_embeddings=False, similarity_threshold=0.95))

@@ -140,8 +140,9 @@ def _names(text: str) -> list[str]:
     words = re.findall(r"[A-Za-z]+", text)
     capitalised = list(_CAPITALISED.finditer(text))
     all_capitals = bool(words) and len(capitalised) == len(words)
-    long_words = [w for w in words if len(w) > 3]  # Title Case leaves "of", "the", "to" small
-    if len(words) > _SHORT_VALUE and sum(w[0].isupper() for w in long_words) >= _TITLE_CASE * len(long_words):
+    # Title Case leaves "of", "the", "to" small, and every sentence starts with a capital anyway.
+    long_words = [m for m in re.finditer(r"[A-Za-z]{4,}", text) if m.start() not in starts]
+    if len(words) > _SHORT_VALUE and sum(m.group(0)[0].isupper() for m in long_words) >= _TITLE_CASE * len(long_words):
         return []  # Title Case Text (of the Kind People Write): its capitals say nothing of names
     names = []
     for match in capitalised:

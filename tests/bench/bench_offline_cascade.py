@@ -86,6 +86,29 @@ def run_mode(mode: str, pairs: list[Pair], args: argparse.Namespace) -> dict:
             "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
 
 
+def time_rules(pairs: list[Pair], runs: int = 5) -> str:
+    """CPU time of the offline rules (facts, negation, omission) per comparison: cold caches, then warm."""
+    from runner.score import facts, negation, omission
+
+    def one_pass() -> float:
+        started = time.process_time()
+        for pair in pairs:
+            facts.check_facts(pair.expected, pair.actual)
+            negation.contradiction(pair.expected, pair.actual)
+            omission.omitted_clause(pair.expected, pair.actual)
+        return (time.process_time() - started) / len(pairs) * 1e6
+
+    cold, warm = [], []
+    for _ in range(runs):
+        for cached in (facts._canonical_form, facts.word_facts, negation.clauses, negation.stem):
+            cached.cache_clear()
+        cold.append(one_pass())
+        warm.append(one_pass())
+    cold.sort(), warm.sort()
+    return (f"offline rules: {cold[runs // 2]:.0f} µs CPU per comparison, caches cold (min {cold[0]:.0f}, max "
+            f"{cold[-1]:.0f}); {warm[runs // 2]:.0f} µs warm; median of {runs} passes over {len(pairs)} pairs")
+
+
 def outcomes_of(result: dict, pairs: dict[str, Pair]) -> list[Outcome]:
     return [Outcome(pairs[v["id"]], v["matched"], v["decided_by"], v["score"], v["reason"])
             for v in result["verdicts"] if v["id"] in pairs]
@@ -237,6 +260,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         failures = sum(v["judge_failure"] is not None for v in result["verdicts"])
         print(f"{result['mode']}: {len(result['verdicts'])} comparisons in {result['wall_s']:.2f} s wall, "
               f"{result['cpu_s']:.2f} s CPU (model load included)" + (f"; the judge failed {failures} time(s)" if result["mode"] == "judge" else ""))
+    if not args.runner_from and "embeddings" in modes:
+        print("\n" + time_rules(load_pairs()))
     if args.curve:
         for result in results:
             if result["mode"] != "judge":
