@@ -54,9 +54,10 @@ def test_a_verdict_reached_without_the_failed_judge_says_so_in_the_report(tmp_pa
         result = run(tmp_path)
         failure = f"HTTP 500 from {fake.base_url}: database on fire"
     verdict = verdict_of(tmp_path)
-    # rapidfuzz scores "is not cancelled" like "is cancelled": the report must show it stood in for the judge
-    assert (verdict["decided_by"], verdict["matched"], verdict["judge_failure"]) == ("rapidfuzz", True, failure)
-    assert verdict["reason"].startswith(f"decided by rapidfuzz because the judge failed: {failure}; text similarity")
+    # The offline stages stood in for the judge (and, seeing the negation, did not match): the report says so
+    assert (verdict["decided_by"], verdict["matched"], verdict["judge_failure"]) == ("rapidfuzz", False, failure)
+    assert verdict["reason"].startswith(f"decided by rapidfuzz because the judge failed: {failure}; "
+                                        "decided offline: one text negates the other")
     assert f"(first reason: judge failed: {failure})" in result.stdout
 
 
