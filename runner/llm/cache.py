@@ -36,8 +36,7 @@ class DiskCache:
             pass  # a full or read-only disk costs a repeated call next run, never this run's answer
 
 
-
-def _cache_slot(repeat: int, sample: int) -> Any:
+def cache_slot(repeat: int, sample: int) -> Any:
     """Which cached answer a request takes: its run repeat (the case's repeat_scope unless given), and
     within it the sample number when a check asks several times. Sample 0 keeps the plain repeat, so
     single answers are keyed as they always were."""

@@ -1,5 +1,4 @@
-"""What one run shares across all its model calls: the limit, the disk cache setting, the breakers, the
-totals; and the layer's own event loop for blocking calls from threads."""
+"""What one run shares across all its model calls: the limit, the cache setting, the breakers, the totals."""
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +7,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Optional
 
-from .calls import CallSummary, LLMCall, _current_calls
+from .calls import CallSummary, LLMCall, current_calls
 from .limits import Breaker, Limiter
+from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
 
 
@@ -40,7 +40,7 @@ class LLMRuntime:
     def record(self, call: LLMCall) -> None:
         with self._lock:
             self.totals.add(call)
-        calls = _current_calls.get()
+        calls = current_calls.get()
         if calls is not None:
             calls.append(call)
 
@@ -51,27 +51,11 @@ class LLMRuntime:
     def run_blocking(self, coroutine: Any) -> Any:
         """Run `coroutine` to its end from synchronous code, on the layer's own event loop thread.
 
-        Never on the caller's loop: litellm runs part of every call in its loop's default executor,
-        and the threads that block here are usually that executor's (scoring in asyncio.to_thread), so
-        a few blocked scorers would starve the very calls they wait for. The limiter, cache and
-        breakers are shared across loops, so the run-wide limit still holds."""
-        future: Future = asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
+        Never on the caller's loop: the caller may be that loop's own thread (a blocking call inside a
+        coroutine) or one of its executor's threads. The limiter, cache and breakers are shared across
+        loops, so the run-wide limit still holds."""
+        future: Future = asyncio.run_coroutine_threadsafe(coroutine, layer_loop())
         return future.result()
-
-
-_background: Optional[asyncio.AbstractEventLoop] = None
-_background_lock = threading.Lock()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    """The layer's own event loop, in a daemon thread: one per process, shared by every run."""
-    global _background
-    with _background_lock:
-        if _background is None or _background.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
-            _background = loop
-        return _background
 
 
 _runtime: Optional[LLMRuntime] = None
@@ -93,4 +77,3 @@ def current_runtime() -> LLMRuntime:
         if _runtime is None:
             _runtime = LLMRuntime()
         return _runtime
-

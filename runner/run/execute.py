@@ -12,12 +12,15 @@ finished is already on disk.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from ..checks.run import apply_checks, settle_run_checks
@@ -122,6 +125,14 @@ class CaseRunner:
         self.save_conversation = save_conversation
         self.loader = CaseLoader(self.roots)
         self._load_lock = threading.Lock()
+        # Reading and scoring run in these threads. Scoring may wait on the judge, so there is one thread per
+        # case in flight (-j): the default pool (min(32, CPUs + 4) threads) would cap judge calls in flight.
+        self._workers = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="evalrun-case")
+
+    async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope)."""
+        call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._workers, call)
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
@@ -152,7 +163,7 @@ class CaseRunner:
 
     async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
         try:
-            case = await asyncio.to_thread(self.load, ref)
+            case = await self.in_worker(self.load, ref)
         except CaseChanged as exc:
             return [CaseResult(**base, status="error", error=str(exc))]
         base["description"] = case.description
@@ -166,9 +177,9 @@ class CaseRunner:
         if recordings is None:
             return [await self._run_live(case, base)]
         if len(recordings) == 1:
-            return [await asyncio.to_thread(self._replay, case, recordings[0][1], base)]
+            return [await self.in_worker(self._replay, case, recordings[0][1], base)]
         # watsonx's repeated runs of one case: each run is scored and reported as `<id> run N`
-        return [await asyncio.to_thread(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
+        return [await self.in_worker(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
     def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
@@ -193,8 +204,8 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await asyncio.to_thread(self._score, case, conversation.messages, conversation.termination_reason,
-                                       base, transcript_path=where)
+        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                    base, transcript_path=where)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:

@@ -10,7 +10,10 @@ Scripted replies are served in order; once they run out, `default(request_json)`
 the content string or a whole `Reply`. Faults a client must survive are one field away: `status`
 (429/500/...), `headers` (Retry-After), `delay_s` (slow answer), `trickle_s` (the body one byte at a
 time), `drop` (close the connection without a word), `body="{not json"` (malformed body),
-`echo_auth` (the error message repeats the Authorization header, as careless providers do).
+`echo_auth` (the error message repeats the Authorization header, as careless providers do). Replies a
+real model gives are as near: prose (any `content`), a reply cut at max_tokens
+(`finish_reason="length"`), one withheld by a content filter (`finish_reason="content_filter"`,
+`content=None`), a refusal (`refusal="..."`, as OpenAI's structured outputs give it).
 Only non-streaming POST /v1/chat/completions is served; anything else is 404 (or 400 for stream).
 Every request body is kept in `requests` (and its headers, names in lower case, in `request_headers`); `in_flight` and
 `max_in_flight` count requests being answered at once.
@@ -41,6 +44,8 @@ class Reply:
     drop: bool = False  # close the connection without answering
     echo_auth: bool = False  # put the request's Authorization header into the error message
     usage: Optional[dict] = None  # replaces the default token usage
+    finish_reason: Optional[str] = None  # replaces "stop" (or "tool_calls"): "length", "content_filter"
+    refusal: Optional[str] = None  # the message's `refusal` field
 
 
 
@@ -136,11 +141,14 @@ class FakeOpenAI:
 
 
 def completion_body(model: str, content: Optional[str], tool_calls: Optional[list[dict]] = None,
-                    usage: Optional[dict] = None) -> dict:
+                    usage: Optional[dict] = None, finish_reason: Optional[str] = None,
+                    refusal: Optional[str] = None) -> dict:
     """A minimal but complete chat.completion object, as the OpenAI API returns it."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
+    if refusal is not None:
+        message["refusal"] = refusal
     return {
         "id": f"chatcmpl-fake-{time.time_ns()}",
         "object": "chat.completion",
@@ -149,7 +157,7 @@ def completion_body(model: str, content: Optional[str], tool_calls: Optional[lis
         "choices": [{
             "index": 0,
             "message": message,
-            "finish_reason": "tool_calls" if tool_calls else "stop",
+            "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
         }],
         "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
@@ -193,7 +201,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if reply.body is not None:
                     body: Union[dict, str] = reply.body
                 elif reply.status == 200:
-                    body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage)
+                    body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage,
+                                           reply.finish_reason, reply.refusal)
                 else:
                     message = reply.content or f"fake error {reply.status}"
                     if reply.echo_auth:
