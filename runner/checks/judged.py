@@ -192,3 +192,40 @@ FAMILIES = (
                 description="A judge decides whether the conversation satisfies a statement.",
                 options=AssertOptions, run=run_assert),
 )
+
+
+def samples_warnings(cases: Any, config: Any) -> list[Any]:
+    """A warning for each judged check (nested ones too) with `samples` > 1 whose judge runs at temperature 0:
+    the answers would be one answer repeated, so one request is sent. `validate` shows them."""
+    from ..suite.diagnostics import Diagnostic
+    from . import registry
+
+    configured = getattr(config, "judge", None)
+    families = registry()
+    found = []
+
+    def walk(case: Any, specs: Any, where: str) -> None:
+        for index, spec in enumerate(specs if isinstance(specs, list) else []):
+            if not isinstance(spec, dict):
+                continue
+            here = f"{where}[{index}]"
+            walk(case, spec.get("checks"), f"{here}.checks")
+            family = families.get(spec.get("type"))
+            samples = spec.get("samples")
+            if family is None or not family.needs_model or not isinstance(samples, int) or samples <= 1:
+                continue
+            override = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
+            if configured is None and "model" not in override:
+                continue  # no judge at all: the check is not asked
+            temperature = override.get("temperature", configured.temperature if configured is not None else 0.0)
+            if temperature == 0:
+                found.append(Diagnostic(
+                    case.source.path, case.source.line, case.source.column, "warning",
+                    f"case '{case.id}': check {here} ({spec['type']}) asks for samples: {samples} from a judge at "
+                    "temperature 0, which would give one answer repeated: one request is sent; raise the judge's "
+                    "temperature (evalrun.yaml or the check's `judge:`) for independent samples, or drop `samples`",
+                    "samples-at-temperature-0"))
+
+    for case in cases:
+        walk(case, case.checks, "checks")
+    return found

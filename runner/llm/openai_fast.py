@@ -10,15 +10,18 @@ its pool at exit (loop.py).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
+import threading
 import weakref
+from concurrent.futures import Future
 from typing import Any, AsyncIterator, Optional
 
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
 from .loop import at_layer_exit
-from .pricing import cost_of
+from .pricing import cost_of, price_table, prices_loaded
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
 
 KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
@@ -42,9 +45,9 @@ class OpenAITransport:
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        aiohttp = await aiohttp_module()
         session = await pool_session(base)
         where = request.where
-        import aiohttp
 
         try:
             async with session.post(f"{base}/chat/completions", data=json.dumps(body, ensure_ascii=False).encode(),
@@ -63,6 +66,8 @@ class OpenAITransport:
         except ValueError:
             raise Failure(f"malformed reply from {where}: the body is not JSON", retryable=True) from None
         completion, usage = read_body(data, where)
+        if not prices_loaded():
+            await asyncio.to_thread(price_table)  # read once (tens of ms): not on the loop
         return Answer(completion, usage, cost_of(s.model, usage))
 
 
@@ -110,6 +115,38 @@ def _transport_text(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+# -- aiohttp, imported once in a thread -------------------------------------------------------------
+
+_import: Optional[Future] = None
+_import_lock = threading.Lock()
+
+
+def start_import() -> Future:
+    """Start importing aiohttp in a thread, once: it takes a few hundred ms (its TLS context included), which
+    the first calls wait out without blocking the loop (other cases go on meanwhile)."""
+    global _import
+    with _import_lock:
+        if _import is None:
+            _import = Future()
+            threading.Thread(target=_import_aiohttp, args=(_import,), name="evalrun-import-aiohttp",
+                             daemon=True).start()
+        return _import
+
+
+def _import_aiohttp(future: Future) -> None:
+    try:
+        future.set_result(importlib.import_module("aiohttp"))
+    except BaseException as exc:  # a broken installation: every call says so
+        future.set_exception(exc)
+
+
+async def aiohttp_module() -> Any:
+    future = start_import()
+    if not future.done():
+        await asyncio.wrap_future(future)
+    return future.result()
+
+
 # -- one pool of sessions per event loop -----------------------------------------------------------
 
 class _Pool:
@@ -137,8 +174,7 @@ async def pool_session(base: str) -> Any:
         await pool.closer.__anext__()  # registered with the loop: finalised by shutdown_asyncgens
     session = pool.sessions.get(base)
     if session is None or session.closed:
-        import aiohttp
-
+        aiohttp = await aiohttp_module()
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)  # the run's limiter bounds requests
         session = pool.sessions[base] = aiohttp.ClientSession(connector=connector, trust_env=True)
     return session

@@ -29,6 +29,10 @@ def price_table() -> dict:
         return _table
 
 
+def prices_loaded() -> bool:
+    return _table is not None
+
+
 def _read_table() -> dict:
     loaded = sys.modules.get("litellm")
     if loaded is not None and isinstance(getattr(loaded, "model_cost", None), dict):

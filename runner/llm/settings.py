@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .calls import SECRET_ENV_NAMES
 
@@ -89,6 +89,12 @@ class ModelSettings(BaseModel):
     def model_post_init(self, _context: Any) -> None:
         if self.api_key_env:
             SECRET_ENV_NAMES.add(self.api_key_env)
+
+    @model_validator(mode="after")
+    def _fast_path_has_a_server(self) -> "ModelSettings":
+        if self.transport == "openai" and self.api_base is None and not self.model.startswith("openai/"):
+            raise ValueError(f"transport: openai needs an api_base (the OpenAI-compatible server) for {self.model}")
+        return self
 
 
 class JudgeSettings(ModelSettings):
