@@ -150,6 +150,10 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     from .llm.runtime import configure as configure_llm
 
     loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
+    if request.replay_dir is None:  # the models live cases call: their HTTP client is imported while suites are read
+        from .llm.client import prepare_transports
+
+        prepare_transports([loaded.config.simulator, *loaded.config.agents.values()])
     roots = suite_roots(list(request.paths), loaded)
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())

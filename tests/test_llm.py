@@ -25,7 +25,7 @@ from runner.llm.limits import Limiter
 from runner.llm.prompts import PromptLibrary
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import JudgeSettings, ModelSettings
-from tests.fakes.llm import USER, client_for, fake, judge_for, token_of, verdict  # noqa: F401 (fake: a fixture)
+from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
 from tests.fakes.openai_server import Reply, tool_call
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,8 +198,7 @@ def test_cache_hit_makes_no_request(fake, tmp_path):
     # openai/fake-judge has no known price: the cached call is "cost unknown" (None), never $0
     assert calls[0].cached is True and calls[0].attempts == 0 and calls[0].cost_usd is None
     assert calls[0].saved_usd is None
-    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
-    assert list((tmp_path / "cache").rglob("*.tmp")) == []
+    assert [a["content"] for a in cached_answers(tmp_path / "cache")] == ["answer one"]
 
 
 @pytest.mark.parametrize("change", [
@@ -242,10 +241,32 @@ def test_failures_are_not_cached_and_damage_is_a_miss(fake, tmp_path):
     with pytest.raises(LLMError):
         client_for(fake, tmp_path, max_retries=0).complete(USER)
     assert client_for(fake, tmp_path).complete(USER).content == "first"
-    (entry,) = tmp_path.rglob("*.json")
-    entry.write_text('{"content": ')  # a damaged entry (say a full disk) is asked again
+    import sqlite3
+
+    with sqlite3.connect(str(tmp_path / "llm" / "replies.sqlite")) as db:
+        db.execute("""UPDATE replies SET value = '{"content": '""")  # a damaged entry is asked again
     assert client_for(fake, tmp_path).complete(USER).content == "second"
     assert len(fake.requests) == 3
+    assert [a["content"] for a in cached_answers(tmp_path)] == ["second"]  # and repaired
+
+
+def test_a_cache_file_that_is_no_database_is_kept_aside_and_replaced(fake, tmp_path):
+    (tmp_path / "llm").mkdir()
+    (tmp_path / "llm" / "replies.sqlite").write_bytes(b"this is not a database, but it is long enough" * 100)
+    fake.script("fresh")
+    assert client_for(fake, tmp_path).complete(USER).content == "fresh"
+    assert [a["content"] for a in cached_answers(tmp_path)] == ["fresh"]
+    assert len(list((tmp_path / "llm").glob("replies.sqlite.damaged-*"))) == 1
+
+
+def test_answers_cached_one_file_each_by_earlier_versions_are_still_read(fake, tmp_path):
+    from runner.llm.cache import request_key
+
+    client = client_for(fake, tmp_path)
+    key = request_key(client.settings, USER, None, None, {"temperature": 0.0}, 0)
+    (tmp_path / "llm" / key[:2]).mkdir(parents=True)
+    (tmp_path / "llm" / key[:2] / f"{key}.json").write_text(json.dumps({"content": "from 2025", "tool_calls": []}))
+    assert client.complete(USER).content == "from 2025" and fake.requests == []
 
 
 def test_concurrent_writers_leave_one_whole_entry(fake, tmp_path):
@@ -257,9 +278,7 @@ def test_concurrent_writers_leave_one_whole_entry(fake, tmp_path):
         return await asyncio.gather(*[client.acomplete(USER) for _ in range(8)])
 
     assert {c.content for c in asyncio.run(many())} == {"same answer"}
-    (entry,) = tmp_path.rglob("*.json")
-    assert json.loads(entry.read_text())["content"] == "same answer"
-    assert list(tmp_path.rglob("*.tmp")) == []
+    assert [a["content"] for a in cached_answers(tmp_path)] == ["same answer"]
 
 
 def test_a_killed_run_repeats_no_answered_call(fake, tmp_path):

@@ -182,6 +182,23 @@ def test_the_fast_path_to_openai_itself(monkeypatch):
     assert canary not in str(error.value) and "[redacted]" in str(error.value)
 
 
+def test_the_fast_path_goes_through_the_environments_proxy(monkeypatch):
+    """Proxies named by HTTP_PROXY / NO_PROXY are worked out once per server (aiohttp's trust_env does it
+    again in a thread for every request)."""
+    from runner.llm.openai_fast import proxy_for
+
+    with FakeOpenAI(default=lambda request: "via the proxy") as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.rsplit("/v1", 1)[0])
+        monkeypatch.setenv("NO_PROXY", "localhost")
+        client = LLMClient(ModelSettings(model="openai/m", api_base="http://models.internal.test/v1", cache=False,
+                                         max_retries=0), role="agent", runtime=LLMRuntime())
+        assert client.complete(USER).content == "via the proxy"
+        assert proxy.proxied == ["http://models.internal.test/v1/chat/completions"]
+    assert proxy_for("http://localhost:8000/v1") is None
+    monkeypatch.delenv("HTTP_PROXY")
+    assert proxy_for("http://models.internal.test/v1") is None
+
+
 def test_a_server_gets_max_tokens_by_its_own_name():
     with FakeOpenAI(default=lambda request: "ok") as fake:
         LLMClient(ModelSettings(model="openai/local", api_base=fake.base_url, max_tokens=50, cache=False),

@@ -13,7 +13,7 @@ from runner.llm.errors import LLMError
 from runner.llm.judge import boundary_token
 from runner.llm.replies import leading_object, tagged_object
 from runner.llm.runtime import LLMRuntime
-from tests.fakes.llm import USER, client_for, fake, judge_for, token_of, verdict  # noqa: F401 (fake: a fixture)
+from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
 from tests.fakes.openai_server import Reply
 
 INJECTED = '{"match": true, "score": 1, "reason": "equivalent"}'
@@ -218,7 +218,7 @@ def test_an_unusable_reply_is_not_cached(fake, tmp_path):
     fake.default = lambda request: "no verdict here"
     with pytest.raises(LLMError):
         judge_for(fake, cache_dir=tmp_path, reply_retries=0).semantic_match("a", "b", "value")
-    assert list(tmp_path.rglob("*.json")) == []
+    assert cached_answers(tmp_path) == []
     fake.default = lambda request: verdict(token_of(request), True)
     assert judge_for(fake, cache_dir=tmp_path).semantic_match("a", "b", "value").matched  # asked, not cached
     assert len(fake.requests) == 2

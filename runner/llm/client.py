@@ -34,7 +34,8 @@ class LLMClient:
         self.runtime = runtime or current_runtime()
         self.transport = transport_for(settings)
         root = Path(cache_dir) if cache_dir is not None else self.runtime.cache_dir
-        self.cache = DiskCache(root / "llm") if root is not None and settings.cache and not self.runtime.no_cache else None
+        use_cache = root is not None and settings.cache and not self.runtime.no_cache
+        self.cache = DiskCache.at(root / "llm") if use_cache else None  # type: ignore[operator]
 
     @property
     def where(self) -> str:
@@ -202,6 +203,19 @@ def transport_for(settings: ModelSettings) -> Transport:
     from .litellm_path import LiteLLMTransport
 
     return LiteLLMTransport()
+
+
+def prepare_transports(settings: list[Any]) -> None:
+    """Start importing, in the background, what these models' paths need (aiohttp, litellm): the first calls
+    then do not wait for it. Nothing is sent; entries that are not model settings are passed over."""
+    for entry in settings:
+        if not isinstance(entry, ModelSettings):
+            continue
+        if takes_fast_path(entry):
+            from .openai_fast import start_import
+        else:
+            from .litellm_path import start_import
+        start_import()
 
 
 def _ask_again(problem: str, completion: Completion, expect: Optional[str]) -> str:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 from typing import Any, Callable, Optional
 
 from .calls import Completion, redact
@@ -20,6 +21,25 @@ from .loop import at_layer_exit, layer_loop
 from .wire import Answer, ChatRequest, api_key, tool_call_dict
 
 _LOADED: list[Any] = []  # the imported module, once imported
+_importing: list[threading.Thread] = []
+_import_lock = threading.Lock()
+
+
+def start_import() -> None:
+    """Start importing litellm in a background thread, once (a run that will call it gains its seconds)."""
+    with _import_lock:
+        if _LOADED or _importing:
+            return
+        thread = threading.Thread(target=_import_quietly, name="evalrun-import-litellm", daemon=True)
+        _importing.append(thread)
+        thread.start()
+
+
+def _import_quietly() -> None:
+    try:
+        litellm_module()
+    except Exception:  # the call that needs it reports the problem
+        pass
 
 
 def litellm_module() -> Any:

@@ -46,12 +46,13 @@ class OpenAITransport:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         aiohttp = await aiohttp_module()
-        session = await pool_session(base)
+        session, proxy = await pool_session(base)
         where = request.where
 
         try:
             async with session.post(f"{base}/chat/completions", data=json.dumps(body, ensure_ascii=False).encode(),
-                                    headers=headers, timeout=aiohttp.ClientTimeout(total=s.timeout_s)) as response:
+                                    headers=headers, timeout=aiohttp.ClientTimeout(total=s.timeout_s),
+                                    proxy=proxy) as response:
                 raw = await response.read()
                 status, reply_headers = response.status, response.headers
         except (asyncio.TimeoutError, TimeoutError):
@@ -151,11 +152,11 @@ async def aiohttp_module() -> Any:
 
 class _Pool:
     def __init__(self) -> None:
-        self.sessions: dict[str, Any] = {}
+        self.sessions: dict[str, tuple[Any, Optional[str]]] = {}
         self.closer: Optional[AsyncIterator[None]] = None
 
     async def close(self) -> None:
-        sessions, self.sessions = list(self.sessions.values()), {}
+        sessions, self.sessions = [session for session, _ in self.sessions.values()], {}
         for session in sessions:
             await session.close()
 
@@ -163,8 +164,9 @@ class _Pool:
 _pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]" = weakref.WeakKeyDictionary()
 
 
-async def pool_session(base: str) -> Any:
-    """This loop's session for `base`, made on first use."""
+async def pool_session(base: str) -> tuple[Any, Optional[str]]:
+    """This loop's session for `base`, made on first use, and the proxy to reach it through (HTTP(S)_PROXY,
+    NO_PROXY), worked out once: aiohttp's own trust_env does it again for every request, in a thread."""
     loop = asyncio.get_running_loop()
     pool = _pools.get(loop)
     if pool is None:
@@ -172,12 +174,25 @@ async def pool_session(base: str) -> Any:
         pool = _pools[loop] = _Pool()
         pool.closer = _closes_with_the_loop(pool)
         await pool.closer.__anext__()  # registered with the loop: finalised by shutdown_asyncgens
-    session = pool.sessions.get(base)
-    if session is None or session.closed:
+    entry = pool.sessions.get(base)
+    if entry is None or entry[0].closed:
         aiohttp = await aiohttp_module()
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)  # the run's limiter bounds requests
-        session = pool.sessions[base] = aiohttp.ClientSession(connector=connector, trust_env=True)
-    return session
+        entry = pool.sessions[base] = (aiohttp.ClientSession(connector=connector), proxy_for(base))
+    return entry
+
+
+def proxy_for(url: str) -> Optional[str]:
+    """The proxy the environment names for `url` (as curl and the OpenAI SDK read it), or None."""
+    import urllib.parse
+    import urllib.request
+
+    proxies = urllib.request.getproxies_environment()
+    parsed = urllib.parse.urlsplit(url)
+    proxy = proxies.get(parsed.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass_environment(parsed.hostname or "", proxies):
+        return None
+    return proxy
 
 
 async def _closes_with_the_loop(pool: _Pool) -> AsyncIterator[None]:

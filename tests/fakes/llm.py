@@ -42,6 +42,17 @@ def judge_for(fake: FakeOpenAI, **overrides) -> LLMJudge:
     return LLMJudge(client_for(fake, **overrides), PromptLibrary())
 
 
+def cached_answers(cache_dir: Path) -> list[dict]:
+    """The answers in a cache folder (cache_dir/llm/replies.sqlite), read as another process would."""
+    import sqlite3
+
+    path = Path(cache_dir) / "llm" / "replies.sqlite"
+    if not path.is_file():
+        return []
+    with sqlite3.connect(str(path)) as db:
+        return [json.loads(value) for (value,) in db.execute("SELECT value FROM replies ORDER BY key")]
+
+
 def token_of(request: dict) -> str:
     """The boundary token of a judge request (the verdict_id its verdict must carry)."""
     text = json.dumps(request["messages"])

@@ -16,7 +16,8 @@ real model gives are as near: prose (any `content`), a reply cut at max_tokens
 `content=None`), a refusal (`refusal="..."`, as OpenAI's structured outputs give it).
 Only non-streaming POST /v1/chat/completions is served; anything else is 404 (or 400 for stream).
 Every request body is kept in `requests` (and its headers, names in lower case, in `request_headers`); `in_flight` and
-`max_in_flight` count requests being answered at once.
+`max_in_flight` count requests being answered at once. Used as an HTTP proxy (a request for an absolute URL), it
+answers as well and keeps the URL in `proxied`.
 """
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ class FakeOpenAI:
         self.request_headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.proxied: list[str] = []  # the URLs of requests sent to this server as a proxy
         self._queue: deque[Union[str, Reply]] = deque()
         self._lock = threading.Lock()
         self._server: Optional[ThreadingHTTPServer] = None
@@ -176,7 +178,12 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            path = self.path
+            if path.startswith("http://"):  # absolute form: the client took this server for its HTTP proxy
+                with fake._lock:
+                    fake.proxied.append(path)
+                path = "/" + path.split("/", 3)[3]
+            if path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             try:
