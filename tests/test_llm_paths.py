@@ -15,9 +15,8 @@ from runner.llm.calls import CallSummary, LLMCall, record_calls, summarize
 from runner.llm.client import LLMClient
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import JudgeSettings, ModelSettings
-from runner.llm.wire import takes_fast_path
 from tests.cli_helpers import cli_env, run_cli, write
-from tests.fakes.llm import USER, token_of
+from tests.fakes.llm import USER, token_of, transport_of
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,6 +35,8 @@ NOISE = ("Traceback", "Task was destroyed", "coroutine", "event loop", "Unclosed
     ("ollama/llama3.1", "http://localhost:11434/v1", "openai", True),
 ])
 def test_which_models_take_the_fast_path(model, api_base, transport, fast):
+    from runner.llm.wire import takes_fast_path
+
     assert takes_fast_path(ModelSettings(model=model, api_base=api_base, transport=transport)) is fast
 
 
@@ -72,8 +73,8 @@ def test_no_path_leaves_a_traceback_or_a_warning_at_exit(model, imported):
     assert result.stderr == ""
 
 
-def project(tmp_path: Path, base_url: str, model: str) -> None:
-    """A live case with every role: a model agent with a played tool, a simulated user and a judged check."""
+def project(tmp_path: Path, base_url: str, model: str, cases: int = 1) -> None:
+    """Live cases with every role: a model agent with a played tool, a simulated user and a judged check."""
     write(tmp_path / "evalrun.yaml", f"""
         embeddings: {{enabled: false}}
         cache_dir: cache
@@ -83,6 +84,15 @@ def project(tmp_path: Path, base_url: str, model: str) -> None:
           bot: {{type: model, model: {model}, api_base: "{base_url}", max_retries: 0,
                  tools: [{{type: function, function: {{name: get_weather, parameters: {{type: object}}}}}}]}}
         """)
+    for n in range(1, cases):
+        write(tmp_path / "suites" / f"weather{n}.yaml", f"""
+            id: weather{n}
+            agent: bot
+            starting_sentence: Weather in Paris, case {n}?
+            tool_outputs: {{get_weather: {{temp_c: 21}}}}
+            goal_details: [{{type: tool_call, name: look, tool_name: get_weather, args: {{city: Paris}}}}]
+            checks: [{{type: semantic_match, reference: It is 21 degrees in Paris.}}]
+            """)
     write(tmp_path / "suites" / "weather.yaml", """
         id: weather
         agent: bot
@@ -125,8 +135,8 @@ def test_a_run_on_the_fast_path_never_imports_litellm(tmp_path):
 
 def test_a_run_through_litellm_prints_nothing_but_its_report(tmp_path):
     with FakeOpenAI(default=every_role) as fake:
-        project(tmp_path, fake.base_url, "deepseek/fake")
-        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+        project(tmp_path, fake.base_url, "deepseek/fake", cases=12)
+        result = run_cli("suites", "-j", "8", "--output-dir", "out", cwd=tmp_path)
         assert {r["model"] for r in fake.requests} == {"fake", "fake-judge", "fake-user"}
     assert result.returncode == 0, result.stdout + result.stderr
     assert not any(word in result.stderr for word in NOISE), result.stderr
@@ -211,9 +221,11 @@ def test_cost_unknown_is_never_zero_and_the_cache_says_what_it_saved(tmp_path, t
     """Issue 16: a cached call with no known price showed $0.0000."""
     usage = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
     with FakeOpenAI(default=lambda request: Reply(content="ok", usage=usage)) as fake:
+        fake.transport = transport
+
         def call(model: str) -> LLMCall:
             with record_calls() as calls:
-                LLMClient(JudgeSettings(model=model, api_base=fake.base_url, transport=transport), tmp_path,
+                LLMClient(JudgeSettings(model=model, api_base=fake.base_url, **transport_of(fake)), tmp_path,
                           runtime=LLMRuntime()).complete(USER)
             return calls[0]
 
@@ -250,3 +262,36 @@ def test_validate_warns_about_samples_at_temperature_0(tmp_path):
         "suites/a.yaml:1:1: warning: case 'a': check checks[2].checks[0] (rubric) asks for samples: 2 from a judge at "
         "temperature 0, which would give one answer repeated: one request is sent; raise the judge's temperature "
         "(evalrun.yaml or the check's `judge:`) for independent samples, or drop `samples`"]
+
+
+def test_a_stop_ends_the_judge_calls_a_case_waits_in(tmp_path):
+    """SIGTERM while a slow judge thinks: the scoring thread's call is cancelled, the run stops at once (exit 2)
+    instead of waiting out the reply (and its reply retries)."""
+    import signal
+    import time
+
+    with FakeOpenAI(default=lambda request: Reply(delay_s=60, content="too late")) as fake:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            judge: {{model: openai/fake-judge, api_base: "{fake.base_url}", cache: false, timeout_s: 120}}
+            """)
+        write(tmp_path / "suites" / "a.yaml", """
+            id: a
+            transcript: t.json
+            checks: [{type: semantic_match, reference: It is warm.}]
+            """)
+        (tmp_path / "suites" / "t.json").write_text(json.dumps([
+            {"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "It is hot."}]))
+        process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
+                                   env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not fake.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.requests, "the judge was never asked"
+        process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        stdout, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - started
+    assert process.returncode == 2, stdout + stderr
+    assert waited < 10
+    assert not any(word in stderr for word in NOISE), stderr

@@ -11,7 +11,6 @@ import pytest
 
 from runner.llm.errors import LLMError
 from runner.llm.judge import boundary_token
-from runner.llm.replies import leading_object, tagged_object
 from runner.llm.runtime import LLMRuntime
 from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
 from tests.fakes.openai_server import Reply
@@ -130,6 +129,8 @@ def test_boundary_token_never_occurs_in_the_data():
     ('{"verdict_id": " T ", "q": "a\nb"}', {"verdict_id": " T ", "q": "a\nb"}),
 ])
 def test_tagged_object(content, expected):
+    from runner.llm.replies import tagged_object
+
     assert tagged_object(content, "T") == expected
 
 
@@ -142,6 +143,8 @@ def test_tagged_object(content, expected):
     ('{"verdict_id": "U"}', "carries another call's verdict_id, not this call's T"),
 ])
 def test_tagged_object_rejects(content, message):
+    from runner.llm.replies import tagged_object
+
     with pytest.raises(LLMError, match=message):
         tagged_object(content, "T")
 
@@ -155,6 +158,8 @@ def test_tagged_object_rejects(content, message):
     ("[1]", None),
 ])
 def test_leading_object(text, expected):
+    from runner.llm.replies import leading_object
+
     assert leading_object(text) == expected
 
 
@@ -242,7 +247,7 @@ def test_each_failure_quotes_its_own_reply_never_another_cases(fake):
     """Issue 16: explanations quoted another case's reply (the breaker's first reason, shown for every
     later case). Each failed call quotes the reply it got."""
     fake.default = lambda request: "reply about " + request["messages"][0]["content"].split('"actual": "', 1)[1].split('"', 1)[0]
-    judge = judge_for(fake, runtime=LLMRuntime(), reply_retries=0)
+    judge = judge_for(fake, runtime=LLMRuntime())
     reasons = []
     for case in ("case-one", "case-two", "case-three", "case-four"):
         with pytest.raises(LLMError) as error:

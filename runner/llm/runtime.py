@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -11,6 +12,12 @@ from .calls import CallSummary, LLMCall, current_calls
 from .limits import Breaker, Limiter
 from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
+
+
+# Who is waiting in a blocking call (a case's scoring thread, say): `cancel_blocking(owner)` ends its calls
+# when the case is cancelled, instead of leaving the thread to wait out a slow model's reply.
+blocking_owner: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("evalrun_blocking_owner",
+                                                                                 default=None)
 
 
 class LLMRuntime:
@@ -25,6 +32,7 @@ class LLMRuntime:
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
         self._model_limiters: dict[tuple, Limiter] = {}
+        self._blocking: dict[object, set[Future]] = {}
 
     def breaker(self, settings: ModelSettings, role: str) -> Breaker:
         with self._lock:
@@ -55,7 +63,28 @@ class LLMRuntime:
         coroutine) or one of its executor's threads. The limiter, cache and breakers are shared across
         loops, so the run-wide limit still holds."""
         future: Future = asyncio.run_coroutine_threadsafe(coroutine, layer_loop())
-        return future.result()
+        owner = blocking_owner.get()
+        if owner is None:
+            return future.result()
+        with self._lock:
+            self._blocking.setdefault(owner, set()).add(future)
+        try:
+            return future.result()
+        finally:
+            with self._lock:
+                waiting = self._blocking.get(owner)
+                if waiting is not None:
+                    waiting.discard(future)
+                    if not waiting:
+                        del self._blocking[owner]
+
+    def cancel_blocking(self, owner: object) -> None:
+        """Cancel the blocking calls `owner` is waiting in (the request on the layer's loop is cancelled; the
+        waiting thread gets CancelledError at once)."""
+        with self._lock:
+            futures = list(self._blocking.pop(owner, ()))
+        for future in futures:
+            future.cancel()
 
 
 _runtime: Optional[LLMRuntime] = None

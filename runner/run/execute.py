@@ -130,9 +130,18 @@ class CaseRunner:
         self._workers = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="evalrun-case")
 
     async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope)."""
-        call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._workers, call)
+        """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope). A
+        cancelled case (a stop) also ends the model calls its thread waits in."""
+        from ..llm.runtime import blocking_owner, current_runtime
+
+        owner, context = object(), contextvars.copy_context()
+        context.run(blocking_owner.set, owner)
+        call = functools.partial(context.run, function, *args, **kwargs)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._workers, call)
+        except asyncio.CancelledError:
+            current_runtime().cancel_blocking(owner)
+            raise
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
