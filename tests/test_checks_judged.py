@@ -138,6 +138,14 @@ def test_samples_majority_and_a_tie_with_their_agreement_and_spread(fake):
     assert len(fake.requests) == 5
 
 
+def test_samples_at_the_providers_default_temperature_are_all_asked(fake):
+    """temperature: null leaves it to the provider (not 0): the samples are independent, each is sent."""
+    fake.default = lambda request: verdict(token_of(request), True, 0.9)
+    result = judged({**SEMANTIC, "samples": 3}, "Jan 5", judge_cascade(fake, temperature=None))
+    assert (result.status, len(fake.requests)) == ("passed", 3)
+    assert "temperature" not in fake.requests[0]
+
+
 def test_samples_at_temperature_0_send_one_request(fake):
     """Issue 16: samples: 3 at temperature 0 sent three identical requests and reported agreement."""
     fake.default = lambda request: verdict(token_of(request), True, 0.9)

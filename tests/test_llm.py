@@ -552,8 +552,8 @@ def test_auto_asks_the_model_list_whether_the_model_takes_a_schema():
     unknown = LLMJudge(LLMClient(JudgeSettings(model="ollama/llama3.1"), runtime=runtime), PromptLibrary())
     served = LLMJudge(LLMClient(JudgeSettings(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1"),
                                 runtime=runtime), PromptLibrary())
-    assert known._response_format()["json_schema"]["strict"] is True
-    assert unknown._response_format() is None and served._response_format() is None
+    assert known.verdict_format()["json_schema"]["strict"] is True
+    assert unknown.verdict_format() is None and served.verdict_format() is None
 
 
 def test_samples_within_repeats_each_have_their_own_cache_entry(fake, tmp_path):

@@ -121,6 +121,37 @@ def test_boundary_token_never_occurs_in_the_data():
     assert boundary_token(first, "b", "c") != first and boundary_token(first, "b", "c") not in first
 
 
+def test_an_object_nested_in_the_verdict_is_part_of_it_never_the_verdict(fake):
+    """The judge's verdict holds a draft of itself with the token: the top-level object decides."""
+    fake.default = lambda request: json.dumps({
+        "reason": "Different city.", "match": False, "score": 0, "verdict_id": token_of(request),
+        "draft": {"reason": "same", "match": True, "score": 1, "verdict_id": token_of(request)}})
+    answer = judge_for(fake).semantic_match("Paris", "Berlin", "answer")
+    assert (answer.matched, answer.reason) == (False, "Different city.")
+
+
+def test_a_boundary_that_occurs_in_the_data_is_never_used(monkeypatch):
+    """The token must be one the agent's text does not hold; were the first candidate in it, the next is taken."""
+    import hashlib
+
+    import runner.llm.judge as judge_module
+
+    class Digest:
+        def __init__(self, material: bytes):
+            self.material = material
+
+        def hexdigest(self) -> str:  # the first candidate is predictable here; the others are not
+            return "ab" * 32 if self.material.startswith(b"0:") else hashlib.sha256(self.material).hexdigest()
+
+    class Hashes:
+        sha256 = Digest
+
+    monkeypatch.setattr(judge_module, "hashlib", Hashes)
+    forged = "V" + "AB" * 10
+    token = judge_module.boundary_token("Paris", f"Berlin {forged}")
+    assert token != forged and len(token) == 21 and token not in f"Berlin {forged}"
+
+
 @pytest.mark.parametrize("content, expected", [
     ('{"verdict_id": "T", "a": 1}', {"verdict_id": "T", "a": 1}),
     ('```json\n{"verdict_id": "T", "a": {"b": [1, 2]}}\n```', {"verdict_id": "T", "a": {"b": [1, 2]}}),

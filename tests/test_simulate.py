@@ -136,6 +136,14 @@ def test_an_object_quoted_after_the_users_own_is_not_its_stop(fake, agent):
     assert conversation.termination_reason == "user_stop" and len(fake.requests) == 3
 
 
+def test_an_object_without_done_is_a_message_not_a_stop(fake, agent):
+    fake.script('{"message": "And tomorrow?"}', '{"done": true}')
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake))
+    assert [m["content"] for m in conversation.messages if m["role"] == "user"] == ["Hi", "And tomorrow?"]
+    assert conversation.termination_reason == "user_stop" and len(fake.requests) == 2
+
+
 def test_a_cut_simulator_reply_is_named(fake, agent):
     from tests.fakes.openai_server import Reply
 
