@@ -141,6 +141,9 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
         yield location, f"{where} must not be empty", "empty", False
     elif kind == "minItems":
         yield location, f"{where} needs at least {error.validator_value} item(s)", "empty", False
+    elif kind == "not" and isinstance(error.validator_value, dict) and error.validator_value.get("description"):
+        # a value refused on purpose (`skip: no`): the refused schema's description says why and the fix
+        yield location, f"{where}: {quote(instance)} {error.validator_value['description']}", "refused-value", False
     else:
         yield location, f"{where}: {error.message}", "schema", False
 
