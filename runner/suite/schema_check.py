@@ -129,6 +129,8 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
             yield location, f"{where} must be {shape}; here it is {_type_name(instance)} {quote(instance)}", "type", False
             return
         expected = error.validator_value
+        if expected == ["string", "number"]:  # text, where a number is read as its text (runner/suite/coerce.py)
+            expected = "string"
         expected = " or ".join(expected) if isinstance(expected, list) else expected
         yield location, f"{where} must be {_article(expected)}, got {_type_name(instance)} {quote(instance)}", "type", False
     elif kind in ("enum", "const"):
