@@ -37,7 +37,7 @@ class Scored:
     @property
     def extra_calls(self) -> list[str]:
         """The tool names of the calls no goal asked for, in call order (see `extra_calls`)."""
-        return extra_calls(self.calls)
+        return extra_calls(self.calls, self.goals)
 
     @property
     def passed(self) -> bool:
@@ -341,10 +341,12 @@ def _unforbidden_role(call: ToolCall, counted_ids: set[int], achieved_by: dict[i
 _EXTRA_ROLES = ("extra", "wrong_arguments", "invalid_arguments")
 
 
-def extra_calls(calls: list[CallRecord]) -> list[str]:
+def extra_calls(calls: list[CallRecord], goals: list[GoalResult]) -> list[str]:
     """The tool names of the calls no goal asked for, in call order: a tool no goal names, a goal's tool
-    with arguments no goal has, a goal repeated. A passing case says so on its line."""
-    return [call.tool_name for call in calls if call.role in _EXTRA_ROLES]
+    with arguments no goal has, a goal repeated. A call that tried a goal that was not achieved is that
+    goal's attempt (its failure explains it), not an extra call. A passing case says so on its line."""
+    attempts = {a.call_index for goal in goals if not goal.achieved for a in goal.attempts}
+    return [call.tool_name for call in calls if call.role in _EXTRA_ROLES and call.index not in attempts]
 
 
 def _close_tool_name(tool_name: str, called: dict[str, int]) -> str:
