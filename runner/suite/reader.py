@@ -24,7 +24,7 @@ import yaml
 
 from ..jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
 from .diagnostics import Diagnostic, Position
-from .files import SUITE_SIZE_LIMIT, InputFileError, read_bytes
+from .files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
 
 Path_ = tuple  # a location inside the document: keys and list indexes
 
@@ -116,20 +116,6 @@ def read_document(path: Path, display_path: str | None = None, *, limit: int = S
     else:
         _parse_yaml(text, doc)
     return doc
-
-
-def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> tuple[int, int, str]:
-    """(line, column, message) for text that is not UTF-8: which byte, where, and what to do."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return 1, 1, "the file is UTF-16 text, not UTF-8; save it as UTF-8"
-    start = raw.rfind(b"\n", 0, exc.start) + 1
-    line = raw.count(b"\n", 0, exc.start) + 1
-    column = len(raw[start:exc.start].decode("utf-8", "replace")) + 1
-    byte = raw[exc.start]
-    legacy = bytes([byte]).decode("cp1252", "replace") if byte >= 0xA0 else ""
-    guess = f" (in Latin-1 it would be {legacy!r}: the file may have been saved as Latin-1)" if legacy.isprintable() and legacy else ""
-    return line, column, (f"the file is not UTF-8 text: byte 0x{byte:02X} at line {line}, column {column} is not "
-                          f"valid UTF-8{guess}; save the file as UTF-8")
 
 
 def _parse_json(text: str, doc: Document) -> None:
@@ -337,9 +323,8 @@ def _compose_yaml(text: str, doc: Document) -> None:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "syntax error"
-        tab = _indenting_tab(text, line, column, problem)
-        if tab is not None:  # libyaml's words ("cannot start any token") do not say what to change
-            doc.diagnostics.append(Diagnostic(doc.path, *tab, "error", "tabs cannot indent YAML: use spaces",
+        if _at_a_tab(text, line, column):  # libyaml's words ("cannot start any token") do not say what to change
+            doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", "tabs cannot indent YAML: use spaces",
                                               "yaml-syntax"))
             return
         context = f" ({exc.context})" if exc.context and exc.problem else ""
@@ -370,19 +355,16 @@ _INDENTATION_PROBLEMS = {"did not find expected key", "mapping values are not al
                          "could not find expected ':'"}
 
 
-def _indenting_tab(text: str, line: int, column: int, problem: str) -> Optional[Position]:
-    """Where a tab breaks the indentation, when that is what libyaml stopped at: the character it
-    points to is a tab, or it names a tab and the line's indentation holds one. Else None."""
-    lines = text.split("\n")
-    if not 1 <= line <= len(lines):
-        return None
-    here = lines[line - 1]
-    if here[column - 1:column] == "\t":
-        return line, column
-    indentation = here[:len(here) - len(here.lstrip(" \t-?:"))]  # `- \tx`: a tab after an indicator too
-    if "tab" in problem and "\t" in indentation:
-        return line, indentation.index("\t") + 1
-    return None
+def _at_a_tab(text: str, line: int, column: int) -> bool:
+    """Whether the YAML error points at a tab: where a token or the indentation was expected (a tab
+    inside a value never stops the scanner), so the tab is what to change. The scanner points at the
+    tab itself, for libyaml and for PyYAML's pure-Python scanner alike."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return False
+    return text[start + column - 1:start + column] == "\t"
 
 
 def _indentation_hint(text: str, line: int) -> str:
