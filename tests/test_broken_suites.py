@@ -116,6 +116,38 @@ def test_one_edit_apart_agrees_with_brute_force(a, b):
     assert one_edit_apart(a, b) == (a in _one_edit(b, "abc"))
 
 
+@given(st.text("abc", max_size=6), st.data())
+def test_one_edit_apart_agrees_with_brute_force_near_the_word(b, data):
+    """Words one or two edits from `b` (swaps of neighbours and of letters further apart included), which
+    independent strings rarely are."""
+    from runner.suite.shape import one_edit_apart
+
+    def edited(word):
+        candidates = sorted(_one_edit(word, "abc") | {word[:i] + word[j] + word[i + 1:j] + word[i] + word[j + 1:]
+                                                      for i in range(len(word)) for j in range(i + 2, len(word))})
+        return data.draw(st.sampled_from(candidates))
+
+    a = edited(edited(b)) if data.draw(st.booleans()) else edited(b)
+    assert one_edit_apart(a, b) == (a in _one_edit(b, "abc"))
+
+
+def test_suite_keys_in_capitals_are_suite_like():
+    from runner.suite.shape import suite_like_key
+
+    assert [suite_like_key(k) for k in ("GOAL_DETAILS", "Starting_Sentence", "STORY", "CASE")] == [
+        "goal_details", "starting_sentence", "story", "cases"]
+
+
+def test_adk_file_names_mark_another_tools_file_whatever_their_keys(project):
+    for name in ("weather.test.json", "weather.evalset.json", "test_config.json", "eval_config.json"):
+        write_json(project / "suites" / name, {"id": "x", "name": "weather"})
+    done = validate(project)
+    assert (done.returncode, done.stdout) == (0, (
+        "suites:1:1: warning: passed over 4 files that are not a suite: suites/eval_config.json (an ADK eval config); "
+        "suites/test_config.json (an ADK eval config); suites/weather.evalset.json (an ADK eval set); "
+        "suites/weather.test.json (an ADK eval set)\n"))
+
+
 def test_suite_like_keys():
     from runner.suite.shape import suite_like_key
 

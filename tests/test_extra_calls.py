@@ -67,6 +67,8 @@ def test_extra_calls_are_the_calls_that_achieve_no_goal():
     assert scored.extra_calls == ["get_id", "search", "get_id"]  # wrong arguments, another tool, a repeat
     ignored = make_case(failed_calls="ignore", goal_details=[tool("get_id", user="n")])
     assert Convo().call("search", error=True, q="1").call("get_id", user="n").score(ignored).extra_calls == []
+    unreadable = Convo().call("get_id", raw="{not json").call("get_id", user="n").score(case)
+    assert unreadable.passed and unreadable.extra_calls == ["get_id"]  # arguments that cannot be read ask for nothing
     failing = Convo().call("get_id", user="x").call("get_id", raw="{not json").call("search", q="1").score(case)
     assert not failing.passed
     assert failing.extra_calls == ["search"]  # the two tries at get_id are its attempts, explained by its failure

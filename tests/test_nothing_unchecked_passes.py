@@ -85,6 +85,18 @@ def test_forbidden_calls_or_a_required_ending_count_as_something_checked(tmp_pat
     assert run(tmp_path, "--profile", "ci").returncode == 0
 
 
+def test_a_required_ending_is_something_checked():
+    from runner.checks.run import apply_checks
+    from runner.results.models import CaseResult
+    from tests.test_checks_text import case_with, texts
+
+    left_out = {"type": "response_match", "name": "no reference"}  # skipped: the case has no reference answer
+    for fields, status in (({"termination": ["user_stop"]}, "passed"), ({}, "unscored")):
+        result = apply_checks(CaseResult(id="t", status="passed", source="t.yaml:1:1"), case_with(left_out, **fields),
+                              texts("hello"))
+        assert result.status == status, fields
+
+
 # ------------------------------------------------------------------ validate says so before a run
 
 def validate(root):

@@ -30,6 +30,18 @@ def test_a_false_word_in_skip_is_an_error_with_the_fix(tmp_path, written, shown)
     assert run.returncode == 4 and "nothing was run" in run.stderr
 
 
+def test_every_yaml_1_1_spelling_of_false_is_refused(tmp_path):
+    # YAML 1.1's bool type (yaml.org/type/bool.html): n|N|no|No|NO|false|False|FALSE|off|Off|OFF
+    spellings = "n N no No NO false False FALSE off Off OFF".split()
+    for n, word in enumerate(spellings):
+        written = f'"{word}"' if word.lower() == "false" else word  # unquoted, `false` is the boolean
+        write(tmp_path / f"s{n}.yaml", CASE.format(skip=written).replace("transcript: t.json\n", "")
+              .replace("id: c1", f"id: c{n}"))
+    done = run_cli("validate", *(f"s{n}.yaml" for n in range(len(spellings))), cwd=tmp_path)
+    assert sorted(done.stdout.splitlines()) == sorted(f"s{n}.yaml:2:7: error: skip: {word!r} {FIX}"
+                                                      for n, word in enumerate(spellings))
+
+
 def test_a_false_word_as_a_files_default_is_reported_where_it_is_written(tmp_path):
     write(tmp_path / "s.yaml", "skip: 'No'\ncases:\n  - {id: a, starting_sentence: x, forbid_extra_calls: true}\n"
                                "  - {id: b, skip: off, starting_sentence: x, forbid_extra_calls: true}\n")

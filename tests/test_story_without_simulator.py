@@ -45,6 +45,23 @@ def test_a_required_ending_is_explained_the_same_way(tmp_path):
         UNPLAYED, "ending: the conversation ended by 'script_end', not by one of: user_stop"]
 
 
+def test_a_passing_case_with_an_unplayed_story_still_passes(tmp_path):
+    answering = """
+        def respond(messages, context):
+            return [{"role": "assistant", "content": "Your id is 15778303."}]
+        """
+    live_project(tmp_path, answering, cases="""
+        agent: bot
+        story: You are nwaters and want your assignment id.
+        starting_sentence: I need my assignment id.
+        goal_details:
+          - {type: text, name: tell, keywords: ["15778303"]}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert report_of(tmp_path)["cases"][0]["failures"] == []
+
+
 def test_without_a_story_nothing_is_added(tmp_path):
     live_project(tmp_path, ASKING_AGENT, cases=STORY_CASE.replace("story: You are nwaters and want your assignment id.\n"
                                                                    "        ", ""))
