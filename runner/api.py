@@ -58,13 +58,15 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
     from .checks.judged import samples_warnings
+    from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
         loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
-        return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,
-                                 *check_agent_names(loaded_suites.cases, loaded.config),
+        return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
+                                 *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
+                                 *check_cases_against_config(loaded_suites.cases, loaded.config),
                                  *samples_warnings(loaded_suites.cases, loaded.config)])
 
 

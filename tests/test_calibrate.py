@@ -141,6 +141,6 @@ def test_calibrate_without_a_judge_decides_nothing_and_exits_3(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[:3] == ["calibrating semantic_match on 20 labelled example(s); the check decided 0", "agreement: n/a",
                          "Cohen's kappa: undefined (nothing decided)"]
-    assert "  date-other-format: skipped: no judge model is configured: add `judge:` to evalrun.yaml (with " \
-        "enable_fuzzy_matching on), or give this check `judge: {model: ...}`" in lines
+    assert "  date-other-format: unscored: no judge model is configured: add `judge:` to evalrun.yaml, or give this " \
+        "check `judge: {model: ...}` (a --profile with `judged: false` leaves judged checks out on purpose)" in lines
     assert result.stderr.splitlines()[-1] == "the check decided none of the examples (see why above): exit 3"

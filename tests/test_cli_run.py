@@ -257,7 +257,9 @@ def test_exit_code_precedence():
     assert code(**{**counts, "error": 0}) == (1, "1 case(s) failed: exit 1")
     assert code(0.75, **{**counts, "error": 0}) == (0, "min_pass_rate 0.75 reached (0.75) although 1 case(s) failed: exit 0")
     assert code(0.8, **{**counts, "error": 0}) == (1, "1 case(s) failed; pass rate 0.75 is below min_pass_rate 0.80: exit 1")
-    assert code(0.9, skipped=2) == (0, "nothing failed: exit 0")
+    # every case skipped: nothing was checked, which must not read as a green run (exit 5, as "nothing ran")
+    assert code(0.9, skipped=2) == (5, "every case was skipped (2): nothing was checked: exit 5")
+    assert code(passed=1, skipped=2) == (0, "all cases that ran passed (2 skipped): exit 0")
     assert code(fallbacks=1, passed=1)[0] == 3
     assert code(fallbacks=1, passed=1, fallback_allowed=True) == (0, "all cases passed: exit 0")
 

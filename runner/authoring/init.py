@@ -55,6 +55,12 @@ similarity_threshold: 0.74   # offline stages (embeddings, rapidfuzz); see the R
 # judge:
 #   model: openai/gpt-4o-mini
 #   api_key_env: OPENAI_API_KEY
+
+# Calls no goal asks for (cancelling an order when asked where it is) only lower precision, and a
+# passing case names them on its line ("1 extra call: cancel_order"). Uncomment to fail such cases
+# in every suite (true: any such call; a list: calls to these tools). A file's or case's own
+# `forbid_extra_calls` wins.
+# forbid_extra_calls: [cancel_*, issue_refund]
 """
 
 VSCODE_SETTINGS = {

@@ -8,7 +8,8 @@ entry) and passes when more than half say yes: a tie is not a majority, so it fa
 the agreement and the spread of the scores. At temperature 0 the N answers would be one answer repeated, so
 one request stands for all (`validate` warns). The score is the mean of the judge's scores; a `threshold`
 (default 0) also requires that mean to reach it.
-Without a judge (none configured, or fuzzy matching turned off) a judged check is `skipped`.
+Without a judge (none configured, or fuzzy matching turned off) a judged check cannot be decided: it is
+`unscored` with the reason (runner/checks/run.py), never a pass.
 """
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
 ASSERT_PROMPT = "check_assert.j2"
-NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml (with enable_fuzzy_matching on), "
-            "or give this check `judge: {model: ...}`")
+NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml, or give this check `judge: {model: ...}` "
+            "(a --profile with `judged: false` leaves judged checks out on purpose)")
+JUDGE_TURNED_OFF = ("evalrun.yaml sets enable_fuzzy_matching: false, which turns the judge off: set it to true, or give "
+                    "this check `judge: {model: ...}` (a --profile with `judged: false` leaves judged checks out on "
+                    "purpose)")
 
 
 def _judge_override_model() -> type:

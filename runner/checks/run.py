@@ -4,6 +4,10 @@ Checks that read the conversation are decided at scoring time (`apply_checks`). 
 what the run measured (wall time, model cost) are decided once the case has finished and those are
 known (`settle_run_checks`); until then they read as skipped with `PENDING`, which is also what they
 stay if the case never gets that far.
+
+Nothing passes that was not checked: a judged check with no judge to ask is `unscored` (a configuration
+problem, never a pass), and a case whose only criteria are checks that were all skipped (left out by
+a --profile, no reference answer, no live timing) is `unscored` with the reasons.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
+from .judged import JUDGE_TURNED_OFF, NO_JUDGE
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
 
 PENDING = "not measured: decided when the case has finished"
 _LIVE = "_live"  # evidence key carried from scoring to settling: was the conversation played live?
+_ONLY_CHECKS = "_only_checks"  # evidence key carried to settling: the case has no criteria but its checks
 
 
 def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
@@ -61,6 +67,8 @@ def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> C
         verdict = family.run(options, ctx)
     except Exception as exc:  # a bug in a check must not take the case down
         verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
+    if verdict.skipped == NO_JUDGE:  # nobody could decide it: the configuration's fault, never a pass
+        verdict = Verdict(unscored=no_judge_reason(ctx), evidence=verdict.evidence)
     threshold = options.threshold if options.threshold is not None else family.default_threshold
     base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
                 threshold=threshold)
@@ -74,6 +82,12 @@ def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> C
     versus = "" if verdict.passed is not None else f" (score {verdict.score:.3g} {'>=' if passed else '<'} threshold {threshold:g})"
     return CheckResult(**base, status="passed" if passed else "failed", score=verdict.score,
                        explanation=verdict.explanation + versus, evidence=verdict.evidence)
+
+
+def no_judge_reason(ctx: CheckContext) -> str:
+    """Why a judged check had no judge: none configured, or enable_fuzzy_matching turned it off."""
+    settings = getattr(ctx.cascade, "settings", None)
+    return JUDGE_TURNED_OFF if settings is not None and not settings.enable_fuzzy_matching else NO_JUDGE
 
 
 def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
@@ -115,11 +129,38 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
     if case.checks:
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
+        if not criteria_besides_checks(case):
+            for check in result.checks:
+                if check.explanation == f"skipped: {PENDING}":
+                    check.evidence[_ONLY_CHECKS] = True
+            require_something_checked(result)
     return result
+
+
+def criteria_besides_checks(case: "Case") -> bool:
+    """Whether the case decides something besides its checks: a goal evalrun scores, forbidden calls, or a
+    required ending."""
+    return bool(case.tool_goals() or case.text_goals() or case.forbid_extra_calls or case.termination)
+
+
+def require_something_checked(result: CaseResult) -> None:
+    """A passing case whose checks are its only criteria, none of which was decided (each skipped: left
+    out by a profile, no reference answer, no live timing; or not gating), is unscored: nothing was
+    checked. Budget checks still PENDING are decided later (`settle_run_checks` asks again)."""
+    if result.status != "passed" or any(c.explanation == f"skipped: {PENDING}" for c in result.checks):
+        return
+    if any(c.gate and c.status in ("passed", "failed") for c in result.checks):
+        return
+    skipped = [f"check '{c.name}' {c.explanation}" for c in result.checks if c.status == "skipped"]
+    not_gating = [f"check '{c.name}' is not gating (gate: false)" for c in result.checks if not c.gate]
+    result.status = "unscored"
+    result.unscored_reason = ("nothing was checked: the case has no goals, forbidden calls or required ending, and "
+                              "none of its checks was decided: " + "; ".join(skipped + not_gating))
 
 
 def settle_run_checks(result: CaseResult) -> CaseResult:
     """Decide the budget checks on the finished case's measured wall time and model usage."""
+    only_checks = any(c.evidence.get(_ONLY_CHECKS) for c in result.checks)
     settled = []
     for i, check in enumerate(result.checks):
         if check.explanation != f"skipped: {PENDING}" or "spec" not in check.evidence:
@@ -131,6 +172,8 @@ def settle_run_checks(result: CaseResult) -> CaseResult:
         result.checks[i] = evaluate(family, options, ctx)
         settled.append(result.checks[i])
     fold_into_status(result, settled)
+    if only_checks:
+        require_something_checked(result)
     return result
 
 

@@ -12,6 +12,7 @@ import unicodedata
 from typing import Callable, Iterable, Optional, TextIO
 
 from ..results.models import CaseResult, Summary
+from .saved import extra_calls_text
 
 _COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
 _LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP", "unscored": "UNSCORED"}
@@ -172,6 +173,8 @@ def case_line(result: CaseResult, color: bool = False) -> str:
                 reasons.setdefault(check.explanation.removeprefix("skipped: "), []).append(check.name)
             said = "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items())
             detail += f" ({len(skipped)} skipped: {visible(said)})"
+    if result.extra_calls:  # calls no goal asked for: a green line must not hide them
+        detail += f"; {visible(extra_calls_text(result.extra_calls))}"
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""

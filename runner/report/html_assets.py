@@ -95,6 +95,14 @@ function reasons(c){
   if (c.status === "skipped") return [c.skip_reason || "skipped"];
   return [];
 }
+function extraCalls(c){  // as runner.report.saved.extra_calls_text: "2 extra calls: cancel_order, issue_refund"
+  var names = Array.isArray(c.extra_calls) ? c.extra_calls.map(String) : [];
+  if (!names.length) return "";
+  var counts = {}, order = [];
+  names.forEach(function(n){ if (!(n in counts)) { counts[n] = 0; order.push(n); } counts[n]++; });
+  return names.length + " extra call" + (names.length > 1 ? "s" : "") + ": " +
+    order.map(function(n){ return counts[n] > 1 ? n + " \u00d7" + counts[n] : n; }).join(", ");
+}
 var haystacks = null;
 function haystack(i){
   if (!haystacks) haystacks = new Array(cases.length);
@@ -126,7 +134,7 @@ function drawMore(){
 }
 function row(i){
   var c = cases[i];
-  var why = reasons(c)[0] || (c.description || "");
+  var why = reasons(c)[0] || extraCalls(c) || (c.description || "");
   var jc = c.metrics ? pct(c.metrics.journey_completion) : "—";
   var tr = el("tr", "case " + c.status, [
     el("td", null, [el("span", "badge " + c.status, [c.status])]),
@@ -167,6 +175,7 @@ function detail(c){
     box.appendChild(el("h3", null, [c.status === "failed" ? "Why it failed" : c.status === "skipped" ? "Why it was skipped" : "What went wrong"]));
     box.appendChild(el("ul", "reasons why-failed", why.map(function(line){ return el("li", null, [line]); })));
   }
+  if (extraCalls(c)) box.appendChild(el("div", "warn extra-calls", [extraCalls(c)]));
   (c.judge_fallbacks || []).forEach(function(line){ box.appendChild(el("div", "warn", ["Decided without the judge: " + line])); });
   (c.notes || []).forEach(function(line){ box.appendChild(el("div", "muted", ["Note: " + line])); });
   if (c.metrics) box.appendChild(metrics(c));

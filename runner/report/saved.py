@@ -63,6 +63,15 @@ def reasons(case: dict) -> list[str]:
     return []
 
 
+def extra_calls_text(names: list[str]) -> str:
+    """`2 extra calls: cancel_order, issue_refund` (a tool called more than once: `get_order ×2`); '' for none."""
+    if not names:
+        return ""
+    counted = {name: names.count(name) for name in dict.fromkeys(names)}
+    listed = ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counted.items())
+    return f"{len(names)} extra call{'s' if len(names) > 1 else ''}: {listed}"
+
+
 def one_line_reason(case: dict) -> str:
     lines = reasons(case)
     if not lines:

@@ -142,6 +142,8 @@ class CaseResult(BaseModel):
     metrics: Optional[Metrics] = None
     goals: list[GoalResult] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
+    extra_calls: list[str] = Field(default_factory=list, description="Tool names of the calls that achieved no goal "
+                                   "and were not forbidden, in call order (a passing case says so on its line)")
     failures: list[str] = Field(default_factory=list, description="One line per reason the case failed")
     error: Optional[str] = None
     skip_reason: Optional[str] = None

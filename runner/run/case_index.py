@@ -70,7 +70,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer())
     diagnostics = list(loaded.diagnostics)
     if config is not None:
-        diagnostics.extend(check_agent_names(loaded.cases, config))  # reads .agent, .id and .source only
+        diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source
     refs = [ref for ref in loaded.cases if selected(ref.id, ref.tags, filters, tags)]
     return CaseIndex(refs=refs, diagnostics=sort_diagnostics(diagnostics), files=loaded.files)
 

@@ -221,8 +221,10 @@ class CaseRunner:
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
+        from ..config import with_project_defaults
         from ..score.case import score_trajectory
 
+        case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
@@ -234,7 +236,7 @@ class CaseRunner:
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
         result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, failures=scored.failures,
+                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)

@@ -27,17 +27,22 @@ from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
+from .shape import SUITE_KEYS, is_report, other_tools_file, suite_like_key, why_a_broken_suite
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
-# Keys only an evalrun (or watsonx) suite has: a mapping with one of them found in a folder is a suite,
-# one without is another tool's file (an agent definition, a config, a report) and is passed over.
-SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
-                        "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
-                        "max_user_turns"})
-_REPORT_KEYS = frozenset({"evalrun_version", "started_at"})  # an evalrun report.json also has `cases`
 _LISTED = 5  # passed-over files named in the note
+
+
+@dataclass(frozen=True)
+class CaseOutline:
+    """A case whose file has errors, so it is not built: what the checks across cases read (its id, its
+    agent, where it is), so a duplicate id or an undeclared agent is reported with the file's other errors."""
+
+    id: str
+    agent: Optional[str]
+    source: SourceRef
 
 
 @dataclass
@@ -45,6 +50,7 @@ class LoadResult:
     cases: list[Case] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    unbuilt: list[CaseOutline] = field(default_factory=list)  # cases of files with errors, never run
 
     @property
     def ok(self) -> bool:
@@ -107,6 +113,7 @@ class FileOutcome:
     transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
+    unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
@@ -141,6 +148,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
         if outcome.is_suite:
             result.files.append(outcome.display or display_path(path))
         result.cases.extend(outcome.cases)
+        result.unbuilt.extend(outcome.unbuilt)
         result.diagnostics.extend(outcome.diagnostics)
     for folder, notes in passed_over.items():
         notes.sort()
@@ -149,7 +157,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
             display_path(folder), 1, 1, "warning",
             f"passed over {len(notes)} file{'s' if len(notes) > 1 else ''} that {'are' if len(notes) > 1 else 'is'} "
             f"not a suite: {listed}", "not-a-suite"))
-    result.diagnostics.extend(_duplicate_case_ids(result.cases))
+    result.diagnostics.extend(_duplicate_case_ids([*result.cases, *result.unbuilt]))
     if has_errors(result.diagnostics):
         bad = {d.path for d in result.diagnostics if d.severity == "error"}
         result.cases = [c for c in result.cases if c.source.path not in bad]
@@ -217,7 +225,8 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
     A file that cannot be parsed counts as a suite only when its text names a suite key."""
     doc = read_document(path, display_path(path))
     if doc.diagnostics and doc.data is None:
-        if explicit or (doc.diagnostics[0].code not in ("io", "encoding") and _mentions_suite_keys(path)):
+        code = doc.diagnostics[0].code  # a suite saved in another encoding must not be passed over
+        if explicit or code == "encoding" or (code != "io" and _mentions_suite_keys(path)):
             return FileOutcome(diagnostics=doc.diagnostics)
         return FileOutcome(is_suite=False, passed_over=_short(doc.diagnostics[0].message))
     data = doc.data
@@ -233,10 +242,17 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         if not isinstance(data, dict):
             return FileOutcome(is_suite=False, passed_over=f"{'a list' if isinstance(data, list) else 'a single value'}, "
                                                            "not a mapping of suite keys")
-        if not SUITE_KEYS & set(data):
+        if SUITE_KEYS & set(data):
+            if is_report(data):
+                return FileOutcome(is_suite=False, passed_over="an evalrun report")
+        elif other_tools_file(path, data) is not None:
+            return FileOutcome(is_suite=False, passed_over=other_tools_file(path, data))
+        elif why_a_broken_suite(data) is None:
             return FileOutcome(is_suite=False, passed_over="no suite keys such as goal_details or cases")
-        if _REPORT_KEYS & set(data):
-            return FileOutcome(is_suite=False, passed_over="an evalrun report")
+        else:  # misspelt suite keys: checked as a suite, so that its errors are seen
+            key, why = why_a_broken_suite(data)
+            doc.error((key,), f"this file is checked as a suite because {why}; if it is not one, list it under "
+                              "`exclude` in evalrun.yaml", "broken-suite", key=True, severity="warning")
     if not isinstance(data, dict):
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
@@ -248,7 +264,8 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         check_case(doc, case, at)
     transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
-        return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts)
+        return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
+                           unbuilt=_outlines(doc, data, raw_cases))
     cases = []
     for case, at in raw_cases:
         built = _build_case(doc, case, at)
@@ -260,15 +277,16 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
                        named_ids=named, display=doc.path)
 
 
-_SUITE_KEY_TEXT = re.compile(r"""(?:^|[\s{,"'])(?:goal_details|starting_sentence|cases|story|goals)["']?\s*:""")
+_KEY_TEXT = re.compile(r"""(?:^|[\s{,])["']?([A-Za-z_][\w-]*)["']?\s*:""", re.MULTILINE)
 
 
 def _mentions_suite_keys(path: Path) -> bool:
+    """A file that cannot be parsed is a suite when its text writes a suite key, or one misspelt."""
     try:
         text = read_bytes(path, SUITE_SIZE_LIMIT, "suites").decode("utf-8", "replace")
     except InputFileError:
         return False
-    return _SUITE_KEY_TEXT.search(text) is not None
+    return any(suite_like_key(key) for key in _KEY_TEXT.findall(text))
 
 
 def _short(message: str) -> str:
@@ -343,6 +361,20 @@ def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
             loc = at + tuple(err["loc"])
             doc.error(loc, f"{'.'.join(map(str, err['loc']))}: {err['msg']}", "model")
         return None
+
+
+def _outlines(doc: Document, data: dict, raw_cases: list[tuple[dict, tuple]]) -> list[CaseOutline]:
+    """The cases of a file with errors whose id is written in the file (an id taken from the file's name
+    may yet be qualified by its folder, see `_qualify_colliding_file_ids`)."""
+    outlines = []
+    for case, at in raw_cases:
+        written = data if not at else data["cases"][at[1]]
+        agent = case.get("agent")
+        if "id" in written and isinstance(case.get("id"), str):
+            line, column = doc.position(at)
+            outlines.append(CaseOutline(case["id"], agent if isinstance(agent, str) else None,
+                                        SourceRef(path=doc.path, line=line, column=column)))
+    return outlines
 
 
 def _duplicate_case_ids(cases: list[Case]) -> list[Diagnostic]:

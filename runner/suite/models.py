@@ -6,9 +6,9 @@ positions before these models are ever built (see runner/suite/load.py).
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union, get_args
+from typing import Annotated, Any, Literal, Optional, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
@@ -25,6 +25,23 @@ DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
     "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
 )
+
+
+# The words YAML 1.1 (PyYAML, many editors) reads as false. evalrun keeps them as text, and text in `skip`
+# is a reason to skip: `skip: no` would skip the case its author meant to run. Refused, with the fix.
+SKIP_FALSE_WORDS: tuple[str, ...] = ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
+SKIP_FALSE_WORD_FIX = ("is text, so it would skip the case with that word as the reason; write `skip: false`, "
+                       "or remove the key")
+
+
+def _not_a_false_word(reason: str) -> str:
+    if reason in SKIP_FALSE_WORDS:
+        raise ValueError(f"{reason!r} {SKIP_FALSE_WORD_FIX}")
+    return reason
+
+
+SkipReason = Annotated[str, AfterValidator(_not_a_false_word), WithJsonSchema(
+    {"type": "string", "not": {"enum": list(SKIP_FALSE_WORDS), "description": SKIP_FALSE_WORD_FIX}})]
 
 
 class _Strict(BaseModel):
@@ -238,9 +255,10 @@ class CaseFields(_Strict):
         default_factory=list, title="Tags",
         description="Labels to select cases with `--tag`. In a file with `cases`, file tags are added to each case's.",
         examples=[["hr", "smoke"]])
-    skip: Union[bool, str] = Field(
+    skip: Union[StrictBool, SkipReason] = Field(  # strict: pydantic would read "no" as false
         False, title="Skip",
-        description="true, or the reason as text, to collect the case but not run it (status `skipped`).",
+        description="true, or the reason as text, to collect the case but not run it (status `skipped`). Words "
+        "YAML 1.1 reads as false (no, off, \"false\") are refused: write `false`.",
         examples=["waiting for the new HR API"])
     agent: Optional[str] = Field(
         None, title="Agent", description="Name of the agent target (from evalrun.yaml) that plays this case.",

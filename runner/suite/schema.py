@@ -25,6 +25,7 @@ def build_schema(kind: str) -> dict[str, Any]:
         raw = SuiteFile.model_json_schema(by_alias=True)
         raw["$defs"].update(_check_option_defs())
         schema = _simplify(raw)
+        _numbers_as_text(schema)
         _goal_items_by_type(schema)
         _check_items_by_type(schema)
         _titles_from_refs(schema)
@@ -85,6 +86,31 @@ def _titles_from_refs(schema: dict[str, Any]) -> None:
             target = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/$defs/") else None
             if target and "title" not in prop and "title" in target:
                 prop["title"] = target["title"]
+
+
+def _numbers_as_text(schema: dict[str, Any]) -> None:
+    """Where the loader reads a number as its text (`id: 42`, `tags: [2025]`, `keywords: [1500]`; see
+    runner/suite/coerce.py), the schema accepts a number too: the editor underlines what validate refuses,
+    and nothing else."""
+    from .coerce import NUMBERS_AS_TEXT
+
+    def widen(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                widen(item)
+        elif isinstance(node, dict):
+            if node.get("type") == "string":
+                node["type"] = ["string", "number"]
+            for key, value in node.items():
+                if key not in ("examples", "default"):
+                    widen(value)
+
+    for model, keys in NUMBERS_AS_TEXT.items():
+        holders = [schema["$defs"][model]] + ([schema] if model == "CaseFields" else [])  # the top level is a case
+        for holder in holders:
+            for key in keys:
+                if key in holder["properties"]:
+                    widen(holder["properties"][key])
 
 
 def _goal_items_by_type(schema: dict[str, Any]) -> None:
