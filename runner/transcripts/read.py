@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from ..jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
+from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
 
 __all__ = [
     "AssistantText",
@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 DEFAULT_TOOL_ERROR_PATTERN = r"^\s*Error\b"
+MAX_ARGUMENT_NESTING = 100  # deeper arguments are kept as written but not read (as suite files, which nest no deeper)
 
 # "developer" is OpenAI's newer name for the system role.
 _ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user",
@@ -276,8 +277,8 @@ def read_recording(path: str | Path) -> Recording:
         line, column, _, message, _ = problem
         raise TranscriptError(f"{path}: line {line}:{column}: {message}")
     data = _parse_transcript_json(text, path)
-    if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report
-        data = replace_lone_surrogates(data)
+    if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
+        data = replace_lone_surrogates(data, visible=True)
     termination = None
     if isinstance(data, dict):
         if "messages" not in data:
@@ -340,18 +341,29 @@ def _json_type(value: Any) -> str:
 
 
 def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
-    """(arguments, error). Missing or blank arguments mean a call without arguments."""
+    """(arguments, error). Missing or blank arguments mean a call without arguments. Arguments nested
+    deeper than MAX_ARGUMENT_NESTING cannot be read: the call keeps them as written (`raw_arguments`)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     value = raw
+    too_deep = (None, f"arguments are nested more than {MAX_ARGUMENT_NESTING} levels deep; evalrun keeps them as "
+                      "written but does not read them")
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as e:
             return None, (f"arguments are not valid JSON: "
                           f"{e.msg} (line {e.lineno} column {e.colno})")
+        except RecursionError:
+            return too_deep
+        except ValueError as e:  # a number longer than Python reads
+            return None, f"arguments cannot be read: {_short_reason(e)}"
+        if may_hold_surrogates(raw):  # agent text: the bad code point stays visible
+            value = replace_lone_surrogates(value, visible=True)
     if not isinstance(value, dict):
         return None, f"arguments are a JSON {_json_type(value)}, not an object"
+    if deeper_than(value, MAX_ARGUMENT_NESTING):
+        return too_deep
     return value, None
 
 
