@@ -226,6 +226,8 @@ async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> tuple[A
 
 def exception_summary(exc: BaseException) -> str:
     """`ValueError: message (at file.py:12 in respond)`: the innermost frame is where to look."""
+    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, (StopIteration, StopAsyncIteration)):
+        exc = exc.__cause__  # Python's stand-in for a StopIteration leaving a coroutine: name what was raised
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
     summary = " ".join(line.strip() for line in text) if text else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__)
