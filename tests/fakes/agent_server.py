@@ -6,15 +6,25 @@
 /slow        answers after 2 s
 /error       HTTP 500, the body repeating the request's Authorization header (as careless servers do)
 /notjson     200 with an HTML body
+/trickle     a valid reply sent one byte every 0.05 s (each read is quick, the whole takes seconds)
+/huge        a valid reply of HUGE_BYTES, sent without Content-Length (the length is known at the end)
+/declared    headers saying Content-Length: 300 MB, then a trickle of bytes that never ends
+/gzipbomb    a small gzip body that inflates to 64 MiB
+/redirect    302 to http://elsewhere.example/chat
 Every request body and its headers are kept in `requests`.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+HUGE_BYTES = 20 * 1024 * 1024
+_BOMB = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)
 
 
 class AgentServer:
@@ -45,6 +55,11 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             owner.requests.append((self.path, body, dict(self.headers)))
             last = body["messages"][-1]["content"]
+            try:
+                if self._hostile(last):
+                    return
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                return
             answer: Any = {"messages": [{"role": "assistant", "content": f"you said: {last}"}]}
             status = 200
             if self.path == "/completion":
@@ -69,5 +84,42 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
                 pass
+
+        def _hostile(self, last: str) -> bool:
+            """The paths whose replies misbehave on the wire; False for the others."""
+            reply = json.dumps({"messages": [{"role": "assistant", "content": f"you said: {last}"}]}).encode()
+            if self.path == "/trickle":
+                self._head(200, {"Content-Length": str(len(reply))})
+                for byte in reply:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            elif self.path == "/huge":
+                self._head(200, {})  # no length: the body ends when the connection closes
+                self.wfile.write(b'{"messages": [{"role": "assistant", "content": "')
+                for _ in range(HUGE_BYTES // 65536):
+                    self.wfile.write(b"x" * 65536)
+                self.wfile.write(b'"}]}')
+            elif self.path == "/declared":
+                self._head(200, {"Content-Length": str(300 * 1024 * 1024)})
+                while True:
+                    self.wfile.write(b"x" * 1024)
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            elif self.path == "/gzipbomb":
+                self._head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(_BOMB))})
+                self.wfile.write(_BOMB)
+            elif self.path == "/redirect":
+                self._head(302, {"Location": "http://elsewhere.example/chat", "Content-Length": "0"})
+            else:
+                return False
+            return True
+
+        def _head(self, status: int, headers: dict[str, str]) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
 
     return Handler
