@@ -360,10 +360,10 @@ def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
             return None, f"arguments cannot be read: {_short_reason(e)}"
         if may_hold_surrogates(raw):  # agent text: the bad code point stays visible
             value = replace_lone_surrogates(value, visible=True)
-    if not isinstance(value, dict):
-        return None, f"arguments are a JSON {_json_type(value)}, not an object"
     if deeper_than(value, MAX_ARGUMENT_NESTING):
         return too_deep
+    if not isinstance(value, dict):
+        return None, f"arguments are a JSON {_json_type(value)}, not an object"
     return value, None
 
 

@@ -11,6 +11,7 @@
 /declared    headers saying Content-Length: 300 MB, then a trickle of bytes that never ends
 /gzipbomb    a small gzip body that inflates to 64 MiB
 /redirect    302 to http://elsewhere.example/chat
+/raw         200 with `reply_text` as it is
 Every request body and its headers are kept in `requests`.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ _BOMB = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)
 class AgentServer:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict, dict]] = []
+        self.reply_text = ""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -75,6 +77,8 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
                 status, answer = 500, {"error": f"upstream failed for {self.headers.get('Authorization')}"}
             elif self.path == "/notjson":
                 answer = "<html>oops</html>"
+            elif self.path == "/raw":
+                answer = owner.reply_text
             data = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
             try:
                 self.send_response(status)

@@ -162,6 +162,10 @@ def check_messages(messages: list, where: str) -> list[dict]:
         message = _deep_arguments_as_text(message)
         if deeper_than(message, MAX_NESTING + 1):  # +1: the message object itself
             raise AgentError(f"{where}: message {i} is nested more than {MAX_NESTING} levels deep")
+        odd = _not_json_data(message)
+        if odd is not None:
+            raise AgentError(f"{where}: message {i}: {odd}; a message holds only JSON data: text, numbers, "
+                             "true/false, null, lists and objects")
         role = message.get("role")
         if role not in _ROLES:
             raise AgentError(f"{where}: message {i} has role {excerpt(json_text(role))}; an agent's messages are "
@@ -189,6 +193,26 @@ def _deep_arguments_as_text(message: dict) -> dict:
                 and deeper_than(function["arguments"], MAX_NESTING):
             changed[j] = {**call, "function": {**function, "arguments": deep_json_text(function["arguments"])}}
     return message if changed == calls else {**message, "tool_calls": changed}
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _not_json_data(message: dict) -> Optional[str]:
+    """Where `message` holds a value JSON cannot (a Python object, a key that is not text), or None."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if not isinstance(key, str):
+                    return f"`{path or '(message)'}` has a key that is not text ({excerpt(repr(key), 80)})"
+                stack.append((child, f"{path}.{key}" if path else key))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((child, f"{path}[{n}]") for n, child in enumerate(value))
+        elif not isinstance(value, _SCALARS):
+            return f"`{excerpt(path, 80)}` is not JSON data (a Python {type(value).__name__})"
+    return None
 
 
 class _Token(str):

@@ -1,0 +1,204 @@
+"""Agent text that Python can hold but UTF-8 and JSON writers cannot: a lone surrogate, and tool arguments
+nested far deeper than any reader goes. Live (python, http, command agents) and replayed, through the
+CLI: the case is scored, its conversation and arguments are kept, the oddity is visible and named."""
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.cli_helpers import run_cli, write, write_json
+from tests.fakes.agent_server import AgentServer
+
+SURROGATE_AGENT = """
+    import json
+
+    def respond(messages, context):
+        call = {"id": "c1", "type": "function",
+                "function": {"name": "get_id", "arguments": json.dumps({"username": "nw\\ud800"})}}
+        return [{"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "id \\udc00 42"},
+                {"role": "assistant", "content": "done \\ud800 here"}]
+    """
+
+COMMAND_AGENT = r"""
+import sys
+for line in sys.stdin:
+    print('{"messages": [{"role": "assistant", "content": "done \\ud800 here"}]}', flush=True)
+"""
+
+VISIBLE = "done \\ud800 here"  # the six characters \ud800, not the code point
+
+
+def surrogate_cases(server_url: str) -> str:
+    return f"""
+        embeddings: {{enabled: false}}
+        agents:
+          py: {{type: python, entrypoint: "surrogate_agent:respond"}}
+          web: {{type: http, url: "{server_url}"}}
+          cmd: {{type: command, command: ["{sys.executable}", cmd_agent.py]}}
+        """
+
+
+def test_a_lone_surrogate_in_live_agent_text_is_kept_visible_everywhere(tmp_path):
+    with AgentServer() as server:
+        server.reply_text = '{"messages": [{"role": "assistant", "content": "done \\ud800 here"}]}'
+        write(tmp_path / "evalrun.yaml", surrogate_cases(server.url("/raw")))
+        write(tmp_path / "surrogate_agent.py", SURROGATE_AGENT)
+        write(tmp_path / "cmd_agent.py", COMMAND_AGENT)
+        write(tmp_path / "suites" / "s.yaml", """
+            cases:
+              - id: py
+                agent: py
+                starting_sentence: hi
+                goal_details:
+                  - {type: tool_call, name: g, tool_name: get_id, args: {username: nw}}
+                  - {type: text, name: t, keywords: [done, here]}
+              - {id: web, agent: web, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [done]}]}
+              - {id: cmd, agent: cmd, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [done]}]}
+            """)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr  # py fails on its argument; nothing is an error
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    cases = {c["id"]: c for c in report["cases"]}
+    assert {i: c["status"] for i, c in cases.items()} == {"py": "failed", "web": "passed", "cmd": "passed"}
+    for case in cases.values():
+        assert case["transcript"][-1] == {"role": "assistant", "content": VISIBLE}, case["id"]
+        assert not case["notes"], case["notes"]
+        saved = json.loads((tmp_path / "out" / "conversations" / f"{case['id']}.json").read_text())
+        assert saved["messages"] == case["transcript"]
+    py = cases["py"]
+    assert py["transcript"][2]["content"] == "id \\udc00 42"
+    assert py["calls"][0]["arguments"] == {"username": "nw\\ud800"}
+    assert py["goals"][0]["attempts"][0]["arguments"][0]["actual"] == "nw\\ud800"
+    results = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert {r["id"]: r["transcript"][-1]["content"] for r in results} == {"py": VISIBLE, "web": VISIBLE, "cmd": VISIBLE}
+    assert "nw\\\\ud800" in result.stdout  # the console's explanation quotes the argument, backslash escaped
+
+
+def test_a_lone_surrogate_in_a_replay_keeps_the_transcript_and_every_argument(tmp_path):
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "t.json").write_text(json.dumps([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "look \ud800", "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "get_id",
+                                                         "arguments": json.dumps({"username": "nw\ud800"})}}]},
+        {"role": "tool", "tool_call_id": "1", "content": "42"},
+        {"role": "assistant", "content": "done"}]))
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - id: r
+            transcript: t.json
+            goal_details: [{type: tool_call, name: g, tool_name: get_id, args: {username: nw}}]
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
+    assert case["status"] == "failed" and not case["notes"]
+    assert case["transcript"][1]["content"] == "look \\ud800"
+    assert case["calls"][0]["arguments"] == {"username": "nw\\ud800"}
+
+
+# ------------------------------------------------------------------ arguments nested far too deep
+
+DEEP_AGENT = """
+    def respond(messages, context):
+        depth = 100_000 if context.case_id.endswith("100k") else 300
+        if context.case_id.startswith("text"):
+            arguments = "[" * depth + "]" * depth
+        else:  # a Python object, built without recursion
+            arguments = inner = {}
+            for _ in range(depth):
+                inner["a"] = {}
+                inner = inner["a"]
+        call = {"id": "c1", "type": "function", "function": {"name": "get_id", "arguments": arguments}}
+        return [{"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "42"},
+                {"role": "assistant", "content": "done"}]
+    """
+
+UNREAD = "arguments are nested more than 100 levels deep; evalrun keeps them as written but does not read them"
+
+
+def test_deeply_nested_arguments_are_kept_and_marked_unreadable_live_and_replayed(tmp_path):
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          deep: {type: python, entrypoint: "deep_agent:respond"}
+        """)
+    write(tmp_path / "deep_agent.py", DEEP_AGENT)
+    write_json(tmp_path / "suites" / "t.json", [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "get_id", "arguments": "[" * 100_000 + "]" * 100_000}}]},
+        {"role": "tool", "tool_call_id": "1", "content": "42"}])
+    goal = "goal_details: [{type: tool_call, name: g, tool_name: get_id, args: {username: nw}}]"
+    live = ["text-100k", "text-300", "object-100k", "object-300"]
+    write(tmp_path / "suites" / "s.yaml", "cases:\n" + "".join(
+        f"  - {{id: {i}, agent: deep, starting_sentence: hi, {goal}}}\n" for i in live)
+        + f"  - {{id: replayed, transcript: t.json, {goal}}}\n")
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Traceback" not in result.stdout + result.stderr and "RecursionError" not in result.stdout
+    cases = {c["id"]: c for c in json.loads((tmp_path / "out" / "report.json").read_text())["cases"]}
+    assert sorted(cases) == sorted([*live, "replayed"])
+    for case_id, case in cases.items():
+        assert case["status"] == "failed", (case_id, case.get("error"))
+        assert not case["notes"], case["notes"]
+        call = case["calls"][0]
+        assert call["role"] == "invalid_arguments" and call["note"].endswith(UNREAD), call["note"]
+        depth = 300 if case_id.endswith("300") else 100_000
+        kept = case["transcript"][1]["tool_calls"][0]["function"]["arguments"]
+        assert kept == ("[" * depth + "]" * depth if not case_id.startswith("object") else
+                        '{"a":' * depth + "{}" + "}" * depth), case_id  # the whole text, as written
+        assert call["arguments"] == kept
+        assert UNREAD in case["goals"][0]["explanation"]
+
+
+def test_a_lone_surrogate_in_a_checks_reason_is_shown_and_the_result_kept(tmp_path):
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    write(tmp_path / "team" / "__init__.py", "")
+    write(tmp_path / "team" / "checks.py", """
+        def odd(final_text, options):
+            return {"passed": True, "reason": "odd \\ud800 reason"}
+        """)
+    write_json(tmp_path / "suites" / "t.json", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "done"}])
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - id: a
+            transcript: t.json
+            goal_details: [{type: text, name: t, keywords: [done]}]
+            checks: [{type: python, function: "team.checks:odd"}]
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
+    assert case["status"] == "passed" and not case["notes"]
+    assert case["transcript"][-1] == {"role": "assistant", "content": "done"}
+    assert case["checks"][0]["explanation"] == "odd \\ud800 reason"
+
+
+def test_a_message_holding_what_json_cannot_is_the_case_error_with_the_conversation_kept(tmp_path):
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          bot: {type: python, entrypoint: "odd_agent:respond"}
+        """)
+    write(tmp_path / "odd_agent.py", """
+        def respond(messages, context):
+            if context.turn == 1:
+                return "first"
+            return [{"role": "assistant", "content": "x", "metadata": {"when": object()}}]
+        """)
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - {id: a, agent: bot, starting_sentence: one, user_prompts: [two], goal_details: [{type: text, name: t, keywords: [first]}]}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr
+    case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
+    assert case["error"] == ("odd_agent:respond returned: message 0: `metadata.when` is not JSON data (a Python object); "
+                             "a message holds only JSON data: text, numbers, true/false, null, lists and objects")
+    saved = json.loads((tmp_path / "out" / "conversations" / "a.json").read_text())
+    assert [m["content"] for m in saved["messages"]] == ["one", "first", "two"] == \
+        [m["content"] for m in case["transcript"]]
