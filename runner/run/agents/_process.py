@@ -22,7 +22,7 @@ from ._base import AgentError, excerpt, scrub
 ERROR_STDERR_LINES = 5  # how many stderr lines an error message quotes (all kept lines go with the case)
 LEADER_POLL_S = 0.05  # how often the leader's exit status is looked at while waiting
 CLOSE_GRACE_S = 2.0  # how long a process may take to leave after stdin closes, and after SIGTERM
-EXIT_GRACE_S = 1.0  # after the leader exited: how long a reply it wrote may take to be read in full
+EXIT_GRACE_S = 0.2  # after the leader exited: a line it wrote is already in the pipe, this is ample
 
 
 def describe_size(size: int) -> str:
@@ -119,12 +119,14 @@ class ProcessChannel:
         try:
             while not reading.done():
                 now = loop.time()
-                if deadline is not None and now >= deadline:
-                    raise asyncio.TimeoutError
                 if self.returncode is not None:
                     exited_at = exited_at or now
                     if now - exited_at >= EXIT_GRACE_S:  # what it wrote before exiting has long been readable
                         return None
+                if deadline is not None and now >= deadline:
+                    if self.returncode is not None:
+                        return None  # it exited: say so, rather than that it was slow
+                    raise asyncio.TimeoutError
                 step = LEADER_POLL_S if deadline is None else min(LEADER_POLL_S, max(deadline - now, 0))
                 await asyncio.wait([reading], timeout=step)
             return reading.result()
