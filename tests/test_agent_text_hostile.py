@@ -202,3 +202,58 @@ def test_a_message_holding_what_json_cannot_is_the_case_error_with_the_conversat
     saved = json.loads((tmp_path / "out" / "conversations" / "a.json").read_text())
     assert [m["content"] for m in saved["messages"]] == ["one", "first", "two"] == \
         [m["content"] for m in case["transcript"]]
+
+
+def test_deep_arguments_in_every_shape_an_agent_or_a_recording_gives_them(tmp_path):
+    """The same 100,000-deep arguments as a JSON object (not text): in an http reply, a command's line, an
+    isolated python agent's return value, an OpenAI recording, a watsonx recording, an Anthropic one."""
+    deep = '{"a": ' * 100_000 + "{}" + "}" * 100_000
+    reply = ('{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", '
+             '"function": {"name": "get_id", "arguments": ' + deep + '}}]}, {"role": "tool", "tool_call_id": "c1", '
+             '"content": "42"}, {"role": "assistant", "content": "done"}]}')
+    (tmp_path / "reply.json").write_text(reply)
+    write(tmp_path / "cmd_deep.py", """
+        import sys
+        reply = open("reply.json").read()
+        for line in sys.stdin:
+            print(reply, flush=True)
+        """)
+    write(tmp_path / "iso_deep.py", DEEP_AGENT)
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "openai.json").write_text(
+        '[{"role": "user", "content": "hi"}, ' + reply[len('{"messages": ['):-2] + "]")
+    watsonx_args = json.dumps({"name": "get_id", "args": "ARGS", "id": "c1"}).replace('"ARGS"', deep)
+    (tmp_path / "suites" / "watsonx.json").write_text(json.dumps([
+        {"role": "user", "content": "hi", "type": "text"},
+        {"role": "assistant", "type": "tool_call", "content": watsonx_args},
+        {"role": "assistant", "type": "tool_response", "content": json.dumps({"tool_call_id": "c1", "content": "42"})}]))
+    (tmp_path / "suites" / "anthropic.json").write_text(
+        '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", '
+        '"name": "get_id", "input": ' + deep + '}]}]')
+    with AgentServer() as server:
+        server.reply_text = reply
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            agents:
+              web: {{type: http, url: "{server.url('/raw')}"}}
+              cmd: {{type: command, command: ["{sys.executable}", cmd_deep.py]}}
+              iso: {{type: python, entrypoint: "iso_deep:respond", isolate: process}}
+            """)
+        goal = "goal_details: [{type: tool_call, name: g, tool_name: get_id, args: {username: nw}}]"
+        write(tmp_path / "suites" / "s.yaml", "cases:\n"
+              "  - {id: web, agent: web, starting_sentence: hi, " + goal + "}\n"
+              "  - {id: cmd, agent: cmd, starting_sentence: hi, " + goal + "}\n"
+              "  - {id: object-100k, agent: iso, starting_sentence: hi, " + goal + "}\n"
+              + "".join(f"  - {{id: {name}, transcript: {name}.json, {goal}}}\n"
+                        for name in ("openai", "watsonx", "anthropic")))
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Traceback" not in result.stdout + result.stderr
+    cases = {c["id"]: c for c in json.loads((tmp_path / "out" / "report.json").read_text())["cases"]}
+    assert len(cases) == 6
+    for case_id, case in cases.items():
+        assert case["status"] == "failed", (case_id, case.get("error"))
+        call = case["calls"][0]
+        assert (call["role"], call["note"].endswith(UNREAD)) == ("invalid_arguments", True), (case_id, call["note"])
+        expected = deep if case_id != "object-100k" else '{"a":' * 100_000 + "{}" + "}" * 100_000
+        assert call["arguments"] == expected, case_id  # kept whole, as written

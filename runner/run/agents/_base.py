@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from runner.deepjson import TooDeep, loads_keeping_deep_arguments
 from runner.jsontext import deeper_than
 from runner.suite.models import Case
 
@@ -255,6 +256,23 @@ def excerpt(text: str, limit: int = 200) -> str:
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
                         text).replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def reply_json(text: str) -> Any:
+    """An agent's reply as JSON: json.loads, except that tool arguments nested deeper than it reads are
+    kept as their JSON text (runner.deepjson), to be reported as arguments that cannot be read.
+    ValueError for text that is not JSON; TooDeep (a ValueError) for text that nests too deep elsewhere."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads_keeping_deep_arguments(text, MAX_NESTING)
+
+
+def unreadable_reply(exc: ValueError) -> str:
+    """Why reply_json refused a reply, in an error's words."""
+    if isinstance(exc, TooDeep):
+        return f"nested more than {MAX_NESTING} levels deep outside any tool call's arguments"
+    return "not JSON"
 
 
 def json_text(value: Any) -> str:

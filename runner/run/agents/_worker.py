@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from ._base import AgentError, TurnContext
+from ._base import AgentError, TurnContext, deep_json_text
 from .python import exception_summary, load_entrypoint
 
 
@@ -67,7 +67,9 @@ def serve(entrypoint: str, base_dir: str) -> None:
                 continue
             try:
                 answer = json.dumps({"reply": result})
-            except (TypeError, ValueError, RecursionError) as exc:
+            except RecursionError:  # tool arguments nested past json's reach: evalrun reads them as text
+                answer = deep_json_text({"reply": result})
+            except (TypeError, ValueError) as exc:
                 send({"unsendable": f"{type(exc).__name__}: {exc}"[:400]})
                 continue
             replies.write(answer.encode("ascii") + b"\n")

@@ -21,7 +21,8 @@ from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted, scrub)
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
+                    reply_json, scrub, unreadable_reply)
 from ._process import ProcessChannel
 
 KIND = "command"
@@ -125,11 +126,10 @@ class CommandAgent(Agent):
         line = await self.channel.receive(self.options.timeout_s, what)
         text = line.decode("utf-8", "replace")
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            problem = "nested too deeply to read" if isinstance(exc, RecursionError) else "not JSON"
+            data = reply_json(text)
+        except ValueError as exc:
             raise AgentError(self.channel.with_stderr(
-                f"the agent process answered {what} with a line that is {problem}: "
+                f"the agent process answered {what} with a line that is {unreadable_reply(exc)}: "
                 f"{excerpt(scrub(text.strip(), self._secrets))} (logs belong on stderr)")) from None
         try:
             reply = parse_reply(data, f"the agent process's answer to {what}")

@@ -15,12 +15,12 @@ a 3xx is that case's error saying where it pointed.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted, scrub)
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
+                    reply_json, scrub, unreadable_reply)
 from ._process import describe_size
 
 KIND = "http"
@@ -95,10 +95,9 @@ class HttpAgent(Agent):
         except asyncio.TimeoutError:
             raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            problem = "nested too deeply to read" if isinstance(exc, RecursionError) else "not JSON"
-            raise AgentError(self._clean(f"the reply from {url} is {problem}: {excerpt(text)}")) from None
+            data = reply_json(text)
+        except ValueError as exc:
+            raise AgentError(self._clean(f"the reply from {url} is {unreadable_reply(exc)}: {excerpt(text)}")) from None
         try:
             reply = parse_reply(data, f"the reply from {url}")
         except AgentError as exc:  # it quotes the reply, which could echo a header back

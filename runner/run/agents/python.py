@@ -31,7 +31,8 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, parse_reply
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, parse_reply,
+                    reply_json)
 from ._process import ProcessChannel
 
 KIND = "python"
@@ -169,8 +170,8 @@ class PythonAgent(Agent):
         assert self.worker is not None
         line = await self.worker.receive(timeout_s, what, gone=gone)
         try:
-            answer = json.loads(line)
-        except (ValueError, RecursionError):
+            answer = reply_json(line.decode("ascii"))
+        except ValueError:  # UnicodeDecodeError included: the worker writes ASCII
             answer = None
         if not isinstance(answer, dict) or not answer.keys() & {"ready", "failed", "reply", "raised", "unsendable"}:
             raise AgentError(self.worker.with_stderr(f"the worker process of {self.options.entrypoint} answered "
