@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from tests.cli_helpers import run_cli, write, write_json
 from tests.fakes.agent_server import AgentServer
 
@@ -22,6 +24,8 @@ SURROGATE_AGENT = """
 
 COMMAND_AGENT = r"""
 import sys
+
+import pytest
 for line in sys.stdin:
     print('{"messages": [{"role": "assistant", "content": "done \\ud800 here"}]}', flush=True)
 """
@@ -257,3 +261,108 @@ def test_deep_arguments_in_every_shape_an_agent_or_a_recording_gives_them(tmp_pa
         assert (call["role"], call["note"].endswith(UNREAD)) == ("invalid_arguments", True), (case_id, call["note"])
         expected = deep if case_id != "object-100k" else '{"a":' * 100_000 + "{}" + "}" * 100_000
         assert call["arguments"] == expected, case_id  # kept whole, as written
+
+
+# ------------------------------------------------------------------ where the limits lie
+
+def nested_object_text(depth: int) -> str:
+    """An object `depth` levels deep, itself included."""
+    return '{"a": ' * (depth - 1) + "{}" + "}" * (depth - 1)
+
+
+def test_depth_is_counted_from_the_outermost_container():
+    from runner.jsontext import deeper_than
+
+    assert [deeper_than(json.loads(nested_object_text(d)), 100) for d in (99, 100, 101)] == [False, False, True]
+    assert [deeper_than(v, 0) for v in (1, "x", [], {})] == [False, False, True, True]
+    assert deeper_than([1, [2, {"k": [3]}]], 3) is True and deeper_than([1, [2, {"k": [3]}]], 4) is False
+
+
+@pytest.mark.parametrize("depth, readable", [(100, True), (101, False)])
+@pytest.mark.parametrize("as_text", [True, False], ids=["json-text", "object"])
+def test_arguments_are_read_up_to_100_levels_deep(depth, readable, as_text):
+    from runner.transcripts.read import build_trajectory
+
+    text = nested_object_text(depth)
+    arguments = text if as_text else json.loads(text)
+    trajectory = build_trajectory([{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "f", "arguments": arguments}}]}])
+    call = trajectory.tool_calls[0]
+    assert (call.arguments == json.loads(text), call.arguments_error) == ((True, None) if readable else (False, UNREAD))
+
+
+@pytest.mark.parametrize("depth, accepted", [(100, True), (101, False)])
+def test_an_agent_message_may_nest_100_levels_below_itself(depth, accepted):
+    from runner.run.agents._base import AgentError, check_messages
+
+    content = json.loads("[" * depth + "]" * depth)
+    message = {"role": "assistant", "content": content}
+    if accepted:
+        assert check_messages([message], "the reply") == [message]
+    else:
+        with pytest.raises(AgentError, match=r"^the reply: message 0 is nested more than 100 levels deep$"):
+            check_messages([message], "the reply")
+
+
+def test_an_agent_message_with_arguments_of_101_levels_keeps_them_as_text():
+    from runner.run.agents._base import check_messages
+
+    arguments = json.loads(nested_object_text(101))
+    message = {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "function": {"name": "f",
+                                                                                            "arguments": arguments}}]}
+    kept = check_messages([message], "the reply")[0]
+    assert kept["tool_calls"][0]["function"]["arguments"] == nested_object_text(101).replace(": ", ":")
+    assert message["tool_calls"][0]["function"]["arguments"] is arguments  # the agent's own object is left alone
+    shallow = {**message, "tool_calls": [{"id": "1", "function": {"name": "f", "arguments": json.loads(nested_object_text(100))}}]}
+    assert check_messages([shallow], "the reply") == [shallow]
+
+
+# ------------------------------------------------------------------ what an agent says before failing
+
+def test_messages_kept_from_a_turn_that_failed_show_their_surrogates(tmp_path):
+    from tests.fakes.cases import make_agent, make_case, talk
+    from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+
+    with FakeOpenAI() as fake:
+        fake.script(Reply(content="looking \ud800", tool_calls=[tool_call("lookup", {"who": "nw\udc00"}, "c1")]),
+                    Reply(status=500, content="boom"))
+        agent = make_agent({"type": "model", "model": "openai/m", "api_base": fake.base_url, "max_retries": 0,
+                            "cache": False, "system_prompt": "x", "tools": []}, tmp_path)
+        conversation = talk(make_case(starting_sentence="hi", tool_outputs={"lookup": "found"}), agent)
+    assert conversation.termination_reason == "agent_error" and "500" in conversation.error
+    assert conversation.messages[1]["content"] == "looking \\ud800"
+    assert json.loads(conversation.messages[1]["tool_calls"][0]["function"]["arguments"]) == {"who": "nw\udc00"}
+    json.dumps(conversation.to_transcript(), ensure_ascii=False).encode("utf-8")  # it can be saved
+
+
+def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(tmp_path):
+    import subprocess
+
+    from tests.cli_helpers import cli_env
+
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        judge: {model: openai/fake, api_key_env: EVAL_JUDGE_KEY, api_base: "http://127.0.0.1:9"}
+        """)
+    write(tmp_path / "team" / "__init__.py", "")
+    write(tmp_path / "team" / "checks.py", """
+        import os
+
+        def leaky(final_text, options):
+            return {"passed": True, "reason": "odd \\\\ud800 " + os.environ["EVAL_JUDGE_KEY"]}
+        """)
+    write_json(tmp_path / "suites" / "t.json", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "done"}])
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - id: a
+            transcript: t.json
+            goal_details: [{type: text, name: t, keywords: [done]}]
+            checks: [{type: python, function: "team.checks:leaky"}]
+        """)
+    result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
+                            env=cli_env(EVAL_JUDGE_KEY="sk-judge-very-secret"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("report.json", "results.jsonl"):
+        text = (tmp_path / "out" / name).read_text()
+        assert "sk-judge-very-secret" not in text and "odd \\\\ud800 ***" in text, name

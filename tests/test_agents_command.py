@@ -205,6 +205,8 @@ def test_the_process_gets_a_minimal_environment_and_what_env_names(monkeypatch):
     monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-123")
     monkeypatch.setenv("LC_TIME", "C")
     monkeypatch.setenv("PASSED_ON", "yes")
+    for decoy in ("LANGUAGE_MODEL_KEY", "LCTOKEN", "LD_SECRET", "PATH_TOKEN", "HOMEBREW_GITHUB_API_TOKEN", "TZ_KEY"):
+        monkeypatch.setenv(decoy, "secret")  # near the names that pass, but not them
     conversation = talk(make_case(starting_sentence="hi"),
                         command_agent("envnames", env={"AGENT_MODE": "test", "FROM_EVALRUN": "${PASSED_ON}"}))
     names = set(conversation.messages[-1]["content"].split())
@@ -249,3 +251,14 @@ def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
     seen = (tmp_path / "seen_env.json").read_text()
     assert "sk-very-secret-judge-key" not in seen and "EVAL_JUDGE_KEY" not in seen
     assert '"PATH"' in seen
+
+
+def test_an_agent_that_exits_near_its_deadline_is_reported_as_exited_not_slow(tmp_path):
+    """The agent answers, leaves a helper holding its output and exits; the next turn's deadline comes
+    before evalrun's short grace for a line already written: it still says the process exited."""
+    agent = make_agent({"type": "command", "timeout_s": 0.15, "command": [
+        "sh", "-c", "read line; echo '{\"messages\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}'; "
+                    "sleep 30 & exit 4"]})
+    conversation = talk(make_case(**THREE_TURNS), agent)
+    assert [m["content"] for m in conversation.messages] == ["one", "hi", "two"]
+    assert conversation.error == "the agent process exited with code 4 before answering turn 2 (nothing on stderr)"

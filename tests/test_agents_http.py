@@ -140,3 +140,11 @@ def test_a_redirect_is_reported_with_where_it_points_and_not_followed(server):
                        "http://elsewhere.example/chat; evalrun does not follow redirects: set the agent's `url` to "
                        "where it points")
     assert [path for path, _, _ in server.requests] == ["/redirect"]
+
+
+def test_where_a_redirect_points_is_quoted_as_agent_text(server):
+    server.redirect_to = "http://elsewhere.example/\x85" + "a" * 300  # a C1 control, then far too long
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/redirect")))
+    pointed = "http://elsewhere.example/\\x85" + "a" * 170 + "…"
+    assert conversation.error == (f"HTTP 302 from {server.url('/redirect')}: the endpoint redirects to {pointed}; "
+                                  "evalrun does not follow redirects: set the agent's `url` to where it points")

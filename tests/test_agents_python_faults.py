@@ -281,3 +281,55 @@ def test_the_worker_protocol_is_not_the_agents_stdout(tmp_path):
     conversation = talk(make_case(starting_sentence="hi"), agent)
     assert conversation.messages[-1] == {"role": "assistant", "content": "genuine"}
     assert conversation.stderr_tail == ['{"reply": "forged"}', '{"reply": "forged too"}']
+
+
+def test_whatever_escapes_a_case_below_the_agent_is_that_cases_error(tmp_path):
+    """The runner's last line of defence: a BaseException from anywhere in a case (here the callback that
+    saves its conversation) is that case's error, and the next case runs."""
+    from runner.config import load_config
+    from runner.run.case_index import index_cases
+    from runner.run.execute import CaseRunner, RunOptions
+
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          bot: {type: python, entrypoint: "faulty:respond"}
+        """)
+    write(tmp_path / "faulty.py", FAULTY)
+    write(tmp_path / "suites" / "s.yaml", """
+        agent: bot
+        cases:
+          - {id: ok-1, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [good]}]}
+          - {id: ok-2, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [good]}]}
+        """)
+    loaded, problems = load_config(tmp_path / "evalrun.yaml")
+    assert problems == []
+    index = index_cases([tmp_path / "suites"], None, roots=[tmp_path / "suites"])
+    saved: list[str] = []
+
+    def save(case_id: str, data: dict):
+        saved.append(case_id)
+        if case_id == "ok-1":
+            raise KeyboardInterrupt  # not the user's Ctrl-C: evalrun handles that as a signal
+        return None
+
+    runner = CaseRunner(loaded, RunOptions(), roots=[tmp_path / "suites"], save_conversation=save)
+
+    async def both():
+        return [await runner.run(ref) for ref in index.refs]
+
+    first, second = asyncio.run(both())
+    assert first[0].status == "error"
+    assert first[0].error.startswith("internal error while running the case: KeyboardInterrupt")
+    assert second[0].status == "passed" and saved == ["ok-1", "ok-2"]
+
+
+def test_a_surrogate_pair_written_as_two_code_points_becomes_the_character(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write(tmp_path / "pairs.py", """
+        def respond(messages, context):
+            return "smile \\ud83d\\ude00, lone \\udc00 and \\ud83d"
+        """)
+    conversation = talk(make_case(starting_sentence="hi"), make_agent({"type": "python", "entrypoint": "pairs:respond"},
+                                                                      tmp_path))
+    assert conversation.messages[-1]["content"] == "smile \U0001f600, lone \\udc00 and \\ud83d"

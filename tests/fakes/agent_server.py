@@ -10,7 +10,7 @@
 /huge        a valid reply of HUGE_BYTES, sent without Content-Length (the length is known at the end)
 /declared    headers saying Content-Length: 300 MB, then a trickle of bytes that never ends
 /gzipbomb    a small gzip body that inflates to 64 MiB
-/redirect    302 to http://elsewhere.example/chat
+/redirect    302 to `redirect_to` (default http://elsewhere.example/chat)
 /raw         200 with `reply_text` as it is
 Every request body and its headers are kept in `requests`.
 """
@@ -32,6 +32,7 @@ class AgentServer:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict, dict]] = []
         self.reply_text = ""
+        self.redirect_to = "http://elsewhere.example/chat"
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -114,7 +115,7 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
                 self._head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(_BOMB))})
                 self.wfile.write(_BOMB)
             elif self.path == "/redirect":
-                self._head(302, {"Location": "http://elsewhere.example/chat", "Content-Length": "0"})
+                self._head(302, {"Location": owner.redirect_to, "Content-Length": "0"})
             else:
                 return False
             return True

@@ -161,7 +161,7 @@ def check_messages(messages: list, where: str) -> list[dict]:
         if not isinstance(message, dict):
             raise AgentError(f"{where}: message {i} is not an object: {excerpt(json_text(message))}")
         message = _deep_arguments_as_text(message)
-        if deeper_than(message, MAX_NESTING + 1):  # +1: the message object itself
+        if deeper_than(_without_arguments(message), MAX_NESTING + 1):  # +1: the message object itself
             raise AgentError(f"{where}: message {i} is nested more than {MAX_NESTING} levels deep")
         odd = _not_json_data(message)
         if odd is not None:
@@ -214,6 +214,16 @@ def _not_json_data(message: dict) -> Optional[str]:
         elif not isinstance(value, _SCALARS):
             return f"`{excerpt(path, 80)}` is not JSON data (a Python {type(value).__name__})"
     return None
+
+
+def _without_arguments(message: dict) -> dict:
+    """`message` with its tool calls' arguments left out (they have a depth limit of their own)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    bare = [{**call, "function": {**call["function"], "arguments": None}}
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]
+    return {**message, "tool_calls": bare}
 
 
 class _Token(str):
