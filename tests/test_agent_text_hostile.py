@@ -349,7 +349,7 @@ def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(
         import os
 
         def leaky(final_text, options):
-            return {"passed": True, "reason": "odd \\\\ud800 " + os.environ["EVAL_JUDGE_KEY"]}
+            return {"passed": True, "reason": "odd \\ud800 " + os.environ["EVAL_JUDGE_KEY"]}  # a lone surrogate
         """)
     write_json(tmp_path / "suites" / "t.json", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "done"}])
     write(tmp_path / "suites" / "s.yaml", """

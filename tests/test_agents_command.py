@@ -254,11 +254,11 @@ def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
 
 
 def test_an_agent_that_exits_near_its_deadline_is_reported_as_exited_not_slow(tmp_path):
-    """The agent answers, leaves a helper holding its output and exits; the next turn's deadline comes
-    before evalrun's short grace for a line already written: it still says the process exited."""
-    agent = make_agent({"type": "command", "timeout_s": 0.15, "command": [
+    """The agent answers, leaves a helper holding its output, and exits just before the next turn's
+    deadline, inside evalrun's short grace for a line already written: it still says the process exited."""
+    agent = make_agent({"type": "command", "timeout_s": 1.5, "command": [
         "sh", "-c", "read line; echo '{\"messages\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}'; "
-                    "sleep 30 & exit 4"]})
+                    "sleep 30 & sleep 1.35; exit 4"]})
     conversation = talk(make_case(**THREE_TURNS), agent)
     assert [m["content"] for m in conversation.messages] == ["one", "hi", "two"]
     assert conversation.error == "the agent process exited with code 4 before answering turn 2 (nothing on stderr)"

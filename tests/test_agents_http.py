@@ -98,7 +98,7 @@ def test_an_openai_compatible_endpoint_works_as_it_is():
 def test_a_trickled_reply_is_bounded_by_one_deadline_for_the_whole_request(server):
     started = time.monotonic()
     conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/trickle"), timeout_s=0.5))
-    assert time.monotonic() - started < 1.5  # each byte came quickly; the request as a whole did not
+    assert time.monotonic() - started < 2.5  # each byte came quickly, the whole would take 3.2 s
     assert (conversation.termination_reason, conversation.error) == (
         "agent_error", f"no complete answer from {server.url('/trickle')} within 0.5 s")
     assert conversation.messages == [{"role": "user", "content": "hi"}]
