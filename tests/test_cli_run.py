@@ -332,7 +332,7 @@ def test_a_transcript_with_a_lone_surrogate_runs_and_its_report_is_written(tmp_p
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout.splitlines()[0].startswith("PASS  lookup")
-    assert report_of(tmp_path)["cases"][0]["transcript"][0]["content"] == "hi \ufffd"
+    assert report_of(tmp_path)["cases"][0]["transcript"][0]["content"] == "hi \\ud800"  # shown, not hidden
 
 
 def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_path):

@@ -130,8 +130,9 @@ def test_two_runs_sharing_an_output_dir_keep_both_results(tmp_path):
         assert len(valid_report(report_path)["cases"]) == 200
 
 
-def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tmp_path):
-    # Transcripts are refused past 100 levels when read; a live agent can still hand back anything.
+def test_arguments_deeper_than_the_serialiser_goes_are_kept_as_written_and_marked(tmp_path):
+    # Transcripts are refused past 100 levels when read; a live agent's arguments are kept as their text
+    # past that depth, and reported as arguments that cannot be read (never dropped from the report).
     many_cases(tmp_path, 2)
     with (tmp_path / "evalrun.yaml").open("a") as config:
         config.write("agents:\n  deep: {type: python, entrypoint: 'deep_agent:respond'}\n")
@@ -156,12 +157,32 @@ def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tm
         goal_details: [{type: tool_call, name: g, tool_name: t, args: {n: 1}}]
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
     report = valid_report(tmp_path / "out" / "report.json")
     case = next(c for c in report["cases"] if c["id"] == "deep")
-    assert case["status"] == "passed" and case["transcript"] == []
-    assert case["notes"][0].startswith("the conversation and call arguments were left out of the report")
-    assert [c["status"] for c in report["cases"]] == ["passed"] * 3
+    assert case["status"] == "failed" and len(case["transcript"]) == 4 and not case["notes"]
+    assert case["calls"][0]["role"] == "invalid_arguments"
+    assert case["calls"][0]["arguments"] == case["transcript"][1]["tool_calls"][0]["function"]["arguments"]
+    assert case["calls"][0]["note"].endswith("arguments are nested more than 100 levels deep; evalrun keeps them as "
+                                             "written but does not read them")
+    assert [c["status"] for c in report["cases"]] == ["passed", "passed", "failed"]
+
+
+def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tmp_path):
+    from runner.results.folder import RunFolder
+    from runner.results.models import CallRecord, CaseResult
+
+    folder, _ = RunFolder.open(tmp_path / "out", "run-1")
+    folder.start_results()
+    odd = CaseResult(id="odd", status="passed", source="s.yaml:1:1",
+                     transcript=[{"role": "assistant", "content": "x", "meta": object()}],
+                     calls=[CallRecord(index=0, message=1, tool_name="t", arguments={"n": 1}, role="goal")])
+    saved = folder.add(0, 0, odd)
+    folder.close_results()
+    assert saved.status == "passed" and saved.transcript == [] and saved.calls[0].arguments is None
+    assert saved.notes[0].startswith("the conversation and call arguments were left out of the report: they could "
+                                     "not be saved (PydanticSerializationError: ")
+    assert results_lines(folder.results_path)[0]["notes"] == saved.notes
 
 
 def test_control_characters_from_the_agent_are_shown_not_obeyed(tmp_path):

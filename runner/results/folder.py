@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from ..atomic import open_atomically, write_text_atomically
+from ..jsontext import replace_lone_surrogates
 from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
@@ -102,6 +103,11 @@ class RunFolder:
             return result, self._redact(result.model_dump_json())
         except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts
             reason = f"{type(exc).__name__}: {exc}"
+        try:  # a lone surrogate (in a judge's or a check's words) cannot be UTF-8: show it, drop nothing
+            shown = CaseResult.model_validate(replace_lone_surrogates(result.model_dump(mode="json"), visible=True))
+            return shown, self._redact(shown.model_dump_json())
+        except Exception:
+            pass
         slim = result.model_copy(update={"transcript": [], "calls": [c.model_copy(update={"arguments": None})
                                                                            for c in result.calls],
                                          "notes": [*result.notes, f"the conversation and call arguments were left "

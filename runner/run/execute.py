@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
@@ -161,9 +162,11 @@ class CaseRunner:
         with record_calls() as calls, repeat_scope(repeat or 0):  # every model call made for this case
             try:
                 results = await self._run(ref, base)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+            except asyncio.CancelledError as exc:
+                if being_cancelled():
+                    raise
+                results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+            except BaseException as exc:  # SystemExit from a check or an agent kind: this case's error, not the run's
                 results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
         for result in results:
             result.duration_s = (time.perf_counter() - started) / len(results)
@@ -246,7 +249,7 @@ class CaseRunner:
         return result
 
 
-def _internal_error(doing: str, exc: Exception) -> str:
+def _internal_error(doing: str, exc: BaseException) -> str:
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return f"internal error while {doing}: {detail}\n{traceback.format_exc(limit=6)}"
 
