@@ -27,7 +27,7 @@ from .run.case_index import CaseIndex, index_cases
 from .config import LoadedConfig, find_config, load_config, suite_roots
 from .results.models import CaseResult, Summary
 from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
-from .secrets import Redactor, redact_config, secret_values
+from .secrets import Redactor, protect_config
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
 from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
@@ -188,8 +188,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         except NotAReport as exc:
             return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--baseline", 1, 1, "error", str(exc), "not-a-report")])
 
-    config_record = _config_record(loaded, request.replay_dir)
-    redact = Redactor(secret_values(config_record))
+    config_record, redact = _config_record(loaded, request.replay_dir)
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = new_run_id(started)
     folder_path = request.output_dir or DEFAULT_REPORTS_ROOT / run_id
@@ -389,8 +388,9 @@ class _SignalsStopTheRun:
             loop.call_soon_threadsafe(functools.partial(self.stop.request, name, interrupted=True))
 
 
-def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> dict:
+def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> tuple[dict, Redactor]:
+    """The config as the report records it (credentials masked), and the redactor of every secret it names."""
     record = loaded.config.model_dump(mode="json", by_alias=True, exclude={"schema_"})
     record["config_file"] = str(loaded.path) if loaded.path else None
     record["replay_dir"] = str(replay_dir) if replay_dir else None
-    return redact_config(record)
+    return protect_config(record)

@@ -180,9 +180,15 @@ def case_line(result: CaseResult, color: bool = False) -> str:
 
 
 def goal_lines(result: CaseResult) -> list[str]:
-    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave."""
-    return [f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {goal.status} — {visible(goal.explanation)}"
-            for goal in result.goals]
+    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave
+    (the status once: an explanation that opens with it, "achieved at message 4", says it already)."""
+    lines = []
+    for goal in result.goals:
+        explanation = visible(goal.explanation)
+        said = explanation if explanation.startswith(goal.status.replace("_", " ")) \
+            else f"{goal.status} — {explanation}"
+        lines.append(f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {said}")
+    return lines
 
 
 def explain_case(result: CaseResult) -> list[str]:
