@@ -33,7 +33,7 @@ def test_verbose_prints_every_case_and_every_goal(tmp_path):
         lines[4],
     ]
     assert lines[4] == "    ✗ get_off\\x1b[2K: not called: the agent never called get_timeoff"  # its escape made visible
-    assert lines[5] == "    ✓ said: achieved at message 3: said"  # the status once, not "achieved — achieved"
+    assert lines[5] == "    ✓ said: achieved at message 4: said"  # the status once, not "achieved — achieved"
     assert "\x1b" not in done.stdout
     quiet = run_cli("suites", "-q", "-j", "1", "--output-dir", "out2", cwd=tmp_path)
     assert not any(line.startswith(("PASS", "    ✓")) for line in quiet.stdout.splitlines())
