@@ -244,9 +244,11 @@ def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
 
 
 def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = (),
-                  report_path: Optional[str] = None) -> None:
+                  report_path: Optional[str] = None, agent: Optional[str] = None) -> None:
     for line in notes:
         console.line(line, "skipped")
+    if agent is not None:
+        console.line(agent_line(agent))
     parts = [f"{summary.passed} passed", f"{summary.failed} failed"]
     for status in ("error", "unscored", "skipped"):
         if getattr(summary, status):
@@ -267,6 +269,11 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(f"not run: {len(summary.not_run)} case(s): {shown}")
     if report_path:
         console.line(f"report: {report_path}")
+
+
+def agent_line(agent: str) -> str:
+    """Who played the live cases when --agent chose one for all of them."""
+    return f"agent: every live case was played by '{visible(agent)}' (--agent)"
 
 
 def repeat_line(repeats) -> str:
