@@ -364,7 +364,7 @@ def _write_formats(names: Sequence[str], report_path: Path, notes: list[str]) ->
     from .report.render import render_many
 
     try:
-        return render_many(names, report_path, problems=notes)
+        return [path for path in render_many(names, report_path, problems=notes) if path != report_path]
     except (OSError, ValueError) as exc:  # report.json could not be read back
         notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
         return []

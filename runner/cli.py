@@ -452,9 +452,11 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     summary = Summary.model_validate(merged["summary"])
     out = Console(sys.stdout)
     print_summary(out, summary, notes=[f"merged {len(merged['merged_from'])} shard(s): "
-                                       + ", ".join(merged["merged_from"])], report_path=str(target))
+                                       + ", ".join(merged["merged_from"])], report_path=str(target),
+                  agent=merged.get("agent"))
     for path in written:
-        out.line(f"{path.name}: {path}")
+        if path != target:  # --format json: the merged report.json itself
+            out.line(f"{path.name}: {path}")
     return summary.exit_code
 
 
@@ -498,8 +500,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print("the check decided none of the examples (see why above): exit 3", file=sys.stderr)
         return 3
     if args.min_kappa is not None and (agreement.kappa is None or agreement.kappa < args.min_kappa):
-        print(f"Cohen's kappa {agreement.kappa if agreement.kappa is not None else 'undefined'} is below --min-kappa "
-              f"{args.min_kappa:g}: exit 1", file=sys.stderr)
+        kappa = "undefined" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+        print(f"Cohen's kappa {kappa} is below --min-kappa {args.min_kappa:g}: exit 1", file=sys.stderr)
         return 1
     return 0
 

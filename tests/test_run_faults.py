@@ -270,7 +270,7 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 1
     screen = b"".join(chunks).decode()
-    assert "\r\x1b[2K[30/30] 29 passed, 1 not passed" in screen
+    assert "\r\x1b[2K[30/30] 29 passed, 1 failed, " in screen
     assert "[1/30] " in screen and " left" in screen  # an estimate while cases remain
     piped = run_cli("suites", "--output-dir", "out2", cwd=tmp_path)
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout

@@ -67,6 +67,9 @@ def _summary(out: TextIO, report: dict) -> None:
     out.write(f"<header>\n<h1>evalrun report</h1>\n<div class=\"muted\">run {e(report.get('run_id', ''))} · "
               f"started {e(report.get('started_at', ''))} · {e(summary.get('duration_s', 0))}s · "
               f"evalrun {e(report.get('evalrun_version', ''))}</div>\n")
+    if report.get("agent"):
+        out.write(f'<div id="agent">Every live case was played by agent <code>{e(report["agent"])}</code> '
+                  "(--agent)</div>\n")
     if summary.get("interrupted") or summary.get("stop_reason"):
         out.write(f'<div class="warn" id="stopped"><b>The run stopped early</b> '
                   f"({e(summary.get('stop_reason') or 'interrupted')}): {len(not_run)} case(s) did not run.</div>\n")
