@@ -145,11 +145,12 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     """The run in its stages: choose the cases (collect, check, narrow), open the run folder, play and
     score them as results stream to disk, then write the report. Signals are handled from the first
     file read to the last byte written (runner.signals)."""
-    from .run.execute import Stop
     from .signals import CollectionInterrupted, RunSignals
 
-    stop = Stop()
-    with RunSignals(stop, handle_signals) as signals:
+    with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
+        from .run.execute import Stop
+
+        stop = signals.stop = Stop()
         try:
             chosen = _choose_cases(request)
         except CollectionInterrupted as exc:

@@ -386,7 +386,9 @@ def _diagnostic_line(diagnostic, command: str) -> str:
     """A problem with a file as a compiler prints it (path:line:col: error: ...); a problem with a
     command-line option as a usage error that names the option (evalrun run: error: --agent: ...)."""
     if diagnostic.path.startswith("-"):
-        return f"evalrun {command}: {diagnostic.severity}: {diagnostic.path}: {diagnostic.message}"
+        said = diagnostic.message if diagnostic.message.startswith(diagnostic.path) \
+            else f"{diagnostic.path}: {diagnostic.message}"
+        return f"evalrun {command}: {diagnostic.severity}: {said}"
     return str(diagnostic)
 
 

@@ -32,8 +32,8 @@ class CollectionInterrupted(Exception):
 
 
 class RunSignals:
-    def __init__(self, stop, enabled: bool):
-        self.stop = stop  # runner.run.execute.Stop: request(reason, interrupted=True)
+    def __init__(self, enabled: bool, stop=None):
+        self.stop = stop  # runner.run.execute.Stop (request(reason, interrupted=True)); set before the run starts
         self.enabled = enabled and threading.current_thread() is threading.main_thread()
         self.phase = "collecting"
         self.loop: Optional[asyncio.AbstractEventLoop] = None
