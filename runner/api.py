@@ -346,7 +346,9 @@ def _play(request: RunRequest, chosen: _Chosen, stop, signals, on_start: Callabl
                                                               f"finished cases are in {folder.results_path}", "io")
         code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
         return RunOutcome(code, [*diagnostics, problem], summary, None, folder, notes, redact)
-    extra_reports = _write_formats(request.formats, report_path, notes)
+    from .report.render import render_beside
+
+    extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []
     if request.output_dir is None:
         try:
             point_latest(chosen.reports_root, folder.path)
@@ -355,20 +357,6 @@ def _play(request: RunRequest, chosen: _Chosen, stop, signals, on_start: Callabl
                          f"{describe_os_error(exc)}")
     folder.release()
     return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact, extra_reports)
-
-
-def _write_formats(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
-    """The --format files, rendered from the report.json just written (never from memory, so they
-    equal what `evalrun report` makes later). A format that cannot be written is a note, not a failed run."""
-    if not names:
-        return []
-    from .report.render import render_many
-
-    try:
-        return [path for path in render_many(names, report_path, problems=notes) if path != report_path]
-    except (OSError, ValueError) as exc:  # report.json could not be read back
-        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
-        return []
 
 
 def _usage_or_none(usage):

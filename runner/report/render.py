@@ -45,6 +45,17 @@ def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str
     return written
 
 
+def render_beside(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
+    """A run's --format files, rendered from the report.json just written (never from memory, so they
+    equal what `evalrun report` makes later); report.json itself is not listed again. A format that
+    cannot be written is a note in `notes`, not a failed run."""
+    try:
+        return [path for path in render_many(names, report_path, problems=notes) if path != report_path]
+    except (OSError, ValueError) as exc:  # report.json could not be read back
+        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
+        return []
+
+
 def _same_file(target: Path, report_path: Path) -> bool:
     try:
         return target.resolve() == report_path.resolve()
