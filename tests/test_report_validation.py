@@ -10,6 +10,7 @@ import copy
 import io
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def tampered(root: Path, name: str, change, source: str = "with-baseline") -> Pa
     change(data)
     folder = root / name
     folder.mkdir(exist_ok=True)
-    (folder / "report.json").write_text(json.dumps(data), encoding="utf-8")  # NaN, Infinity as Python writes them
+    text = json.dumps(data)  # NaN, Infinity as Python writes them
+    (folder / "report.json").write_text(re.sub(r'"RAW:([^"]*)"', r"\1", text), encoding="utf-8")  # numbers as written
     return folder
 
 
@@ -74,6 +76,8 @@ TAMPERED = [
      "cases[3]: case 'lookup' is listed twice (also cases[0])"),
     ("float-metric-count", set_in(["cases", 0, "metrics", "counts", "tool_calls"], 1.0),
      "cases[0].metrics.counts.tool_calls: Input should be a valid integer (got 1.0)"),
+    ("overflowing-number", set_in(["summary", "pass_rate"], "RAW:1e999"),  # a float parser reads it as infinity
+     'summary.pass_rate: Input should be a valid number (got "1e999")'),
 ]
 
 
