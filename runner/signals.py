@@ -23,8 +23,9 @@ from typing import Optional
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class CollectionInterrupted(Exception):
-    """A signal arrived while the suites were being collected."""
+class CollectionInterrupted(BaseException):
+    """A signal arrived while the suites were being collected. A BaseException, as KeyboardInterrupt
+    is: a reader's `except Exception` (which turns a broken file into a diagnostic) must not swallow it."""
 
     def __init__(self, name: str):
         super().__init__(name)
