@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .suite.models import Case
 
 __all__ = ["CONFIG_NAMES", "Config", "ConfigSearch", "LoadedConfig", "config_line", "config_search", "find_config",
-           "load_config", "suite_roots"]
+           "load_config", "project_home", "suite_roots"]
 
 
 class EmbeddingsConfig(BaseModel):
@@ -240,10 +240,11 @@ def _judged_checks(spec: object) -> list[str]:
 class LoadedConfig(BaseModel):
     config: Config
     path: Optional[Path] = None  # None: built-in defaults
+    home: Optional[Path] = None  # without a file: the project folder (`project_home`) that relative paths start from
 
     @property
     def base_dir(self) -> Path:
-        return self.path.parent if self.path else Path.cwd()
+        return self.path.parent if self.path else (self.home or Path.cwd())
 
     def resolve(self, relative: Optional[str]) -> Optional[Path]:
         return None if relative is None else (self.base_dir / relative).resolve()
@@ -317,6 +318,23 @@ def config_line(paths: list[Path], config_path: Optional[Path] = None, cwd: Opti
     nearest, furthest = display_path(search.searched[0]), display_path(search.searched[-1])
     where = nearest if len(search.searched) == 1 else f"{nearest} .. {furthest}"
     return f"config: none found (searched {where}); using defaults"
+
+
+def project_home(paths: list[Path], config_path: Optional[Path] = None) -> Path:
+    """The project's folder, where its `.evalrun/` (reports, `latest`, caches, the --last-failed
+    history) lives whatever folder evalrun is started from: the folder of its evalrun.yaml; without
+    one, the repository the first suite path is in (the nearest folder above it holding `.git`); else
+    that path's own folder."""
+    if config_path is not None:
+        return real_path(config_path).parent
+    if not paths:
+        return real_path(Path.cwd())
+    first = real_path(paths[0])
+    folder = first if first.is_dir() else first.parent
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return folder
 
 
 def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:

@@ -63,7 +63,7 @@ def test_an_unknown_profile_is_a_usage_error_with_did_you_mean(tmp_path):
     write(tmp_path / "evalrun.yaml", PROFILES)
     result = run_cli("run", "suites", "--profile", "nightyl", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
-    assert (f"--profile:1:1: error: --profile: unknown profile 'nightyl' ({tmp_path / 'evalrun.yaml'} declares "
+    assert (f"evalrun run: error: --profile: unknown profile 'nightyl' ({tmp_path / 'evalrun.yaml'} declares "
             "profiles: ci, nightly, only_text) (did you mean 'nightly'?)") in result.stderr.splitlines()
     assert not (tmp_path / "out" / "report.json").exists()
 

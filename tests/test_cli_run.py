@@ -340,7 +340,7 @@ def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_
     (tmp_path / "out").write_text("not a folder")
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
-    assert "out:1:1: error: --output-dir: 'out' exists and is not a folder" in result.stderr.splitlines()
+    assert "evalrun run: error: --output-dir: 'out' exists and is not a folder" in result.stderr.splitlines()
     assert result.stdout == ""
     assert result.stderr.splitlines()[0] == "config: evalrun.yaml"  # every run says which config it obeys
     assert (tmp_path / "out").read_text() == "not a folder"

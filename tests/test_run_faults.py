@@ -291,7 +291,25 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 1
     screen = b"".join(chunks).decode()
-    assert "\r\x1b[2K[30/30] 29 passed, 1 not passed" in screen
+    assert "\r\x1b[2K[30/30] 29 passed, 1 failed, " in screen
     assert "[1/30] " in screen and " left" in screen  # an estimate while cases remain
     piped = run_cli("suites", "--output-dir", "out2", cwd=tmp_path)
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
+
+
+def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path):
+    """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
+    write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
+    for n in range(6000):
+        write_json(tmp_path / "suites" / f"d{n // 500}" / f"c{n:05d}.json", {
+            "goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"n": n}}],
+            "transcript": "t.json"})
+    process = start(tmp_path, "--output-dir", "out")
+    assert process.stderr.readline() == "config: evalrun.yaml\n"  # printed just before collection starts
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stdout + stderr
+    assert stderr.splitlines() == ["interrupted (SIGTERM) while collecting the suites, before any case ran: nothing "
+                                   "was run and no report was written: exit 2"]
+    assert stdout == "" and not (tmp_path / "out").exists()

@@ -86,6 +86,8 @@ def _run_properties(report: dict) -> list[tuple[str, Any]]:
         props.append(("agents", ", ".join(f"{name} ({(spec or {}).get('type', '?')})" for name, spec in agents.items())))
     if config.get("default_agent"):
         props.append(("default_agent", config["default_agent"]))
+    if report.get("agent"):
+        props.append(("agent", report["agent"]))  # --agent: it played every live case
     for name in ("mean_journey_completion", "mean_tool_call_precision", "mean_tool_call_recall"):
         if summary.get(name) is not None:
             props.append((name, f"{summary[name]:.4f}"))

@@ -30,6 +30,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
     headline = ", ".join(f"{n} {status}" for status, n in counts if n) or "no cases finished"
     out.write(f"## evalrun: {headline}\n\n")
     out.write(f"**Pass rate:** {md_text(pass_rate_text(summary))}\n\n")
+    if report.get("agent"):
+        out.write(f"**Agent:** every live case was played by {md_text(report['agent'])} (--agent)\n\n")
     out.write("| total | passed | failed | error | unscored | skipped | not run |\n")
     out.write("|---:|---:|---:|---:|---:|---:|---:|\n")
     out.write(f"| {summary.get('total', len(cases))} | " + " | ".join(str(n) for _, n in counts)

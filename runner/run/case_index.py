@@ -76,11 +76,12 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
 
 
 def selected(case_id: str, case_tags: Iterable[str], filters: Sequence[str], tags: Sequence[str]) -> bool:
-    """-k globs on the id (a plain word matches ids containing it) and --tag, as pytest users expect."""
+    """-k globs on the id (a plain word matches ids containing it) and --tag, as pytest users expect.
+    Tags are words people type in two places: `--tag smoke` selects a case tagged `Smoke`."""
     if filters and not any(fnmatch.fnmatchcase(case_id, f if any(ch in f for ch in "*?[") else f"*{f}*")
                            for f in filters):
         return False
-    return not tags or bool(set(tags) & set(case_tags))
+    return not tags or not {t.casefold() for t in tags}.isdisjoint(t.casefold() for t in case_tags)
 
 
 class CaseChanged(Exception):
