@@ -168,6 +168,7 @@ def run_assert(options: AssertOptions, ctx: CheckContext) -> Verdict:
 
 FAMILIES = (
     CheckFamily(types=("semantic_match", "final_response_match_v2"), needs_model=True, default_threshold=0.0,
+                alias_thresholds=(("final_response_match_v2", 1.0),),  # the share of turns judged a match
                 description="A judge decides whether the final answer means the same as a reference.",
                 options=SemanticMatchOptions, run=run_semantic_match),
     CheckFamily(types=("assert", "llm_judge"), needs_model=True, default_threshold=0.0,

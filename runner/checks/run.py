@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
+from .adk import TURN_CRITERIA, adk_verdict
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -58,14 +59,18 @@ def _worded(error: dict) -> str:
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
     """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
     try:
-        verdict = family.run(options, ctx)
+        # A check written under an ADK criterion's name is scored turn by turn, as ADK scores it
+        verdict = adk_verdict(family, options, ctx) if options.type in TURN_CRITERIA else family.run(options, ctx)
     except Exception as exc:  # a bug in a check must not take the case down
         verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
-    threshold = options.threshold if options.threshold is not None else family.default_threshold
+    threshold = options.threshold if options.threshold is not None else family.default_threshold_for(options.type)
     base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
                 threshold=threshold)
     if verdict.skipped is not None:
         return CheckResult(**base, status="skipped", explanation=f"skipped: {verdict.skipped}",
+                           evidence=verdict.evidence)
+    if verdict.unscored is None and verdict.score is None and verdict.passed is not None:  # informational
+        return CheckResult(**base, status="passed" if verdict.passed else "failed", explanation=verdict.explanation,
                            evidence=verdict.evidence)
     if verdict.unscored is not None or verdict.score is None:
         reason = verdict.unscored or "the check gave no score"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
@@ -23,7 +23,7 @@ IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this i
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input",
 )
 
 
@@ -222,6 +222,123 @@ class FileUpload(BaseModel):
         None, title="Content type", description="MIME type of the file.", examples=["image/jpeg"])
 
 
+class ExpectedCall(_Strict):
+    """A tool call expected at some point: in a turn's `calls`, or in a `trajectory` check's `expected`."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Expected call",
+        json_schema_extra={"description": "A tool call the trajectory expects. Without `args` it matches any "
+                           "call of the tool.",
+                           "examples": [{"tool_name": "get_timeoff_schedule",
+                                         "args": {"start_date": "2025-01-01"}, "arg_matching": {"start_date": "fuzzy"}}]})
+
+    tool_name: str = Field(min_length=1, title="Tool name", description="The tool that must be called.",
+                           examples=["get_timeoff_schedule"])
+    args: Optional[dict[str, Any]] = Field(
+        None, title="Expected arguments",
+        description="The arguments the call must carry, compared as a tool goal's are. Left out: any arguments.",
+        examples=[{"username": "nwaters"}])
+    arg_matching: dict[str, ArgSpec] = Field(
+        default_factory=dict, title="Argument matching",
+        description="Argument name (or dot path) to comparison mode, as in a tool goal.",
+        examples=[{"start_date": "fuzzy"}])
+    extra_args: Optional[Literal["allow", "forbid"]] = Field(
+        None, title="Extra arguments", description="allow (default: the case's `extra_args`) or forbid.",
+        examples=["forbid"])
+
+
+class IntermediateResponse(_Strict):
+    """Text an agent is expected to say before the turn's final answer (ADK's intermediate_responses)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Intermediate response",
+        json_schema_extra={"description": "Text an agent (or sub-agent) says on the way to the final answer; kept "
+                           "from ADK files for judges that read it, never scored on its own.",
+                           "examples": [{"author": "keyword_finding_agent", "text": "Let me find keywords."}]})
+
+    author: str = Field(title="Author", description="The agent that says it.", examples=["keyword_finding_agent"])
+    text: str = Field(title="Text", description="What it says.", examples=["Let me find keywords."])
+
+
+class Rubric(_Strict):
+    """One property a judge checks with yes or no (ADK's rubrics)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Rubric",
+        json_schema_extra={"description": "A property a judge checks (ADK's rubric: rubric_id, rubric_content."
+                           "text_property, type). Read by rubric_based_final_response_quality_v1 (type "
+                           "FINAL_RESPONSE_QUALITY or none) and rubric_based_tool_use_quality_v1 (TOOL_USE_QUALITY).",
+                           "examples": [{"id": "cites_source", "text": "The answer names where the figure comes from.",
+                                         "type": "FINAL_RESPONSE_QUALITY"}]})
+
+    id: str = Field(min_length=1, title="Rubric id", description="Unique within the case.", examples=["cites_source"])
+    text: str = Field(min_length=1, title="Property", description="What must hold, in plain words.",
+                      examples=["The answer names where the figure comes from."])
+    type: Optional[str] = Field(None, title="Rubric type",
+                                description="FINAL_RESPONSE_QUALITY or TOOL_USE_QUALITY (ADK's types).",
+                                examples=["FINAL_RESPONSE_QUALITY"])
+    description: Optional[str] = Field(None, title="Description", description="Kept as written.",
+                                       examples=["Citations matter to this team."])
+
+
+class Turn(_Strict):
+    """One user turn and what the agent should do until its final answer (an ADK invocation)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Turn",
+        json_schema_extra={"description": "One user message and what the agent should do in answer: the calls of "
+                           "that turn and its final answer. Turns are played in order; a recording is split into turns "
+                           "at each user message, and turn N is compared with the Nth.",
+                           "examples": [{"user": "What's the weather in Paris?",
+                                         "calls": [{"tool_name": "get_weather", "args": {"city": "Paris"}}],
+                                         "response": "It is sunny in Paris."}]})
+
+    id: Optional[str] = Field(None, min_length=1, title="Turn id",
+                              description="A name for the turn in reports (ADK's invocation_id).", examples=["inv_001"])
+    user: str = Field(min_length=1, title="User message", description="What the user says in this turn.",
+                      examples=["What's the weather in Paris?"])
+    calls: Optional[list[ExpectedCall]] = Field(
+        None, title="Expected calls",
+        description="The tool calls expected in this turn, in order; `[]`: none. Left out: not checked. The turn "
+        "criteria (tool_trajectory_avg_score) compare them as ADK does: the whole argument object must equal "
+        "`args`, unless `arg_matching` relaxes an argument (fuzzy, optional, one_of, regex...) or `extra_args: allow`.",
+        examples=[[{"tool_name": "get_weather", "args": {"city": "Paris"}}]])
+    response: Optional[str] = Field(
+        None, title="Expected answer",
+        description="The turn's expected final answer (response_match_score, final_response_match_v2). Left out: "
+        "not checked; \"\" is an empty answer (as ADK's missing final_response, it scores 0 on ROUGE).",
+        examples=["It is sunny in Paris."])
+    intermediate_responses: Optional[list[IntermediateResponse]] = Field(
+        None, title="Intermediate responses", description="ADK's expected intermediate responses, kept for judges.",
+        examples=[[{"author": "root_agent", "text": "Let me check."}]])
+    rubrics: Optional[list[Rubric]] = Field(
+        None, title="Rubrics", description="Rubrics that apply to this turn only (ADK's invocation rubrics).",
+        examples=[[{"id": "polite", "text": "The answer is polite."}]])
+    checks: list[dict[str, Any]] = Field(
+        default_factory=list, title="Turn checks",
+        description="Checks run on this turn alone: its messages, its calls, its final answer; `trajectory` and "
+        "`response_match` default to the turn's `calls` and `response`. A failing one fails the case.",
+        examples=[[{"type": "contains", "value": "Paris"}]])
+
+
+class SessionInput(_Strict):
+    """ADK's session_input: the session the agent starts from."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Session input",
+        json_schema_extra={"description": "The agent's session at the start (ADK's session_input): app name, user "
+                           "id and initial state. The state is also the case's runtime_context unless it has one.",
+                           "examples": [{"app_name": "weather_agent", "user_id": "test_user", "state": {"unit": "F"}}]})
+
+    app_name: str = Field(title="App name", description="ADK's app name; an agent of that name in evalrun.yaml "
+                          "plays the case when it names none.", examples=["weather_agent"])
+    user_id: str = Field(title="User id", description="The user the session belongs to.", examples=["test_user"])
+    session_id: Optional[str] = Field(None, title="Session id", description="A fixed session id, when one is wanted.",
+                                      examples=["session-1"])
+    state: dict[str, Any] = Field(default_factory=dict, title="Initial state",
+                                  description="The session state the agent starts with.", examples=[{"unit": "F"}])
+
+
 class CaseFields(_Strict):
     """The keys of one case. A suite file either is one case or holds several under `cases`."""
 
@@ -310,6 +427,24 @@ class CaseFields(_Strict):
         None, gt=0, title="Timeout (seconds)",
         description="Live runs: the case ends in error when its conversation takes longer than this.",
         examples=[120])
+    turns: Optional[list[Turn]] = Field(
+        None, min_length=1, title="Turns",
+        description="The conversation turn by turn (Google ADK's invocations): each user message with the calls and "
+        "answer expected in that turn. The user's messages are played in order; the turn criteria "
+        "(tool_trajectory_avg_score, response_match_score, ...) score each turn and pass on the mean. Without "
+        "`checks`, ADK's defaults apply: tool_trajectory_avg_score 1.0 and response_match_score 0.8.",
+        examples=[[{"user": "Roll a die with 6 sides.", "calls": [{"tool_name": "roll_die", "args": {"sides": 6}}],
+                    "response": "I rolled a 4."}]])
+    session_input: Optional[SessionInput] = Field(
+        None, title="Session input",
+        description="ADK's session_input: app name, user id and the initial state of the agent's session.",
+        examples=[{"app_name": "weather_agent", "user_id": "test_user"}])
+    final_session_state: Optional[dict[str, Any]] = Field(
+        None, title="Final session state", description="ADK's expected final session state, kept as written.",
+        examples=[{"booked": True}])
+    rubrics: Optional[list[Rubric]] = Field(
+        None, title="Rubrics", description="Rubrics for every turn of the case (ADK's case rubrics).",
+        examples=[[{"id": "polite", "text": "The answer is polite."}]])
     dataset_name: Optional[str] = Field(
         None, title="Dataset name", description="watsonx Orchestrate: the dataset's name, kept.",
         examples=["hr_timeoff"])
@@ -355,6 +490,17 @@ class SourceRef(BaseModel):
         return f"{self.path}:{self.line}:{self.column}"
 
 
+# ADK's criteria when an eval set has no config (google.adk.evaluation.eval_config._DEFAULT_EVAL_CONFIG).
+ADK_DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+
+
+def default_turn_checks(turns: list[Turn]) -> list[dict[str, Any]]:
+    """The checks of a case with turns that names none: ADK's defaults, for the expectations its turns state."""
+    states = {"tool_trajectory_avg_score": any(t.calls is not None for t in turns),
+              "response_match_score": any(t.response is not None for t in turns)}
+    return [{"type": name, "threshold": threshold} for name, threshold in ADK_DEFAULT_CRITERIA.items() if states[name]]
+
+
 class Case(CaseFields):
     """A case ready to run: id filled in, the file's defaults applied, its origin attached."""
 
@@ -362,6 +508,19 @@ class Case(CaseFields):
 
     id: str
     source: SourceRef
+
+    @model_validator(mode="after")
+    def _turns_play_as_the_script(self) -> "Case":
+        """The turns' user messages are the scripted user's (the loader refuses a case giving both), and an
+        ADK session's initial state is the agent's runtime context unless the case gives one."""
+        if self.turns and not self.starting_sentence and not self.user_prompts:
+            self.starting_sentence = self.turns[0].user
+            self.user_prompts = [turn.user for turn in self.turns[1:]]
+        if self.turns and not self.checks:
+            self.checks = default_turn_checks(self.turns)
+        if self.session_input is not None and self.session_input.state and not self.runtime_context:
+            self.runtime_context = dict(self.session_input.state)
+        return self
 
     def tool_goals(self) -> list[ToolCallGoal]:
         return [g for g in self.goal_details if isinstance(g, ToolCallGoal)]

@@ -14,7 +14,7 @@ from ..resources import resource_dir
 from .models import GOAL_MODELS
 from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
 
-KINDS = ("suite", "config", "report")
+KINDS = ("suite", "config", "report", "adk-evalset", "adk-eval-config")
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -33,6 +33,12 @@ def build_schema(kind: str) -> dict[str, Any]:
 
         schema = _simplify(Config.model_json_schema(by_alias=True))
         _titles_from_refs(schema)
+    elif kind in ("adk-evalset", "adk-eval-config"):  # Google ADK's and Agentflow's files, read as they are
+        from .formats.adk_models import EvalConfigFile, EvalFile
+
+        model = EvalFile if kind == "adk-evalset" else EvalConfigFile
+        schema = _simplify(model.model_json_schema(), keep_null=True)  # ADK writes null for what is not set
+        _titles_from_refs(schema)
     elif kind == "report":
         from ..results.models import RunReport
 
@@ -47,19 +53,19 @@ def render(kind: str) -> str:
     return json.dumps(build_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
-def _simplify(node: Any) -> Any:
+def _simplify(node: Any, keep_null: bool = False) -> Any:
     """Make pydantic's output read well in an editor and give precise errors.
 
-    `Optional[X]` becomes plain X (an empty value is a mistake a user wants to hear about), and
-    `default: null` noise goes.
+    `Optional[X]` becomes plain X (an empty value is a mistake a user wants to hear about; not for
+    other tools' files, `keep_null`, which write null for what is not set), and `default: null` noise goes.
     """
     if isinstance(node, list):
-        return [_simplify(n) for n in node]
+        return [_simplify(n, keep_null) for n in node]
     if not isinstance(node, dict):
         return node
-    node = {k: _simplify(v) for k, v in node.items()}
+    node = {k: _simplify(v, keep_null) for k, v in node.items()}
     variants = node.get("anyOf")
-    if isinstance(variants, list):
+    if isinstance(variants, list) and not keep_null:
         kept = [v for v in variants if v != {"type": "null"}]
         if len(kept) != len(variants):
             del node["anyOf"]
@@ -144,7 +150,7 @@ def _check_items_by_type(schema: dict[str, Any]) -> None:
             for t, family in table.items()
         ],
     }
-    for holder in (schema["$defs"]["CaseFields"], schema):
+    for holder in (schema["$defs"]["CaseFields"], schema["$defs"]["Turn"], schema):
         holder["properties"]["checks"]["items"] = {"$ref": "#/$defs/Check"}
     for family in table.values():  # compositions nest ordinary checks: validate them the same way
         nested = schema["$defs"][family.options.__name__]["properties"].get("checks")
