@@ -87,7 +87,8 @@ def _whole_conversation(ctx: CheckContext, parts: list[Invocation]) -> Invocatio
 def turn_name(pair: TurnPair) -> str:
     if pair.expected is None:
         return "the conversation"
-    return f"turn {pair.number}" + (f" ({pair.expected.id})" if pair.expected.id else "")
+    shown = pair.expected.id and len(pair.expected.id) <= 24  # ADK's generated ids are UUIDs: noise in a line
+    return f"turn {pair.number}" + (f" ({pair.expected.id})" if shown else "")
 
 
 def turn_context(ctx: CheckContext, pair: TurnPair) -> CheckContext:
@@ -143,7 +144,10 @@ def score_turns(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -
     evidence = scores[0].evidence if pairs[0].expected is None else {"turns": [s.to_json() for s in scores]}
     if not scored:
         if unscored and all(s.evidence.get("skipped") for s in unscored):  # ADK fails a criterion it cannot run
-            return Verdict(unscored=f"{options.type} needs a judge model: {unscored[0].explanation}", evidence=evidence)
+            named = getattr(options, "judge_model", None)
+            why = (f"the eval config names '{named}'; declare `judge:` in evalrun.yaml (with enable_fuzzy_matching on), "
+                   "whose api_base and key will serve that model" if named else unscored[0].explanation)
+            return Verdict(unscored=f"{options.type} needs a judge model: {why}", evidence=evidence)
         reasons = "; ".join(f"{turn_name(s.pair)}: {s.explanation}" for s in unscored)
         return Verdict(unscored=reasons or "nothing to score", evidence=evidence)
     total = 0.0
@@ -392,7 +396,7 @@ def run_simulator_quality(options: SimulatorQualityOptions, ctx: CheckContext) -
         sub = CheckContext(case=ctx.case, trajectory=ctx.trajectory.model_copy(
             update={"messages": ctx.trajectory.messages[:cut + 1]}), cascade=ctx.cascade)
         verdict = run_assert(AssertOptions(type="assert", statement=statement, judge=options.judge,
-                                           samples=options.samples), sub)
+                                           judge_model=options.judge_model, samples=options.samples), sub)
         if verdict.skipped is not None:
             return Verdict(unscored=f"per_turn_user_simulator_quality_v1 needs a judge model: {verdict.skipped}")
         if verdict.unscored is not None:

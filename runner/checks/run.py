@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
-from .adk import TURN_CRITERIA, adk_verdict
+from .adk import TURN_CRITERIA, adk_verdict, turn_context, turn_name, turn_pairs
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -110,6 +110,36 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
                                        evidence={"spec": spec, _LIVE: live}))
         else:
             results.append(evaluate(family, options, ctx))
+    if case.turns and any(turn.checks for turn in case.turns):
+        results += run_turn_checks(ctx)
+    return results
+
+
+def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
+    """Each turn's own `checks:`, on that turn alone (its messages, calls and answer), named `turn N: <name>`."""
+    pairs, problem = turn_pairs(ctx)
+    results = []
+    for number, turn in enumerate(ctx.case.turns or (), start=1):
+        pair = next((p for p in pairs if p.number == number), None)
+        for spec in turn.checks:
+            try:
+                family, options = parse_check(spec)
+            except (KeyError, TypeError, ValidationError) as exc:
+                results.append(CheckResult(name=f"turn {number}: {spec.get('type')}", type=str(spec.get("type")),
+                                           status="unscored", explanation=f"unscored: invalid check: {exc}"))
+                continue
+            name = f"{turn_name(pair) if pair is not None else f'turn {number}'}: {options.name or options.type}"
+            if pair is None or pair.actual is None:
+                why = problem or "the conversation ended before this turn (no such user message was recorded)"
+                results.append(CheckResult(name=name, type=options.type, gate=options.gate, weight=options.weight,
+                                           status="unscored" if problem else "failed",
+                                           explanation=f"{'unscored: ' if problem else ''}{why}"))
+                continue
+            left_out = ctx.selection.left_out(family, options) if ctx.selection is not None else None
+            if left_out is not None:
+                results.append(skipped_result(options, left_out).model_copy(update={"name": name}))
+            else:
+                results.append(evaluate(family, options, turn_context(ctx, pair)).model_copy(update={"name": name}))
     return results
 
 
@@ -117,7 +147,7 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                  *, live: bool = False, selection: Optional[Selection] = None,
                  base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if case.checks:
+    if case.checks or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
     return result

@@ -36,7 +36,7 @@ _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs
 # one without is another tool's file (an agent definition, a config, a report) and is passed over.
 SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
                         "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
-                        "max_user_turns"})
+                        "max_user_turns", "turns"})
 _REPORT_KEYS = frozenset({"evalrun_version", "started_at"})  # an evalrun report.json also has `cases`
 _LISTED = 5  # passed-over files named in the note
 

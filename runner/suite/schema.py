@@ -38,6 +38,7 @@ def build_schema(kind: str) -> dict[str, Any]:
 
         model = EvalFile if kind == "adk-evalset" else EvalConfigFile
         schema = _simplify(model.model_json_schema(), keep_null=True)  # ADK writes null for what is not set
+        _branch_by_key(schema, {"InvocationEvents": "invocation_events", "Message": "content"})
         _titles_from_refs(schema)
     elif kind == "report":
         from ..results.models import RunReport
@@ -91,6 +92,31 @@ def _titles_from_refs(schema: dict[str, Any]) -> None:
             target = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/$defs/") else None
             if target and "title" not in prop and "title" in target:
                 prop["title"] = target["title"]
+
+
+def _branch_by_key(node: Any, keyed: dict[str, str]) -> None:
+    """A union of two models, one of them told apart by a key of its own (`keyed`: model -> key), checks the
+    value against that one model (if/then/else), so an error names the keys of the shape meant, not of both."""
+    if isinstance(node, list):
+        for item in node:
+            _branch_by_key(item, keyed)
+        return
+    if not isinstance(node, dict):
+        return
+    for value in node.values():
+        _branch_by_key(value, keyed)
+    variants = node.get("anyOf")
+    refs = [v.get("$ref", "").rsplit("/", 1)[-1] for v in variants or () if isinstance(v, dict) and "$ref" in v]
+    marked = [r for r in refs if r in keyed]
+    if len(refs) != 2 or len(marked) != 1:
+        return
+    other = next(r for r in refs if r != marked[0])
+    branch = {"if": {"type": "object", "required": [keyed[marked[0]]]}, "then": {"$ref": f"#/$defs/{marked[0]}"},
+              "else": {"$ref": f"#/$defs/{other}"}}
+    node["anyOf"] = [v for v in variants if "$ref" not in v] + [branch]
+    if len(node["anyOf"]) == 1:
+        del node["anyOf"]
+        node.update(branch)
 
 
 def _goal_items_by_type(schema: dict[str, Any]) -> None:

@@ -183,13 +183,13 @@ def _criterion(doc: Document, name: str, value: Any) -> Optional[dict[str, Any]]
 
 def _judge_options(value: dict) -> dict[str, Any]:
     """ADK's judge_model_options {judge_model, num_samples}, or Agentflow's flat judge_model and num_samples, as
-    evalrun's `judge: {model}` override and `samples`."""
+    the check's `judge_model` (a model name for evalrun.yaml's judge settings) and `samples`."""
     nested = value.get("judge_model_options") if isinstance(value.get("judge_model_options"), dict) else {}
     model = nested.get("judge_model", value.get("judge_model"))
     samples = nested.get("num_samples", value.get("num_samples"))
     options: dict[str, Any] = {}
     if isinstance(model, str) and model.strip():
-        options["judge"] = {"model": model.strip()}
+        options["judge_model"] = model.strip()
     if isinstance(samples, int) and not isinstance(samples, bool):
         options["samples"] = samples
     return options
