@@ -15,16 +15,17 @@ reworded, shorter or missing answer...). The same actual invocations go two ways
 - to evalrun, as recordings (`evalrun run FOLDERS --replay DIR`, the real CLI in a subprocess), which reads
   the eval files and their configs itself and scores `tool_trajectory_avg_score` and `response_match_score`
   turn by turn;
-- to ADK 2.13's own evaluators (the metric evaluator registry: TrajectoryEvaluator, the ROUGE evaluator),
-  with the expected invocations ADK's own loaders read from the same files (AgentEvaluator for `*.test.json`,
-  the eval sets manager for the older session lists) and the criteria ADK reads from the same config.
+- to ADK 2.13's own evaluators (TrajectoryEvaluator, and RougeEvaluator as ResponseEvaluator builds it for
+  response_match_score), with the expected invocations ADK's own loaders read from the same files (EvalSet;
+  the older list of turns migrated as AgentEvaluator does; the older session lists as `adk eval` reads them)
+  and the metrics ADK's config reader makes of the same config.
 Every run is repeated under each file's own config and three more (IN_ORDER, ANY_ORDER, ignore_args), named
 with --eval-config. The script prints, per criterion and per case, how many verdicts agree, and every score
 that differs. With --convert (default), each file is also converted with `evalrun convert` and the YAML is
 scored on the same recordings: its verdicts must be the original's.
 
 The ADK half runs in an interpreter that has google-adk 2.13 (`--adk-python`, or this one when it can import
-google.adk: `pip install -e '.[bench]'`). Exit status: 0 when every verdict agrees, 1 when some do not, 2 when
+google.adk: `pip install -c .ci/constraints.txt -e '.[bench]'`). Exit status: 0 when every verdict agrees, 1 when some do not, 2 when
 the comparison could not be made.
 """
 from __future__ import annotations
@@ -280,25 +281,32 @@ def run_evalrun(paths: list[Path], replay: Path, out: Path, work: Path, eval_con
 # ================================================================== the ADK half (runs where google.adk imports)
 
 def adk_side(jobs: list[dict]) -> list[dict]:
-    """ADK 2.13's verdicts: for each job (file, case index, config, actual invocations per variant)."""
+    """ADK 2.13's verdicts: for each job (file, case index, config, actual invocations per variant). Only what
+    google-adk itself needs: its loaders, its config reader and the two evaluators (no Vertex AI, no pandas)."""
     import logging
 
     logging.disable(logging.CRITICAL)
     from google.genai import types as gt
-    from google.adk.evaluation.agent_evaluator import AgentEvaluator
     from google.adk.evaluation.eval_case import Invocation, InvocationEvent, InvocationEvents
     from google.adk.evaluation.eval_config import get_eval_metrics_from_config, get_evaluation_criteria_or_default
     from google.adk.evaluation.eval_set import EvalSet
-    from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
-    from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
+    from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
+    from google.adk.evaluation.local_eval_sets_manager import (convert_eval_set_to_pydantic_schema,
+                                                               load_eval_set_from_file)
+    from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
 
-    def expected_cases(file: str, config) -> list:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
-        if isinstance(data, dict) and _agentflow(data):
-            return EvalSet.model_validate(_agentflow_as_adk(data)).eval_cases
-        if isinstance(data, list) and data and "data" in data[0]:
+    evaluators = {"tool_trajectory_avg_score": lambda m: TrajectoryEvaluator(eval_metric=m),
+                  "response_match_score": lambda m: RougeEvaluator(m)}  # what ResponseEvaluator builds for it
+
+    def expected_cases(file: str) -> list:
+        text = Path(file).read_text(encoding="utf-8")
+        data = json.loads(text)
+        if isinstance(data, dict):
+            return EvalSet.model_validate(_agentflow_as_adk(data) if _agentflow(data) else data).eval_cases
+        if data and "data" in data[0]:  # the older list of sessions: what `adk eval` reads
             return load_eval_set_from_file(file, "bench").eval_cases
-        return AgentEvaluator._load_eval_set_from_file(file, config, {}).eval_cases
+        # the older list of turns, as AgentEvaluator._get_eval_set_from_old_format migrates it
+        return convert_eval_set_to_pydantic_schema("bench", [{"name": file, "data": data, "initial_session": {}}]).eval_cases
 
     def actual(turns: list[dict]) -> list:
         invocations = []
@@ -314,14 +322,13 @@ def adk_side(jobs: list[dict]) -> list[dict]:
     results = []
     for job in jobs:
         config = get_evaluation_criteria_or_default(job["config"])
-        expected = expected_cases(job["file"], config)[job["index"]].conversation
+        expected = expected_cases(job["file"])[job["index"]].conversation
         metrics = [m for m in get_eval_metrics_from_config(config) if m.metric_name in COMPARED]
         verdicts = {}
         for name, turns in job["variants"].items():
             verdicts[name] = {}
             for metric in metrics:
-                evaluator = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(metric)
-                result = evaluator.evaluate_invocations(actual(turns), expected)
+                result = evaluators[metric.metric_name](metric).evaluate_invocations(actual(turns), expected)
                 verdicts[name][metric.metric_name] = (result.overall_eval_status.name, result.overall_score)
         results.append({"key": job["key"], "verdicts": verdicts})
     return results
