@@ -150,9 +150,10 @@ def test_the_answer_of_a_turn_is_its_last_message_without_a_call():
 
 def test_a_turn_without_calls_or_response_is_left_out_of_that_mean():
     turns = [{"user": "weather in Paris?", "response": "It is sunny in Paris."}, turn(*LONDON)]
-    result = one({"type": "tool_trajectory_avg_score"}, turns=turns)
-    assert (per_turn(result), result.score) == ([None, 0.0], 0.0)
-    assert result.explanation.startswith("mean 0 over 1 turn(s) (scores by turn 1: -, 2: 0)")
+    result = one({"type": "tool_trajectory_avg_score", "match_type": "ANY_ORDER"}, turns=turns)
+    assert (per_turn(result), result.score, result.status) == ([None, 1.0], 1.0, "passed")  # not 1 of 2 turns
+    assert result.explanation == ("mean 1 over 1 turn(s) (scores by turn 1: -, 2: 1); turn 1: no `calls` in this turn "
+                                  "(score 1 >= threshold 1)")
 
 
 def test_turns_without_checks_get_adks_defaults_for_what_they_state():
@@ -297,3 +298,59 @@ def test_turn_scores_and_mean_match_adks_algorithms(turn_calls, mode):
     expected_scores = [1.0 if _adk_match(mode, actual, expected) else 0.0 for expected, actual in turn_calls]
     assert per_turn(result) == expected_scores
     assert result.score == sum(expected_scores) / len(expected_scores)
+
+
+def test_rubric_criteria_grade_each_turn_with_the_case_and_turn_rubrics_of_their_type():
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.test_checks_graded import data_of
+    from tests.test_checks_judged import judge_cascade, token_of
+
+    def grade(request):
+        items = data_of(request)["rubric"]
+        score = 5 if "Paris" in data_of(request)["final_answer"] else 1
+        return json.dumps({"reason": "r", "items": [{"name": i["name"], "reason": "", "score": score} for i in items],
+                           "verdict_id": token_of(request)})
+
+    rubric = {"id": "names_city", "text": "The answer names the city.", "type": "FINAL_RESPONSE_QUALITY"}
+    tool_rubric = {"id": "one_call", "text": "One call per city.", "type": "TOOL_USE_QUALITY"}
+    turns = [turn(*PARIS, rubrics=[{"id": "short", "text": "One sentence."}]), turn(*LONDON)]
+    with FakeOpenAI() as fake:
+        fake.default = grade
+        case = make_case([{"type": "rubric_based_final_response_quality_v1"}], turns=turns, rubrics=[rubric, tool_rubric])
+        [result] = run_checks(case, build_trajectory(ACTUAL), judge_cascade(fake))
+        sent = [[i["name"] for i in data_of(r)["rubric"]] for r in fake.requests]
+    assert sent == [["names_city", "short"], ["names_city"]]  # TOOL_USE_QUALITY is the other criterion's
+    assert (per_turn(result), result.score, result.status) == ([1.0, 0.0], 0.5, "passed")  # threshold 0.5 (3/5)
+
+
+def test_the_simulated_user_criterion_checks_the_first_message_and_asks_the_judge_for_the_others():
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.test_checks_judged import judge_cascade, token_of
+
+    case = Case.model_validate({"id": "t", "source": {"path": "t.yaml"}, "starting_sentence": "weather in Paris?",
+                                "story": "Ask about Paris, then London.",
+                                "checks": [{"type": "per_turn_user_simulator_quality_v1", "threshold": 0.5}]})
+    with FakeOpenAI() as fake:
+        fake.default = lambda r: json.dumps({"reason": "off plan", "match": False, "score": 0.0,
+                                             "verdict_id": token_of(r)})
+        [result] = run_checks(case, build_trajectory(ACTUAL), judge_cascade(fake))
+        statement = fake.requests[0]["messages"][0]["content"]
+    assert (result.score, result.status, result.evidence["scores"]) == (0.5, "passed", [1.0, 0.0])
+    assert "The user's message number 2 follows this conversation plan" in statement
+    assert "Ask about Paris, then London." in statement
+    [without] = run_checks(case, build_trajectory(ACTUAL))
+    assert without.status == "unscored" and without.explanation.startswith(
+        "unscored: per_turn_user_simulator_quality_v1 needs a judge model: no judge model is configured")
+
+
+def test_a_tie_among_samples_makes_the_turn_invalid():
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.test_checks_judged import judge_cascade, token_of
+
+    answers = iter([True, False])
+    with FakeOpenAI() as fake:
+        fake.default = lambda r: json.dumps({"reason": "r", "match": next(answers), "score": 0.5,
+                                             "verdict_id": token_of(r)})
+        case = make_case([{"type": "final_response_match_v2", "samples": 2, "threshold": 0.5}], turns=[PARIS])
+        [result] = run_checks(case, build_trajectory(ACTUAL[:4]), judge_cascade(fake))
+    assert (per_turn(result), result.status) == ([0.0], "failed")

@@ -16,23 +16,21 @@ one turn: the whole conversation against the case's own expectations.
 - The judged criteria run evalrun's own judged check of the same family on each turn alone
   (final_response_match_v2: 1 when most samples say the answer matches, else 0). Without a judge they
   are unscored, never passed.
-This module also holds ADK's criteria that have no evalrun family: per_turn_user_simulator_quality_v1 and
-the efficiency metrics (reported, never gating).
+ADK's criteria that have no evalrun family (the simulated user's quality, the efficiency metrics) are in
+adk_metrics.py.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Sequence, Union
-
-from pydantic import ConfigDict, Field
+from typing import Any, Optional, Sequence, Union
 
 from ..score.explain import describe_mismatches, message_number, message_ref
 from ..score.normalize import show
-from ..suite.models import IGNORE_KEY, Case, ExpectedCall, TextGoal, ToolCallGoal, Turn
-from ..transcripts.invocations import Invocation, invocation_trajectory, split_invocations
+from ..score.turns import TurnPair, turn_name, turn_pairs
+from ..suite.models import IGNORE_KEY, Case, ExpectedCall, TextGoal, ToolCallGoal
+from ..transcripts.invocations import invocation_trajectory
 from ..transcripts.read import ToolCall
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
-from .judged import JudgedOptions
 
 # How each ADK criterion that an evalrun family answers to scores one turn.
 TURN_CRITERIA: dict[str, str] = {
@@ -49,46 +47,6 @@ EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1",
 KNOWN_CRITERIA: tuple[str, ...] = (*TURN_CRITERIA, "per_turn_user_simulator_quality_v1", *EFFICIENCY)
 RUBRIC_TYPES = {"rubric_based_final_response_quality_v1": "FINAL_RESPONSE_QUALITY",
                 "rubric_based_tool_use_quality_v1": "TOOL_USE_QUALITY"}
-MatchType = Literal["EXACT", "IN_ORDER", "ANY_ORDER"]
-
-
-# ------------------------------------------------------------------------ pairing turns with invocations
-
-@dataclass
-class TurnPair:
-    number: int
-    expected: Optional[Turn]  # None: the case has no turns (the whole conversation is the one turn)
-    actual: Optional[Invocation]  # None: the conversation ended before this turn
-
-
-def turn_pairs(ctx: CheckContext) -> tuple[list[TurnPair], Optional[str]]:
-    """The case's turns paired by position with the conversation's invocations, or a reason they cannot be
-    paired (the conversation has more user turns than the case: the recording is not this case's)."""
-    actual = split_invocations(ctx.trajectory)
-    turns = ctx.case.turns
-    if not turns:
-        whole = _whole_conversation(ctx, actual)
-        return [TurnPair(1, None, whole)], None
-    if len(actual) > len(turns):
-        return [], (f"the conversation has {len(actual)} user turns but the case expects {len(turns)}: turns are "
-                    "compared by position, so the recording must hold exactly the case's turns")
-    return [TurnPair(i + 1, turn, actual[i] if i < len(actual) else None) for i, turn in enumerate(turns)], None
-
-
-def _whole_conversation(ctx: CheckContext, parts: list[Invocation]) -> Invocation:
-    """A conversation as one invocation: every call, and the last answer of the last user turn."""
-    messages = ctx.trajectory.messages
-    first = parts[0].first if parts else 0
-    final = next((p.final_text for p in reversed(parts) if p.final_text is not None), None)
-    return Invocation(number=1, user_text=parts[0].user_text if parts else "", first=first, end=len(messages),
-                      tool_calls=tuple(ctx.trajectory.tool_calls), final_text=final)
-
-
-def turn_name(pair: TurnPair) -> str:
-    if pair.expected is None:
-        return "the conversation"
-    shown = pair.expected.id and len(pair.expected.id) <= 24  # ADK's generated ids are UUIDs: noise in a line
-    return f"turn {pair.number}" + (f" ({pair.expected.id})" if shown else "")
 
 
 def turn_context(ctx: CheckContext, pair: TurnPair) -> CheckContext:
@@ -133,7 +91,7 @@ class TurnScore:
 
 def score_turns(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> Verdict:
     """The check's verdict under ADK's rule: each turn scored, the mean over scored turns against the threshold."""
-    pairs, problem = turn_pairs(ctx)
+    pairs, problem = turn_pairs(ctx.case, ctx.trajectory)
     if problem is not None:
         return Verdict(unscored=problem)
     kind = TURN_CRITERIA[options.type]
@@ -361,102 +319,3 @@ def adk_verdict(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -
     """The verdict of a check written under one of ADK's criterion names. A judged criterion with no judge
     to ask is unscored, never skipped: ADK counts a criterion it could not evaluate as a failure."""
     return score_turns(family, options, ctx)
-
-
-# ------------------------------------------------------------------------ criteria without an evalrun family
-
-class SimulatorQualityOptions(JudgedOptions):
-    model_config = ConfigDict(
-        extra="forbid", title="Check: per_turn_user_simulator_quality_v1",
-        json_schema_extra={"description": "ADK's judge of the simulated user: its first message must be the "
-                           "case's starting_sentence; a judge decides whether each later one follows the story.",
-                           "examples": [{"type": "per_turn_user_simulator_quality_v1", "threshold": 0.8}]})
-
-    type: Literal["per_turn_user_simulator_quality_v1"] = Field(
-        title="Check type", description="per_turn_user_simulator_quality_v1 (ADK).",
-        examples=["per_turn_user_simulator_quality_v1"])
-
-
-def run_simulator_quality(options: SimulatorQualityOptions, ctx: CheckContext) -> Verdict:
-    from .judged import AssertOptions, run_assert
-
-    users = [m for m in ctx.trajectory.messages if m.get("role") == "user"]
-    start, plan = ctx.case.starting_sentence, ctx.case.story
-    if not users or start is None or not plan:
-        return Verdict(unscored="the case has no conversation plan: it needs a starting_sentence and a story "
-                                "(ADK's conversation_scenario)")
-    from ..transcripts.read import content_text
-
-    scores = [1.0 if content_text(users[0].get("content")).strip() == start.strip() else 0.0]
-    notes = [f"turn 1: {'is' if scores[0] else 'is not'} the starting sentence"]
-    for number in range(2, len(users) + 1):
-        cut = [i for i, m in enumerate(ctx.trajectory.messages) if m.get("role") == "user"][number - 1]
-        statement = (f"The user's message number {number} follows this conversation plan, stays goal-oriented, "
-                     f"answers what the agent asked, and does not end the conversation early. Plan: {plan}")
-        sub = CheckContext(case=ctx.case, trajectory=ctx.trajectory.model_copy(
-            update={"messages": ctx.trajectory.messages[:cut + 1]}), cascade=ctx.cascade)
-        verdict = run_assert(AssertOptions(type="assert", statement=statement, judge=options.judge,
-                                           judge_model=options.judge_model, samples=options.samples), sub)
-        if verdict.skipped is not None:
-            return Verdict(unscored=f"per_turn_user_simulator_quality_v1 needs a judge model: {verdict.skipped}")
-        if verdict.unscored is not None:
-            return Verdict(unscored=f"turn {number}: {verdict.unscored}")
-        scores.append(1.0 if verdict.passed else 0.0)
-        notes.append(f"turn {number}: {'follows' if verdict.passed else 'does not follow'} the plan")
-    mean = sum(scores) / len(scores)
-    return Verdict(score=mean, explanation=f"mean {mean:.3g} over {len(scores)} user message(s): " + "; ".join(notes),
-                   evidence={"scores": scores})
-
-
-class EfficiencyOptions(CheckOptions):
-    gate: Literal[False] = Field(False, title="Gate", description="Always false: reported, never gating.",
-                                 examples=[False])
-
-
-_EFFICIENCY_SAYS = {"tool_call_count_v1": "tool calls per turn", "inference_call_count_v1": "the agent's model calls",
-                    "token_usage_v1": "the tokens of the agent's model calls", "invocation_duration_v1": "the wall time"}
-
-
-def _efficiency_options(kind: str) -> type[EfficiencyOptions]:
-    return type(f"{''.join(p.capitalize() for p in kind.split('_'))}Options", (EfficiencyOptions,), {
-        "__annotations__": {"type": Literal[kind]},
-        "type": Field(title="Check type", description=f"{kind} (ADK's efficiency metric).", examples=[kind]),
-        "model_config": ConfigDict(extra="forbid", title=f"Check: {kind}", json_schema_extra={
-            "description": f"ADK's efficiency metric: {_EFFICIENCY_SAYS[kind]}; informational, it never decides the "
-                           "case.", "examples": [{"type": kind}]}),
-    })
-
-
-def run_efficiency(options: Any, ctx: CheckContext) -> Verdict:
-    """tool_call_count_v1 per turn, from the conversation; the others over the whole case, from what the run
-    measured (the agent's own model calls, not the judge's or the simulated user's)."""
-    if options.type == "tool_call_count_v1":
-        per_turn = [len(p.tool_calls) for p in split_invocations(ctx.trajectory)] or [0]
-        value = sum(per_turn) / len(per_turn)
-        return Verdict(passed=True, explanation=f"informational: {value:g} tool call(s) per turn (by turn: "
-                       f"{', '.join(map(str, per_turn))})", evidence={"value": value, "per_turn": per_turn})
-    if options.type == "invocation_duration_v1":
-        if ctx.duration_s is None:
-            return Verdict(passed=True, explanation="informational: no live timing (the case was scored from a recording)")
-        return Verdict(passed=True, explanation=f"informational: the case took {ctx.duration_s:.3g} s",
-                       evidence={"value": ctx.duration_s})
-    agent = ctx.usage.by_role.get("agent") if ctx.usage is not None else None
-    if agent is None or agent.calls == 0:
-        return Verdict(passed=True, explanation="informational: the agent's model calls were not recorded (only "
-                       "`type: model` agents are measured)")
-    if options.type == "inference_call_count_v1":
-        return Verdict(passed=True, explanation=f"informational: the agent made {agent.calls} model call(s)",
-                       evidence={"value": agent.calls})
-    tokens = agent.prompt_tokens + agent.completion_tokens
-    return Verdict(passed=True, explanation=f"informational: the agent's model calls used {tokens} token(s) "
-                   f"({agent.prompt_tokens} prompt, {agent.completion_tokens} completion)", evidence={"value": tokens})
-
-
-FAMILIES = (
-    CheckFamily(types=("per_turn_user_simulator_quality_v1",), needs_model=True, default_threshold=1.0,
-                description="ADK: the simulated user starts as planned and follows the conversation plan.",
-                options=SimulatorQualityOptions, run=run_simulator_quality),
-    *(CheckFamily(types=(kind,), description=f"ADK: {_EFFICIENCY_SAYS[kind]} (informational).",
-                  options=_efficiency_options(kind), run=run_efficiency,
-                  reads="trajectory" if kind == "tool_call_count_v1" else "run") for kind in EFFICIENCY),
-)

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
-from .adk import TURN_CRITERIA, adk_verdict, turn_context, turn_name, turn_pairs
+from ..score.turns import turn_name, turn_pairs
+from .adk import TURN_CRITERIA, adk_verdict, turn_context
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
 
 def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
     """Each turn's own `checks:`, on that turn alone (its messages, calls and answer), named `turn N: <name>`."""
-    pairs, problem = turn_pairs(ctx)
+    pairs, problem = turn_pairs(ctx.case, ctx.trajectory)
     results = []
     for number, turn in enumerate(ctx.case.turns or (), start=1):
         pair = next((p for p in pairs if p.number == number), None)

@@ -26,7 +26,7 @@ from ..diagnostics import Diagnostic, did_you_mean, has_errors, sort_diagnostics
 from ..models import Case, SourceRef
 from ..reader import Document
 from .adk_config import EvalConfig, config_beside, default_config, read_eval_config
-from .adk_models import EvalCase, EvalSet, Invocation, OldSession, OldTurn
+from .adk_models import EvalCase, EvalSet, OldSession, OldTurn
 
 EVALSET = "ADK eval set"
 AGENTFLOW = "Agentflow eval set"
