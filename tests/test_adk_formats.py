@@ -301,3 +301,16 @@ def test_an_eval_config_named_on_the_command_line_is_checked_and_holds_no_cases(
     assert texts(diagnostics) == [
         "test_config.json:3:29: error: criteria.response_match_score must be a number or a mapping, got the text "
         "'high'"]
+
+
+def test_an_old_format_turn_without_its_query_is_reported_where_it_is(workdir):
+    put("o/dice.test.json", [OLD_TURNS[0], {"reference": "no question"}])
+    cases, diagnostics, _ = load_file(Path("o/dice.test.json"))
+    assert (cases, texts(diagnostics)) == ([], ["o/dice.test.json:14:3: error: [1] is missing the required key 'query'"])
+
+
+def test_only_json_files_are_taken_by_their_adk_shape(workdir):
+    # a YAML file shaped like an eval set is evalrun's own: its keys are errors, not an eval set
+    put("y/suite.yaml", "eval_set_id: x\neval_cases: []\n")
+    _, diagnostics, _ = load_file(Path("y/suite.yaml"))
+    assert texts(diagnostics)[0] == "y/suite.yaml:1:1: error: unknown key 'eval_set_id' in the top level"

@@ -74,7 +74,7 @@ def test_check_defaults_to_the_text_goal_and_threshold_0_8():
     result = _check({"type": "response_match_score"}, "The cats are running home", goal_details=goals)
     assert (result.status, result.threshold) == ("passed", 0.8)
     assert result.score == pytest.approx(reference_f1("The cat runs home", "The cats are running home"))
-    assert result.evidence["turns"][0]["matched_unigrams"] == ["cat", "home", "run", "the"]
+    assert result.evidence["matched_unigrams"] == ["cat", "home", "run", "the"]
 
 
 def test_check_without_a_reference_is_skipped_and_without_an_answer_fails():

@@ -39,6 +39,8 @@ def build_schema(kind: str) -> dict[str, Any]:
         model = EvalFile if kind == "adk-evalset" else EvalConfigFile
         schema = _simplify(model.model_json_schema(), keep_null=True)  # ADK writes null for what is not set
         _branch_by_key(schema, {"InvocationEvents": "invocation_events", "Message": "content"})
+        if kind == "adk-evalset":
+            _eval_file_by_shape(schema)
         _titles_from_refs(schema)
     elif kind == "report":
         from ..results.models import RunReport
@@ -117,6 +119,17 @@ def _branch_by_key(node: Any, keyed: dict[str, str]) -> None:
     if len(node["anyOf"]) == 1:
         del node["anyOf"]
         node.update(branch)
+
+
+def _eval_file_by_shape(schema: dict[str, Any]) -> None:
+    """An eval file is an eval set (an object), a list of turns (items with `query`) or a list of sessions:
+    checked against the one its shape says, so a broken turn is not also reported as a broken session."""
+    del schema["anyOf"]
+    schema.update({
+        "if": {"type": "object"}, "then": {"$ref": "#/$defs/EvalSet"},
+        "else": {"if": {"type": "array", "contains": {"type": "object", "required": ["query"]}},
+                 "then": {"type": "array", "items": {"$ref": "#/$defs/OldTurn"}},
+                 "else": {"type": "array", "items": {"$ref": "#/$defs/OldSession"}}}})
 
 
 def _goal_items_by_type(schema: dict[str, Any]) -> None:

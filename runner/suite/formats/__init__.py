@@ -44,7 +44,7 @@ def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = Non
         return ForeignFile("ADK eval config", diagnostics=eval_config_of(doc).diagnostics, is_suite=False)
     if doc.data is None:  # unreadable: an error when its name says what it should have been
         return ForeignFile("ADK eval set", diagnostics=doc.diagnostics) if named_eval_set and doc.diagnostics else None
-    kind = adk.shape_of(doc.data)
+    kind = adk.shape_of(doc.data) if name.endswith(".json") else None  # ADK and Agentflow write JSON
     if kind is None:
         if not named_eval_set:
             return None

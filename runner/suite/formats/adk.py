@@ -53,11 +53,11 @@ def shape_of(data: Any) -> Optional[str]:
         if "eval_set_id" in data or "eval_cases" in data:
             return AGENTFLOW if _uses_agentflow_keys(data) else EVALSET
         return None
-    if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
-        if all("query" in item for item in data):
-            return OLD_TURNS
-        if all("data" in item and "name" in item for item in data):
-            return OLD_SESSIONS
+    items = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    if any("query" in item for item in items):  # a turn that lacks it is then the schema's to report
+        return OLD_TURNS
+    if any("data" in item and "name" in item for item in items):
+        return OLD_SESSIONS
     return None
 
 
