@@ -54,6 +54,7 @@ EXTRA_CONFIGS = {
     "ignore_args": {"criteria": {"tool_trajectory_avg_score": {"threshold": 0.75, "ignore_args": True},
                                  "response_match_score": 0.3}},
 }
+COMPARED_IDS: set[str] = set()  # the cases compared (a conversation_scenario case has no recording to replay)
 OFFLINE_CONFIG = "enable_fuzzy_matching: false\nembeddings: {enabled: false}\ncache_dir: .evalrun/cache\n"
 
 
@@ -238,13 +239,18 @@ def load_cases(roots: list[Path]) -> list[dict]:
     errors = [str(d) for d in loaded.diagnostics if d.severity == "error"]
     if errors:
         raise Broken("evalrun cannot read the eval files:\n  " + "\n  ".join(errors[:20]))
-    cases, index_in_file = [], Counter()
+    cases, index_in_file, scenarios = [], Counter(), 0
     for case in loaded.cases:
         path = (Path.cwd() / case.source.path).resolve()
-        turns = [{"user": t.user, "calls": [(c.tool_name, copy.deepcopy(c.args or {})) for c in t.calls or ()],
-                  "answer": t.response or ""} for t in case.turns or ()]
-        cases.append({"file": str(path), "index": index_in_file[path], "id": case.id, "turns": turns})
         index_in_file[path] += 1
+        if not case.turns:  # a conversation_scenario: no expected conversation, nothing ADK's evaluators compare
+            scenarios += 1
+            continue
+        turns = [{"user": t.user, "calls": [(c.tool_name, copy.deepcopy(c.args or {})) for c in t.calls or ()],
+                  "answer": t.response or ""} for t in case.turns]
+        cases.append({"file": str(path), "index": index_in_file[path] - 1, "id": case.id, "turns": turns})
+    if scenarios:
+        print(f"{scenarios} conversation_scenario case(s) left out: they hold no expected conversation to compare")
     return cases
 
 
@@ -271,7 +277,7 @@ def run_evalrun(paths: list[Path], replay: Path, out: Path, work: Path, eval_con
     report = json.loads(report_path.read_text(encoding="utf-8"))
     found = {}
     for case in report["cases"]:
-        if case["status"] == "error":
+        if case["status"] == "error" and case["id"] in COMPARED_IDS:
             raise Broken(f"case {case['id']} ended in error: {case.get('error')}")
         found[case["id"]] = {c["type"]: (c["status"], c.get("score"), c.get("explanation", ""))
                                      for c in case.get("checks", []) if c["type"] in COMPARED}
@@ -461,6 +467,7 @@ def _run(args, work: Path) -> int:
     (work / "evalrun.yaml").write_text(OFFLINE_CONFIG, encoding="utf-8")
     files = find_eval_files(roots)
     cases = load_cases(roots)
+    COMPARED_IDS.update(case["id"] for case in cases)
     print(f"{len(files)} eval files, {len(cases)} cases, {sum(len(c['turns']) for c in cases)} turns "
           f"({sum(len(t['calls']) for c in cases for t in c['turns'])} expected calls)")
     variants_of, variant_names = {}, set()
