@@ -52,15 +52,18 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
     return Exclusion(loaded.base_dir, loaded.config.exclude) if loaded.config.exclude else None
 
 
-def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
-    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
+def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
+             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
+    ADK/Agentflow eval config for every eval set (--eval-config)."""
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
+                                    eval_config=eval_config)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
@@ -109,6 +112,7 @@ class RunRequest:
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
     saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -118,6 +122,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
         last_failed: bool = False, profile: Optional[str] = None, saved_selection: Optional[Selection] = None,
+        eval_config: Optional[Path] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -126,7 +131,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection)
+                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -200,7 +205,7 @@ def _choose_cases(request: RunRequest) -> "_Chosen | RunOutcome":
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
-                                   tags=request.tags, config=loaded.config)
+                                   tags=request.tags, config=loaded.config, eval_config=request.eval_config)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
@@ -294,7 +299,7 @@ def _play(request: RunRequest, chosen: _Chosen, stop, signals, on_start: Callabl
     on_start(len(index.refs) * request.repeats)
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir,
-                                           profile=request.profile),
+                                           profile=request.profile, eval_config=request.eval_config),
                         roots=chosen.roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
