@@ -101,6 +101,15 @@ def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
                        status="skipped", explanation=f"skipped: {reason}")
 
 
+def checks_of(case: "Case") -> list[dict[str, Any]]:
+    """The case's `checks:`, and `no_leak` when it plants canaries and does not check them itself: a canary
+    is by definition something no reply may contain."""
+    if case.canaries and not any(isinstance(s, dict) and s.get("type") == "no_leak" and s.get("canaries", True)
+                                 for s in case.checks):
+        return [*case.checks, {"type": "no_leak", "name": "canaries"}]
+    return list(case.checks)
+
+
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
                live: bool = False, selection: Optional[Selection] = None,
                base_dir: Optional[Path] = None) -> list[CheckResult]:
@@ -108,7 +117,7 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
     checks the run's profile leaves out are skipped with its name."""
     results = []
     ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
-    for spec in case.checks:
+    for spec in checks_of(case):
         try:
             family, options = parse_check(spec)
         except (KeyError, TypeError, ValidationError) as exc:
@@ -162,7 +171,7 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                  *, live: bool = False, selection: Optional[Selection] = None,
                  base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if case.checks or any(turn.checks for turn in case.turns or ()):
+    if checks_of(case) or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
         if not criteria_besides_checks(case):

@@ -61,9 +61,16 @@ class TurnContext:
     case_id: str
     turn: int  # 1 for the first user message
     runtime_context: dict = field(default_factory=dict)
+    canaries: tuple = ()  # the case's `canaries`: secrets planted in the agent's context, which no reply may contain
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "canaries", tuple(self.canaries))  # from JSON (isolate: process) it is a list
 
     def to_json(self) -> dict:
-        return {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context)}
+        data = {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context)}
+        if self.canaries:  # only when planted: servers that check their body see no new field otherwise
+            data["canaries"] = list(self.canaries)
+        return data
 
 
 @dataclass
