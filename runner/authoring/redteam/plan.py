@@ -139,8 +139,10 @@ def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
                      "forbidden_tool": forbidden[0] if forbidden else "", "secret": SECRET_WORDS}
         try:
             turns = user_turns(prompts, attack, variables)
-            story = (prompts.render(STORY_TEMPLATE, goal=attack.goal, purpose=variables["purpose"], task=variables["task"])
-                     if loaded.config.simulator is not None else None)
+            story = None
+            if loaded.config.simulator is not None:
+                story = prompts.render(STORY_TEMPLATE, goal=attack.goal, purpose=variables["purpose"],
+                                       task=variables["task"]).strip()
         except Exception as exc:  # a broken template (a user's prompts_dir): PromptError or CatalogueError
             raise PlanError(f"attack {attack.name}, variant {variant + 1}: {exc}") from None
         case_id = f"{case.id}--{attack.name}-{variant + 1}"
