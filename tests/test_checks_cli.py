@@ -199,7 +199,7 @@ def test_readme_check_examples_validate(tmp_path):
     from runner.config import Config
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 12
+    assert len(blocks) == 13
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
         if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite
