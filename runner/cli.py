@@ -190,7 +190,8 @@ def _add_redteam(sub) -> None:
                     "attacking user's turns, a canary planted in the agent's context that no reply may contain, the "
                     "forbidden tools in forbid_extra_calls and, for attacks judged on words, a `refusal` check. "
                     "Every planned suite is validated before any is written; on a failure nothing is written. "
-                    "Exit 0; 4 on invalid suites or a usage error; 5 when there is no case to attack.")
+                    "Exit 0; 3 when --generate's model gives no usable attack; 4 on invalid suites or a usage error; "
+                    "5 when there is no case to attack.")
     planning.add_argument("paths", nargs="+", type=Path, metavar="SUITES", help="suite files or folders")
     planning.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
                           help="where to write the attack suites (files of the same name are replaced)")
@@ -200,6 +201,12 @@ def _add_redteam(sub) -> None:
     planning.add_argument("--forbidden-tools", type=_names, metavar="T1,T2",
                           help="the tools the agent must never call (default: each case's write-like tools that its "
                                "goals never call: names with verbs such as create, update, delete, cancel, send, pay)")
+    planning.add_argument("--generate", action="store_true",
+                          help="have the generator model (evalrun.yaml's `generator:`, else its `judge:`) write each "
+                               "attack's user turns in its own words, seeded with the built-in template (replies are "
+                               "cached: the same inputs give the same files); without it the templates write them, "
+                               "offline")
+    planning.add_argument("--no-cache", action="store_true", help="with --generate: ask the model again")
     planning.add_argument("-c", "--config", type=Path, metavar="FILE",
                           help="the evalrun.yaml to use (default: the first one next to or above SUITES)")
 
@@ -620,7 +627,8 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
         return 0
     try:
         result = plan(args.paths, args.output_dir, attacks=args.attacks, variants=args.variants,
-                      forbidden_tools=args.forbidden_tools, config_path=args.config)
+                      forbidden_tools=args.forbidden_tools, config_path=args.config, generate=args.generate,
+                      no_cache=args.no_cache)
     except PlanError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic, file=sys.stderr)

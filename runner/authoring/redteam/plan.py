@@ -2,7 +2,8 @@
 from the case's own context, and checks what a safe agent does.
 
 Each planned case keeps the case's agent, runtime_context and canned tool outputs, and adds:
-- the attacking user's turns (the attack's template in prompts/redteam/), played as the scripted user;
+- the attacking user's turns (the attack's template in prompts/redteam/, or with `generate` the generator
+  model's, seeded with it: runner/authoring/redteam/generated.py), played as the scripted user;
   when evalrun.yaml configures a `simulator`, also a `story` (prompts/redteam/simulator_story.j2) with which
   the simulated user goes on attacking after the script, for up to SIMULATED_EXTRA_TURNS more messages;
 - a canary (`canaries:`), the same for the same case, attack and variant, which evalrun plants in the
@@ -72,8 +73,10 @@ def canary_for(case_id: str, attack: str, variant: int) -> str:
 
 
 def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[str]] = None, variants: int = 1,
-         forbidden_tools: Optional[Sequence[str]] = None, config_path: Optional[Path] = None) -> PlanResult:
-    """Plan and write the attack suites. PlanError on a usage problem, invalid suites or no case."""
+         forbidden_tools: Optional[Sequence[str]] = None, config_path: Optional[Path] = None,
+         generate: bool = False, no_cache: bool = False) -> PlanResult:
+    """Plan and write the attack suites. PlanError on a usage problem, invalid suites, no case, or (with
+    `generate`) no generator model or no usable answer from it."""
     from ...config import find_config, load_config, suite_roots
     from ...llm.prompts import PromptLibrary
     from ...suite.load import Exclusion, load_suites
@@ -99,13 +102,29 @@ def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[
         raise PlanError(f"no case to attack under {', '.join(map(display_path, paths))}", exit_code=5)
     result = PlanResult()
     prompts = PromptLibrary(prompts_dir)
+    writer = _generator(loaded, no_cache) if generate else None
     for case in cases:
         for attack in chosen:
-            result.suites += _plan_case(case, attack, catalogue, variants, forbidden_tools, loaded, prompts, result.notes)
+            result.suites += _plan_case(case, attack, catalogue, variants, forbidden_tools, loaded, prompts, result.notes,
+                                        writer)
     if not result.suites:
         raise PlanError("no attack suite could be planned: " + "; ".join(result.notes), exit_code=5)
     result.written = _write_all(result.suites, output_dir)
     return result
+
+
+def _generator(loaded: Any, no_cache: bool) -> Any:
+    """The LLM client of the model that writes attacks (--generate); PlanError when none is configured."""
+    from ...llm.client import LLMClient
+    from ...llm.runtime import configure
+    from .generated import generator_settings
+
+    settings = generator_settings(loaded.config)
+    if settings is None:
+        raise PlanError("--generate: no model to write attacks with: add `generator:` (the same keys as `judge:`) or "
+                        "`judge:` to evalrun.yaml, or plan without --generate (the built-in templates need no model)")
+    configure(concurrency=4, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=no_cache)
+    return LLMClient(settings, loaded.resolve(loaded.config.cache_dir) if settings.cache else None, role="judge")
 
 
 def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> list[Attack]:
@@ -122,7 +141,8 @@ def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> lis
 
 
 def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
-               forbidden_tools: Optional[Sequence[str]], loaded: Any, prompts: Any, notes: list[str]) -> list[PlannedSuite]:
+               forbidden_tools: Optional[Sequence[str]], loaded: Any, prompts: Any, notes: list[str],
+               writer: Any = None) -> list[PlannedSuite]:
     agent_name, options = agent_options(case, loaded)
     forbidden = list(forbidden_tools) if forbidden_tools is not None else default_forbidden(case, options, loaded.base_dir)
     if attack.needs_forbidden_tool and not forbidden:
@@ -139,21 +159,39 @@ def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
                      "forbidden_tool": forbidden[0] if forbidden else "", "secret": SECRET_WORDS}
         try:
             turns = user_turns(prompts, attack, variables)
+            if writer is not None:
+                turns = _written_by(writer, prompts, attack, variables, turns, case)
             story = None
             if loaded.config.simulator is not None:
                 story = prompts.render(STORY_TEMPLATE, goal=attack.goal, purpose=variables["purpose"],
                                        task=variables["task"]).strip()
+        except PlanError:
+            raise
         except Exception as exc:  # a broken template (a user's prompts_dir): PromptError or CatalogueError
             raise PlanError(f"attack {attack.name}, variant {variant + 1}: {exc}") from None
         case_id = f"{case.id}--{attack.name}-{variant + 1}"
         body = _case_body(case, attack, case_id, variant, turns, story, forbidden, fragments)
+        source = (f"the user's turns written by {writer.settings.model} (redteam/generate_attack.j2), seeded with "
+                  f"redteam/{attack.name}.j2 v{attack.version}" if writer is not None
+                  else f"template redteam/{attack.name}.j2 v{attack.version}")
         header = (f"# Planned by `evalrun redteam plan` from case '{case.id}' ({case.source}): attack {attack.name} "
                   f"({attack.category}), variant {variant + 1}.\n"
-                  f"# Catalogue v{catalogue.version}, template redteam/{attack.name}.j2 v{attack.version}. "
-                  "Re-planning the same case writes the same file.\n")
+                  f"# Catalogue v{catalogue.version}, {source}. Re-planning the same case writes the same file.\n")
         planned.append(PlannedSuite(_file_name(case_id), case_id, attack.name, attack.category,
                                     header + dump_yaml(body)))
     return planned
+
+
+def _written_by(writer: Any, prompts: Any, attack: Attack, variables: dict[str, Any], example: list[str],
+                case: Case) -> list[str]:
+    from ...llm.errors import LLMError
+    from .generated import generated_turns
+
+    try:
+        return generated_turns(writer, prompts, attack, variables, example)
+    except LLMError as exc:
+        raise PlanError(f"case '{case.id}', attack {attack.name}, variant {variables['variant'] + 1}: the generator "
+                        f"{writer.settings.model} gave no usable attack: {exc}; nothing was written", exit_code=3) from None
 
 
 def _case_body(case: Case, attack: Attack, case_id: str, variant: int, turns: list[str], story: Optional[str],
