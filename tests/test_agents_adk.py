@@ -45,8 +45,7 @@ def test_each_turn_s_events_become_openai_messages_and_the_hand_over_shows(tmp_p
         adk_shop.script(fake)
         fake.script("You're welcome.")
         case = make_case(id="where", starting_sentence="Where is order A-1042?", user_prompts=["Thanks!"],
-                         runtime_context={"session_input": {"app_name": "shop", "user_id": "ann",
-                                                            "state": {"tier": "gold"}}})
+                         runtime_context={"app_name": "shop", "user_id": "ann", "state": {"tier": "gold"}})
         agent = make_agent({"type": "adk", "entrypoint": f"{module}:root_agent"}, tmp_path)
         conversation = talk(case, agent)
     assert (conversation.error, conversation.termination_reason) == (None, "script_end")
@@ -73,9 +72,14 @@ def test_each_turn_s_events_become_openai_messages_and_the_hand_over_shows(tmp_p
 
 
 def test_session_input_comes_from_the_runtime_context_then_the_options_then_adk_s_defaults(tmp_path):
-    assert session_input({"session_input": {"app_name": "a", "user_id": "u", "state": {"k": 1}}, "x": 2}) == {
-        "app_name": "a", "user_id": "u", "state": {"k": 1}}
-    assert session_input({"app_name": "a", "state": {"k": 1}, "other": 2}) == {"app_name": "a", "state": {"k": 1}}
+    assert session_input(make_case(runtime_context={"app_name": "a", "state": {"k": 1}, "other": 2})) == {
+        "app_name": "a", "state": {"k": 1}}
+
+    class WithSessionInput:  # an ADK eval case read into a case brings its session_input along
+        session_input = {"app_name": "a", "user_id": "u", "state": {"k": 1}, "session_id": None}
+        runtime_context = {"app_name": "not this one"}
+
+    assert session_input(WithSessionInput()) == {"app_name": "a", "user_id": "u", "state": {"k": 1}}
     with FakeOpenAI() as fake:
         module = entry_module(tmp_path, fake.base_url)
         adk_shop.script(fake)
@@ -175,8 +179,7 @@ SUITE = """
     id: where-is-my-order
     agent: shop
     starting_sentence: Where is order A-1042?
-    runtime_context:
-      session_input: {app_name: shop, user_id: ann, state: {tier: gold}}
+    runtime_context: {app_name: shop, user_id: ann, state: {tier: gold}}
     goals:
       get_order: [transfer_to_agent]
       transfer_to_agent: [track_parcel]

@@ -6,7 +6,8 @@
         entrypoint: support_agent.agent:root_agent   # an agent, an App, or a function that returns one
 
 Each conversation gets its own in-memory ADK session (ADK's InMemoryRunner), created from the case's
-session input: `app_name`, `user_id` and the initial `state` (see `session_input`). Each user turn is
+session input: `app_name`, `user_id` and the initial `state` (see `session_input`); the agent's options
+can name the app and user and give a starting state instead. Each user turn is
 one `run_async` call with that turn's message; the events it yields become OpenAI chat messages, so
 scoring and every report read them as any other agent's:
 
@@ -73,12 +74,18 @@ class AdkAgentOptions(BaseModel):
         "it, key by key.", examples=[{"user:tier": "gold"}])
 
 
-def session_input(runtime_context: dict) -> dict:
-    """The ADK session input a case carries in its runtime context: `session_input: {app_name, user_id, state}`
-    (as an ADK eval case has it), else those three keys at the top of the runtime context."""
-    nested = runtime_context.get("session_input")
-    source = nested if isinstance(nested, dict) else runtime_context
-    return {key: source[key] for key in ("app_name", "user_id", "state") if source.get(key) is not None}
+SESSION_KEYS = ("app_name", "user_id", "session_id", "state")
+
+
+def session_input(case) -> dict:
+    """The ADK session a case starts from: its `session_input` (an ADK eval case's: app name, user id,
+    state), else the keys `app_name`, `user_id` and `state` of its runtime context."""
+    given = getattr(case, "session_input", None)
+    if given is not None:
+        source = given.model_dump() if hasattr(given, "model_dump") else dict(given)
+    else:
+        source = dict(case.runtime_context)
+    return {key: source[key] for key in SESSION_KEYS if source.get(key) is not None}
 
 
 def load_object(entrypoint: str, base_dir: Path) -> Any:
@@ -174,7 +181,7 @@ class AdkAgent(Agent):
             except Exception as exc:
                 raise AgentError(f"{self.options.entrypoint}() raised {exception_summary(exc)}") from None
             self.owns_root = True
-        given = session_input(dict(case.runtime_context))
+        given = session_input(case)
         app_name = self.options.app_name or given.get("app_name") or _default_app_name(root, adk)
         if isinstance(root, adk.App):
             self.runner = adk.InMemoryRunner(app=root, app_name=app_name)
@@ -188,7 +195,7 @@ class AdkAgent(Agent):
         state = {**copy.deepcopy(self.options.state), **copy.deepcopy(given.get("state") or {})}
         self.session = await self.runner.session_service.create_session(
             app_name=self.runner.app_name, user_id=self.options.user_id or given.get("user_id") or DEFAULT_USER_ID,
-            state=state)
+            state=state, session_id=given.get("session_id"))
         self.state = _plain(self.session.state)
 
     async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
