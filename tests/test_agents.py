@@ -111,7 +111,7 @@ def test_a_missing_agent_says_how_to_declare_it():
     assert caught.value.reason == (
         "the case runs against agent 'hr_agent', which is not declared: evalrun.yaml has no `agents:` section. "
         "Declare it, for example:\n  agents:\n    hr_agent:\n      type: python\n"
-        "      entrypoint: my_agent:respond   # or http, command, model, replay")
+        "      entrypoint: my_agent:respond   # or http, command, model, replay, adk")
     assert check_agent_override("hr_agnet", declared("hr_agent")) == \
         "--agent hr_agnet: not declared in evalrun.yaml (did you mean 'hr_agent'?) (declared: hr_agent)"
     assert check_agent_override("hr_agent", declared("hr_agent")) is None

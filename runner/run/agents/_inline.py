@@ -17,8 +17,9 @@ _numbers = itertools.count(1)
 
 def hold(target: Any) -> str:
     """Keep `target` in this module under a fresh name; the entry point that names it."""
-    hint = getattr(target, "__name__", None) or getattr(target, "name", None) or type(target).__name__
-    name = f"{re.sub(r'[^A-Za-z0-9_]', '_', str(hint)).lstrip('_0123456789') or 'agent'}_{next(_numbers)}"
+    hint = str(getattr(target, "__name__", None) or getattr(target, "name", None) or type(target).__name__)
+    word = re.sub(r"[^A-Za-z0-9_]", "_", hint).lstrip("_0123456789").rstrip("_") or "agent"  # <lambda> -> lambda
+    name = f"{word}_{next(_numbers)}"
     setattr(sys.modules[__name__], name, target)
     return f"{__name__}:{name}"
 
