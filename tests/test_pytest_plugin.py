@@ -216,7 +216,8 @@ def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
         import sys
 
         def test_evalrun_was_not_imported():
-            assert sorted(m for m in sys.modules if m.startswith("runner.")) == ["runner.pytest_plugin"]
+            assert sorted(m for m in sys.modules if m.startswith("runner.")) == [
+                "runner.pytest_plugin", "runner.pytest_projects"]
         """)
     done = pytest_in(tmp_path, "-v")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -241,3 +242,17 @@ def test_an_evalrun_init_project_passes_under_pytest_as_under_evalrun_and_with_t
     expected = verdicts(root / "by-evalrun" / "report.json")
     assert expected == {"order-status": "passed"}
     assert verdicts(root / "by-pytest" / "report.json") == verdicts(root / "by-xdist" / "report.json") == expected
+
+
+def test_the_plugin_s_own_copies_of_evalrun_s_file_names_agree_with_evalrun():
+    from runner import pytest_projects
+    from runner.suite.files import CONFIG_NAMES
+    from runner.suite.load import SUITE_SUFFIXES
+
+    assert (pytest_projects.SUITE_SUFFIXES, pytest_projects.CONFIG_NAMES) == (SUITE_SUFFIXES, CONFIG_NAMES)
+
+
+def test_an_unknown_report_format_is_a_usage_error(tmp_path):
+    done = pytest_in(tmp_path, "--evalrun-format", "pdf")
+    assert done.returncode == 4
+    assert "--evalrun-format pdf: not a report format (known: junit, md, html)" in done.stderr
