@@ -175,7 +175,8 @@ class EvalrunSession:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
             reason = "pytest was interrupted" if interrupted else \
                 f"pytest stopped: {session.shouldstop}" if session.shouldstop else None
-            on_failure = f"pytest -x/--maxfail: {session.shouldfail}" if session.shouldfail and not interrupted else None
+            failed_enough = session.shouldfail and not interrupted
+            on_failure = f"pytest -x/--maxfail: {session.shouldfail}" if failed_enough else None
             for writer in self.writers.values():
                 self.finished.append((writer.root, writer.finish(reason, interrupted, on_failure)))
         if self.loop is not None:

@@ -84,8 +84,8 @@ def test_session_input_comes_from_the_runtime_context_then_the_options_then_adk_
         module = entry_module(tmp_path, fake.base_url)
         adk_shop.script(fake)
         case = make_case(starting_sentence="Where is my order?", runtime_context={"state": {"tier": "gold"}})
-        agent = make_agent({"type": "adk", "entrypoint": f"{module}:make_agent", "state": {"tier": "basic", "lang": "en"}},
-                           tmp_path)
+        agent = make_agent({"type": "adk", "entrypoint": f"{module}:make_agent",
+                            "state": {"tier": "basic", "lang": "en"}}, tmp_path)
         conversation = talk(case, agent)
     assert conversation.error is None
     # no app_name or user_id given: the root agent's name and ADK's evaluation user; the case's state wins
@@ -111,10 +111,12 @@ def test_a_tool_that_raises_is_the_case_error_with_the_conversation_so_far(tmp_p
         conversation = talk(make_case(starting_sentence="Order BOOM?", runtime_context={"state": {"tier": "gold"}}),
                             make_agent({"type": "adk", "entrypoint": f"{module}:root_agent"}, tmp_path))
     assert conversation.termination_reason == "agent_error"
-    assert conversation.error == "the ADK agent 'shop_agent' reported an error: RuntimeError: the order database is down"
+    assert conversation.error == ("the ADK agent 'shop_agent' reported an error: RuntimeError: the order database "
+                                  "is down")
     # ADK logged where it happened: kept with the case (shown under its error), not printed over the console
-    assert conversation.stderr_tail[-1] == ("ERROR google.adk.workflow._node_runner: Node execution failed with exception — "
-                                            "RuntimeError: the order database is down (at adk_shop.py:23 in get_order)")
+    assert conversation.stderr_tail[-1] == (
+        "ERROR google.adk.workflow._node_runner: Node execution failed with exception — "
+        "RuntimeError: the order database is down (at adk_shop.py:23 in get_order)")
     assert [(m["role"], tool_calls(m)) for m in conversation.messages] == [
         ("user", []), ("assistant", [("get_order", {"order_id": "BOOM"})])]
     assert conversation.state == {"tier": "gold"}  # kept even when the turn failed
@@ -134,9 +136,11 @@ def test_a_model_that_fails_is_the_case_error(tmp_path):
 
 @pytest.mark.parametrize("source, entrypoint, error", [
     ("VALUE = 1\n", "notagent_a:VALUE",
-     "the agent could not start: entrypoint 'notagent_a:VALUE' is a int, not an ADK agent, App, or function returning one"),
+     "the agent could not start: entrypoint 'notagent_a:VALUE' is a int, not an ADK agent, App, or function "
+     "returning one"),
     ("def make():\n    return 'agent'\n", "notagent_b:make",
-     "the agent could not start: entrypoint 'notagent_b:make' is a str, not an ADK agent, App, or function returning one"),
+     "the agent could not start: entrypoint 'notagent_b:make' is a str, not an ADK agent, App, or function "
+     "returning one"),
     ("def make():\n    raise KeyError('MODEL')\n", "notagent_c:make",
      "the agent could not start: notagent_c:make() raised KeyError: 'MODEL' (at notagent_c.py:2 in make)"),
     (None, "nowhere_adk:root_agent",
@@ -144,12 +148,14 @@ def test_a_model_that_fails_is_the_case_error(tmp_path):
      "named 'nowhere_adk', searched from {dir} and the installed packages)"),
     ("x = 1\n", "notagent_d:root_agent",
      "the agent could not start: entrypoint 'notagent_d:root_agent': 'notagent_d' has no attribute 'root_agent'"),
-])
+], ids=["a-value", "a-factory-of-a-str", "a-factory-that-raises", "no-such-module", "no-such-attribute"])
 def test_an_entrypoint_that_is_not_an_adk_agent_is_the_case_error(tmp_path, source, entrypoint, error):
     if source is not None:
         (tmp_path / f"{entrypoint.split(':')[0]}.py").write_text(source)
-    conversation = talk(make_case(starting_sentence="hi"), make_agent({"type": "adk", "entrypoint": entrypoint}, tmp_path))
-    assert (conversation.termination_reason, conversation.error) == ("agent_error", error.format(dir=tmp_path.resolve()))
+    agent = make_agent({"type": "adk", "entrypoint": entrypoint}, tmp_path)
+    conversation = talk(make_case(starting_sentence="hi"), agent)
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error == error.format(dir=tmp_path.resolve())
 
 
 def test_an_error_event_is_an_agent_error_naming_the_agent():
@@ -233,7 +239,8 @@ def test_without_google_adk_the_case_says_how_to_install_it_and_validate_never_i
     assert done.returncode == 3, done.stdout + done.stderr
     [case] = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
     assert case["error"] == ("the agent could not start: type: adk needs google-adk, which cannot be imported "
-                             "(No module named 'google.adk.agents'; 'google.adk' is not a package); pip install 'evalrun[adk]'")
+                             "(No module named 'google.adk.agents'; 'google.adk' is not a package); "
+                             "pip install 'evalrun[adk]'")
     check = ("import sys; from runner.cli import main; code = main(['validate', 'suites/']); "
              "assert 'google.adk' not in sys.modules, 'imported'; sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", check], cwd=project, env=cli_env(), capture_output=True, text=True,

@@ -141,9 +141,9 @@ def test_an_adk_agent_object_is_played_through_adk_s_runner(tmp_path):
 
 
 def test_an_agent_of_no_known_kind_is_a_type_error():
-    with pytest.raises(TypeError, match="agent must be a function \\(messages, context\\) -> reply, a Google ADK agent, "
-                                        "'module:attribute' naming one, or the name of an agent in evalrun.yaml; got "
-                                        "a int"):
+    with pytest.raises(TypeError, match="agent must be a function \\(messages, context\\) -> reply, a Google ADK "
+                                        "agent, 'module:attribute' naming one, or the name of an agent in "
+                                        "evalrun.yaml; got a int"):
         evaluate("nowhere", agent=42)
     with pytest.raises(TypeError, match="config must be a path to evalrun.yaml, a dict of its settings or None"):
         evaluate("nowhere", config=3.5)

@@ -61,8 +61,9 @@ def project(root: Path, *, failing: bool = True, crash: bool = False) -> Path:
 
 
 def pytest_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    # langsmith's plugin (installed with langchain-openai, for the README's LangGraph example) is not under test
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
+                           *args], cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def verdicts(report: Path) -> dict[str, str]:
@@ -130,15 +131,15 @@ def test_x_stops_at_the_first_failure_and_the_report_says_what_did_not_run(tmp_p
     summary = json.loads((root / "out" / "report.json").read_text())["summary"]
     assert summary["not_run"] == [f"lookup-{n}" for n in range(5)]
     assert summary["stop_reason"] == "pytest -x/--maxfail: stopping after 1 failures"
-    assert (summary["exit_code"], summary["exit_reason"]) == (1, "stopped after the first failure (pytest -x/--maxfail: "
-                                                                 "stopping after 1 failures), 5 case(s) not run; 1 "
-                                                                 "case(s) failed: exit 1")  # as evalrun -x says it
+    assert (summary["exit_code"], summary["exit_reason"]) == (  # as evalrun -x says it
+        1, "stopped after the first failure (pytest -x/--maxfail: stopping after 1 failures), 5 case(s) not run; "
+           "1 case(s) failed: exit 1")
 
 
 def test_lf_reruns_only_the_cases_that_failed(tmp_path):
     root = project(tmp_path / "p")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "pytest", "-v", *a], cwd=root, env=cli_env(),
-                                    capture_output=True, text=True, timeout=300)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:langsmith_plugin", *a],  # noqa: E731
+                                    cwd=root, env=cli_env(), capture_output=True, text=True, timeout=300)
     run("--evalrun-output-dir", "first")
     again = run("--lf", "--evalrun-output-dir", "second")
     assert outcomes(again.stdout) == {"suites/more.yaml::does-not-know": "FAILED"}
