@@ -127,13 +127,18 @@ def evaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
              min_pass_rate: Optional[float] = None) -> Report:
     """Run the suites under `paths` (files or folders) as `evalrun PATHS` does and return the Report.
     The keyword arguments are the CLI's options: `filters` (-k), `tags` (--tag), `output_dir`,
-    `concurrency` (-j), `formats` (--format), `repeats` (--repeat), `profile`, `min_pass_rate`."""
+    `concurrency` (-j), `formats` (--format), `repeats` (--repeat), `profile`, `min_pass_rate`.
+    Ctrl-C stops the cases in flight, writes the report of those that finished, then raises
+    KeyboardInterrupt."""
     with _Request(paths, agent, config, output_dir=output_dir, filters=filters, tags=tags, concurrency=concurrency,
                   formats=formats, repeats=repeats, profile=profile, min_pass_rate=min_pass_rate) as request:
         if isinstance(request, Report):
             return request
         in_main_thread = threading.current_thread() is threading.main_thread()
-        return Report.of(run_request(request, handle_signals=in_main_thread))
+        report = Report.of(run_request(request, handle_signals=in_main_thread))
+    if report.summary is not None and report.summary.interrupted and report.summary.stop_reason == "SIGINT":
+        raise KeyboardInterrupt  # the report of what finished is written; Ctrl-C still stops the caller (pytest)
+    return report
 
 
 async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,

@@ -4,8 +4,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -200,3 +202,36 @@ def test_importing_runner_stays_light_until_the_api_is_used():
              "from runner import evaluate; print(evaluate.__module__)")
     done = subprocess.run([sys.executable, "-c", check], env=cli_env(), capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "runner.evaluation\n"), done.stderr
+
+
+def test_ctrl_c_writes_the_report_of_what_finished_then_stops_the_caller(tmp_path):
+    write(tmp_path / "evals" / "s.yaml", SUITE)
+    write(tmp_path / "script.py", f"""
+        import asyncio, pathlib
+        from runner import evaluate
+
+        async def respond(messages, context):
+            if context.case_id == "helps":
+                pathlib.Path("waiting").write_text("")
+                await asyncio.sleep(60)
+            return "hello"
+
+        try:
+            evaluate("evals", agent=respond, output_dir="out", concurrency=1)
+        except KeyboardInterrupt:
+            print("stopped by Ctrl-C")
+            raise
+        """)
+    process = subprocess.Popen([sys.executable, "script.py"], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if (tmp_path / "waiting").exists():
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode != 0 and out == "stopped by Ctrl-C\n", err
+    assert err.rstrip().endswith("KeyboardInterrupt")
+    summary = json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
+    assert (summary["interrupted"], summary["stop_reason"], summary["passed"], summary["not_run"]) == (
+        True, "SIGINT", 1, ["helps"])
