@@ -5,7 +5,8 @@ under pytest compared with the CLI.
 
 1. A project with 200 test modules and 400 YAML/JSON data files, no evalrun.yaml: `pytest --collect-only`
    with the plugin and with `-p no:evalrun`, runs alternated; the ratio of the medians (wall and CPU).
-2. An evalrun project of N replayed cases: `evalrun suites/`, `pytest suites/` and `pytest suites/ -n 2`.
+2. An evalrun project of N replayed cases: `evalrun suites/`, `pytest suites/` and `pytest suites/ -n 2`,
+   beside pytest's own start-up (its plugins loading, nothing collected).
 Whole processes, wall clock and the children's CPU time; this machine is shared, so read the ratios.
 Not collected by pytest (the name has no test_ prefix).
 """
@@ -93,7 +94,9 @@ def main() -> None:
         project = Path(scratch) / "evals"
         project.mkdir()
         evalrun_project(project, options.cases)
-        commands = {"evalrun suites/": [python, "-m", "runner", "suites/", "-q", "--output-dir", "out"],
+        (project / "empty").mkdir()
+        commands = {"pytest start-up alone": [python, "-m", "pytest", "empty", "-q", "-p", "no:cacheprovider"],
+                    "evalrun suites/": [python, "-m", "runner", "suites/", "-q", "--output-dir", "out"],
                     "pytest suites/": [python, "-m", "pytest", "suites/", "-q", "-p", "no:cacheprovider",
                                        "--evalrun-output-dir", "out"],
                     "pytest suites/ -n 2": [python, "-m", "pytest", "suites/", "-q", "-p", "no:cacheprovider", "-n",
