@@ -26,6 +26,7 @@ google-adk (`pip install 'evalrun[adk]'`) is imported when such an agent starts,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import copy
 import importlib
@@ -206,10 +207,11 @@ class AdkAgent(Agent):
         message = types.Content(role="user", parts=[types.Part(text=text)])
         new: list[dict] = []
         token = _log_lines.set(self.log)
+        events = self.runner.run_async(user_id=self.session.user_id, session_id=self.session.id, new_message=message)
         try:
-            async for event in self.runner.run_async(user_id=self.session.user_id, session_id=self.session.id,
-                                                     new_message=message):
-                new.extend(event_messages(event))
+            async with contextlib.aclosing(events):  # closed at once when an error event ends the turn
+                async for event in events:
+                    new.extend(event_messages(event))
         except AgentError as exc:
             exc.messages = new + exc.messages
             raise
