@@ -116,7 +116,7 @@ def test_a_tool_that_raises_is_the_case_error_with_the_conversation_so_far(tmp_p
     # ADK logged where it happened: kept with the case (shown under its error), not printed over the console
     assert conversation.stderr_tail[-1] == (
         "ERROR google.adk.workflow._node_runner: Node execution failed with exception — "
-        "RuntimeError: the order database is down (at adk_shop.py:23 in get_order)")
+        "RuntimeError: the order database is down (at adk_shop.py:27 in get_order)")
     assert [(m["role"], tool_calls(m)) for m in conversation.messages] == [
         ("user", []), ("assistant", [("get_order", {"order_id": "BOOM"})])]
     assert conversation.state == {"tier": "gold"}  # kept even when the turn failed

@@ -32,6 +32,7 @@ import copy
 import importlib
 import json
 import logging
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -174,6 +175,9 @@ class AdkAgent(Agent):
 
     async def _start(self, case) -> None:
         _keep_adk_log()
+        # ADK's LiteLlm wrapper imports the litellm evalrun uses: the same policy as runner.llm.litellm_path
+        # (litellm's bundled price list, not a download from GitHub when it is imported)
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         adk = await asyncio.to_thread(_import_adk)  # google.adk takes seconds to import: not on the event loop
         root = await asyncio.to_thread(load_object, self.options.entrypoint, self.env.base_dir)
         if not isinstance(root, (adk.App, adk.BaseNode)) and callable(root):
