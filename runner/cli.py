@@ -389,9 +389,8 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
     from .api import EXIT_NO_CASES, EXIT_USAGE, run
-    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
-
     from .config import config_line
+    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
@@ -415,8 +414,6 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
 
     problem = _eval_config_problem(args.eval_config)
     if problem:
-        from .api import EXIT_USAGE
-
         err.line(f"evalrun: {problem}")
         return EXIT_USAGE
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,

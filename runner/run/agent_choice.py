@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from runner.config import Config, LoadedConfig
     from .agents._base import Agent
 
-EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay"
+EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay, adk"
 
 
 class AgentNotFound(AgentError):

@@ -48,6 +48,7 @@ class Conversation:
     stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
     user_turns: int = 0
     transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
+    state: Optional[dict] = None  # the agent's state at the end (an ADK session's), when its kind keeps one
 
     @property
     def failed(self) -> bool:
@@ -56,12 +57,15 @@ class Conversation:
     def to_transcript(self) -> dict:
         """The conversation in the transcript format evalrun reads (runner.transcripts.read.read_recording),
         so a saved live run can be scored again without calling anything. `error` and `stderr` are
-        kept for people reading the file; the reader ignores them."""
+        kept for people reading the file, and `state` (the agent's own state at the end) for checks of
+        it; the reader ignores them."""
         data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
         if self.error is not None:
             data["error"] = self.error
         if self.stderr_tail:
             data["stderr"] = self.stderr_tail
+        if self.state is not None:
+            data["state"] = self.state
         return data
 
 
@@ -87,6 +91,7 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
         agent.kill()
         raise
     finally:
+        conv.state = _final_state(agent)
         await _close(agent)
         conv.stderr_tail = agent.stderr_tail()
     return conv
@@ -190,6 +195,13 @@ async def _close(agent: Agent) -> None:
     except BaseException as exc:  # closing never hides how the conversation ended
         agent.kill()
         _reraise_cancellation(exc)
+
+
+def _final_state(agent: Agent) -> Optional[dict]:
+    try:
+        return agent.final_state()
+    except Exception:  # a record of the conversation, never a reason to lose it
+        return None
 
 
 def _internal(when: str, exc: BaseException) -> str:

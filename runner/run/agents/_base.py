@@ -106,6 +106,11 @@ class Agent:
         """The last lines the agent wrote to stderr (command targets), kept with the case."""
         return []
 
+    def final_state(self) -> Optional[dict]:
+        """The agent's own state when the conversation ended (an ADK session's state), kept with the
+        conversation as `state`; None when the kind has none."""
+        return None
+
 
 # ----------------------------------------------------------------------------- replies
 
