@@ -31,8 +31,8 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, parse_reply,
-                    reply_json)
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, module_not_found,
+                    parse_reply, reply_json)
 from ._process import ProcessChannel
 
 KIND = "python"
@@ -71,9 +71,7 @@ def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        missing = exc.name or module_name
-        raise AgentError(f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named "
-                         f"'{missing}', searched from {folder} and the installed packages)") from None
+        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
     except BaseException as exc:  # a module that fails while importing: show where
         raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
                          f"{exception_summary(exc)}") from None
