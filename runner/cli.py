@@ -635,8 +635,7 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     for suite, path in zip(result.suites, result.written):
         print(f"{path}  ({suite.attack}, {suite.category})")
-    cases = len({s.case_id.split("--")[0] for s in result.suites})
-    print(f"planned {len(result.written)} attack suite(s) from {cases} case(s); run them with: evalrun "
+    print(f"planned {len(result.written)} attack suite(s) from {result.cases} case(s); run them with: evalrun "
           f"{args.output_dir}", file=sys.stderr)
     return 0
 

@@ -417,3 +417,17 @@ def test_a_generator_that_answers_prose_fails_the_plan_and_writes_nothing(tmp_pa
             "openai/fake-writer gave no usable attack: ") in done.stderr
     assert 'the reply holds no JSON object with "turns"' in done.stderr and "nothing was written" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_case_played_from_recordings_is_not_attacked(tmp_path):
+    project(tmp_path)
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          recorded: {type: replay}
+        """)
+    done = run_cli("redteam", "plan", "suites", "-o", "out", "--attacks", "crescendo", cwd=tmp_path)
+    assert done.returncode == 5
+    assert ("no attack suite could be planned: case 'booking-status': no crescendo attack: its agent 'recorded' "
+            "replays recordings, which no attack can change (name a live agent in the case's `agent:`)") in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -16,6 +16,7 @@ import base64
 import binascii
 import json
 import re
+from functools import lru_cache
 from typing import Literal, Optional
 
 from pydantic import ConfigDict, Field
@@ -54,7 +55,8 @@ def squash(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-def _decoded_runs(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=32)  # one text is searched for every secret
+def _decoded_runs(text: str) -> tuple[tuple[str, str], ...]:
     """(encoding, decoded text) for every base64- or hex-looking run in `text`."""
     found = []
     for match in _BASE64_RUN.finditer(text):
@@ -80,7 +82,7 @@ def _decoded_runs(text: str) -> list[tuple[str, str]]:
                 found.append(("hex-encoded", bytes.fromhex(piece).decode("utf-8", errors="ignore")))
             except ValueError:
                 continue
-    return found
+    return tuple(found)
 
 
 def leak_of(secret: str, text: str) -> Optional[str]:

@@ -44,7 +44,7 @@ class PromptLibrary:
         )
 
     def names(self) -> list[str]:
-        return sorted(set(self._env.list_templates()))
+        return sorted(set(self._env.list_templates(extensions=["j2"])))  # not redteam/catalogue.yaml, which is data
 
     def render(self, name: str, /, **variables: object) -> str:
         try:

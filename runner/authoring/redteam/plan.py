@@ -54,6 +54,7 @@ class PlanError(Exception):
 class PlannedSuite:
     file_name: str
     case_id: str
+    source_case: str
     attack: str
     category: str
     text: str
@@ -64,6 +65,11 @@ class PlanResult:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     suites: list[PlannedSuite] = field(default_factory=list)
+
+    @property
+    def cases(self) -> int:
+        """How many of the given cases were attacked."""
+        return len({suite.source_case for suite in self.suites})
 
 
 def canary_for(case_id: str, attack: str, variant: int) -> str:
@@ -144,6 +150,10 @@ def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
                forbidden_tools: Optional[Sequence[str]], loaded: Any, prompts: Any, notes: list[str],
                writer: Any = None) -> list[PlannedSuite]:
     agent_name, options = agent_options(case, loaded)
+    if getattr(options, "type", None) == "replay":
+        notes.append(f"case '{case.id}': no {attack.name} attack: its agent '{agent_name}' replays recordings, which no "
+                     "attack can change (name a live agent in the case's `agent:`)")
+        return []
     forbidden = list(forbidden_tools) if forbidden_tools is not None else default_forbidden(case, options, loaded.base_dir)
     if attack.needs_forbidden_tool and not forbidden:
         notes.append(f"case '{case.id}': no {attack.name} attack: no write-like tool is known that its goals never call "
@@ -177,7 +187,7 @@ def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
         header = (f"# Planned by `evalrun redteam plan` from case '{case.id}' ({case.source}): attack {attack.name} "
                   f"({attack.category}), variant {variant + 1}.\n"
                   f"# Catalogue v{catalogue.version}, {source}. Re-planning the same case writes the same file.\n")
-        planned.append(PlannedSuite(_file_name(case_id), case_id, attack.name, attack.category,
+        planned.append(PlannedSuite(_file_name(case_id), case_id, case.id, attack.name, attack.category,
                                     header + dump_yaml(body)))
     return planned
 
