@@ -109,6 +109,7 @@ class RunRequest:
     shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
+    quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -117,7 +118,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
-        last_failed: bool = False, profile: Optional[str] = None,
+        last_failed: bool = False, profile: Optional[str] = None, quick: bool = False,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -126,7 +127,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile)
+                         repeats, repeat_policy, shard, last_failed, profile, quick)
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -158,7 +159,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
-                                   tags=request.tags, config=loaded.config)
+                                   tags=request.tags, config=loaded.config, referenceless=request.quick)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
@@ -216,7 +217,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     on_start(len(index.refs) * request.repeats)
     runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                            agent=request.agent, conversations_dir=request.conversations_dir,
-                                           profile=request.profile),
+                                           profile=request.profile, quick=request.quick),
                         roots=roots, save_conversation=folder.save_conversation, on_notice=on_notice)
 
     stop = Stop()

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agent_tools import tools_for
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from ..checks.quick import referenceless
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
@@ -43,6 +45,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    quick: bool = False  # evalrun quick: the referenceless checks instead of the case's goals and checks
 
 
 def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
@@ -124,7 +127,7 @@ class CaseRunner:
         self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = list(roots)
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots)
+        self.loader = CaseLoader(self.roots, referenceless=options.quick)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
@@ -223,6 +226,8 @@ class CaseRunner:
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
         from ..score.case import score_trajectory
 
+        if self.options.quick:
+            case = referenceless(case)  # played as written, scored by the quick profile only
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
@@ -239,7 +244,8 @@ class CaseRunner:
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
-                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir,
+                     tools=tools_for(case, self.loaded, self.options.agent))
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

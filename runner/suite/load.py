@@ -111,21 +111,23 @@ class FileOutcome:
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None) -> LoadResult:
+                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
+                referenceless: bool = False) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
     `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
-    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`."""
+    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = []
     for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots)
+        outcome = _load(path, explicit=explicit, roots=roots, referenceless=referenceless)
         if keep is not None:
             outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
         outcomes.append((path, outcome))
@@ -200,16 +202,17 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
     return path.parent
 
 
-def load_file(path: Path, *, explicit: bool = True,
-              roots: Optional[Sequence[Path]] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
+              referenceless: bool = False) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
-    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots])
+    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
+                    referenceless=referenceless)
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
-def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> FileOutcome:
+def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]], referenceless: bool = False) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
@@ -245,7 +248,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
     check_suite(doc, check_problem)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
-        check_case(doc, case, at)
+        check_case(doc, case, at, referenceless=referenceless)
     transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts)

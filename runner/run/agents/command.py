@@ -16,11 +16,12 @@ import os
 import shlex
 import signal
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted, scrub)
+from ._base import tools_field
 
 KIND = "command"
 LINE_LIMIT = 16 * 1024 * 1024  # one reply line may be this long
@@ -35,6 +36,7 @@ class CommandAgentOptions(BaseModel):
                            "examples": [{"type": "command", "command": ["node", "agent.js"]}]})
 
     type: Literal["command"] = Field(title="Kind", description="`command`: run a process.", examples=["command"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     command: Union[list[str], str] = Field(
         title="Command",
         description="The program and its arguments, as a list or as one string split like a shell would "

@@ -18,11 +18,12 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, parse_reply
+from ._base import tools_field
 
 KIND = "python"
 
@@ -36,6 +37,7 @@ class PythonAgentOptions(BaseModel):
 
     type: Literal["python"] = Field(
         title="Kind", description="`python`: call a Python function.", examples=["python"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:function`, importable from the folder of evalrun.yaml (or installed). "
