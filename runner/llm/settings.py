@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .calls import SECRET_ENV_NAMES
 
-Role = Literal["agent", "simulator", "judge"]
+Role = Literal["agent", "simulator", "judge", "generator"]
 Transport = Literal["auto", "openai", "litellm"]
 
 SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
