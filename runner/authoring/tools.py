@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 AGENT_PREFIX = "agent:"
 _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
-_REF_DEPTH = 20  # an OpenAPI $ref chain deeper than this is a cycle: it stays an untyped object
+_REF_DEPTH = 12  # $refs nested in one schema: deeper is left an untyped object (cycles are cut at once)
 MCP_TIMEOUT_S = 30.0
 _MCP_MAX_TOOLS = 10_000  # a server that pages forever is stopped here
 
@@ -262,7 +262,7 @@ def tools_from_openapi(document: dict, where: str = "the OpenAPI document") -> l
 
 
 def _operation_tool(document: dict, route: str, method: str, operation: dict, shared: list) -> dict[str, Any]:
-    name = operation.get("operationId") or re.sub(r"[^0-9A-Za-z_]+", "_", f"{method}_{route}").strip("_")
+    name = operation.get("operationId") or re.sub(r"[^0-9A-Za-z]+", "_", f"{method}_{route}").strip("_")
     properties: dict[str, Any] = {}
     required: list[str] = []
     parameters = [*shared, *(operation.get("parameters") or [])]
@@ -305,17 +305,19 @@ def _resolve(document: dict, node: Any) -> Any:
     return {}
 
 
-def _inline(document: dict, schema: Any, depth: int = 0) -> Any:
-    """`schema` with its local $refs replaced by what they point to; a cycle stays an untyped object."""
-    if depth > _REF_DEPTH:
-        return {"type": "object"}
+def _inline(document: dict, schema: Any, path: tuple = ()) -> Any:
+    """`schema` with its local $refs replaced by what they point to. A reference already being inlined on
+    this path (a cycle: a pet whose owner has pets), or past _REF_DEPTH of them, is an untyped object."""
     if isinstance(schema, dict):
-        if isinstance(schema.get("$ref"), str):
-            return _inline(document, _pointer(document, schema["$ref"]), depth + 1)
-        return {key: _inline(document, value, depth + 1) for key, value in schema.items()
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            if ref in path or len(path) >= _REF_DEPTH:
+                return {"type": "object"}
+            return _inline(document, _pointer(document, ref), (*path, ref))
+        return {key: _inline(document, value, path) for key, value in schema.items()
                 if key not in ("xml", "example", "externalDocs")}
     if isinstance(schema, list):
-        return [_inline(document, item, depth + 1) for item in schema]
+        return [_inline(document, item, path) for item in schema]
     return schema
 
 
