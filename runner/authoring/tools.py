@@ -26,19 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..suite.tool_specs import json_path, tool_problems
+from .tool_defs import ToolsError, without_titles
+
+__all__ = ["ToolsError", "checked", "function_tool", "load_mcp_tools", "load_tools", "parse_docstring",
+           "tools_from_module", "tools_from_openapi", "without_titles"]
 
 if TYPE_CHECKING:
     from ..config import LoadedConfig
 
 AGENT_PREFIX = "agent:"
-_HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
-_REF_DEPTH = 12  # $refs nested in one schema: deeper is left an untyped object (cycles are cut at once)
-MCP_TIMEOUT_S = 30.0
-_MCP_MAX_TOOLS = 10_000  # a server that pages forever is stopped here
-
-
-class ToolsError(Exception):
-    """The tools cannot be loaded; the message names the source and what is wrong."""
 
 
 def load_tools(source: str, *, config: Optional["LoadedConfig"] = None) -> list[dict[str, Any]]:
@@ -167,7 +163,7 @@ def function_tool(function: Callable) -> dict[str, Any]:
     except Exception as exc:  # a type pydantic cannot describe
         raise ToolsError(f"{function.__name__}: its arguments have no JSON Schema: {exc}") from None
     return {"type": "function", "function": {"name": function.__name__, "description": summary,
-                                             "parameters": _without_titles(schema)}}
+                                             "parameters": without_titles(schema)}}
 
 
 def _type_hints(function: Callable) -> dict[str, Any]:
@@ -223,193 +219,15 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return text, arguments
 
 
-def _without_titles(schema: Any) -> Any:
-    """pydantic's schema without the `title` of each property and of the whole (noise to a model)."""
-    if isinstance(schema, dict):
-        out = {}
-        for key, value in schema.items():
-            if key == "title" and isinstance(value, str):
-                continue
-            if key in ("properties", "$defs") and isinstance(value, dict):
-                out[key] = {name: _without_titles(sub) for name, sub in value.items()}
-            else:
-                out[key] = _without_titles(value)
-        return out
-    if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    return schema
-
-
-# ------------------------------------------------------------------ OpenAPI
-
 def tools_from_openapi(document: dict, where: str = "the OpenAPI document") -> list[dict[str, Any]]:
-    """One tool per operation: named by operationId (else method_path), described by its summary."""
-    paths = document.get("paths")
-    if not isinstance(paths, dict) or not paths:
-        raise ToolsError(f"{where}: the OpenAPI document has no `paths`")
-    tools = []
-    for route, item in paths.items():
-        if not isinstance(item, dict):
-            continue
-        shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
-        for method in _HTTP_METHODS:
-            operation = item.get(method)
-            if isinstance(operation, dict):
-                tools.append(_operation_tool(document, route, method, operation, shared))
-    if not tools:
-        raise ToolsError(f"{where}: the OpenAPI document has no operations under `paths`")
-    return tools
+    """One tool per operation of an OpenAPI 3 document (runner/authoring/openapi_tools.py)."""
+    from .openapi_tools import tools_from_openapi as read
+
+    return read(document, where)
 
 
-def _operation_tool(document: dict, route: str, method: str, operation: dict, shared: list) -> dict[str, Any]:
-    name = operation.get("operationId") or re.sub(r"[^0-9A-Za-z]+", "_", f"{method}_{route}").strip("_")
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    parameters = [*shared, *(operation.get("parameters") or [])]
-    for parameter in parameters:
-        parameter = _resolve(document, parameter)
-        if not isinstance(parameter, dict) or parameter.get("in") == "cookie" or not parameter.get("name"):
-            continue
-        schema = dict(_inline(document, parameter.get("schema") or {}))
-        if parameter.get("description") and "description" not in schema:
-            schema["description"] = parameter["description"]
-        properties[parameter["name"]] = schema
-        if parameter.get("required") or parameter.get("in") == "path":
-            required.append(parameter["name"])
-    body = _resolve(document, operation.get("requestBody") or {})
-    content = body.get("content") if isinstance(body, dict) else None
-    json_body = (content or {}).get("application/json") if isinstance(content, dict) else None
-    if isinstance(json_body, dict) and json_body.get("schema"):
-        schema = _inline(document, json_body["schema"])
-        if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
-            properties.update(schema["properties"])
-            required += [r for r in schema.get("required") or [] if isinstance(r, str)]
-        else:
-            properties["body"] = schema
-            if body.get("required"):
-                required.append("body")
-    parameters_schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        parameters_schema["required"] = list(dict.fromkeys(required))
-    description = operation.get("summary") or operation.get("description") or f"{method.upper()} {route}"
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": parameters_schema}}
+def load_mcp_tools(command: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """The tools an MCP server started with `command` lists over stdio, checked (runner/authoring/mcp_tools.py)."""
+    from .mcp_tools import list_mcp_tools
 
-
-def _resolve(document: dict, node: Any) -> Any:
-    """A `$ref` to a local component, followed (not recursively)."""
-    for _ in range(_REF_DEPTH):
-        if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
-            return node
-        node = _pointer(document, node["$ref"])
-    return {}
-
-
-def _inline(document: dict, schema: Any, path: tuple = ()) -> Any:
-    """`schema` with its local $refs replaced by what they point to. A reference already being inlined on
-    this path (a cycle: a pet whose owner has pets), or past _REF_DEPTH of them, is an untyped object."""
-    if isinstance(schema, dict):
-        ref = schema.get("$ref")
-        if isinstance(ref, str):
-            if ref in path or len(path) >= _REF_DEPTH:
-                return {"type": "object"}
-            return _inline(document, _pointer(document, ref), (*path, ref))
-        return {key: _inline(document, value, path) for key, value in schema.items()
-                if key not in ("xml", "example", "externalDocs")}
-    if isinstance(schema, list):
-        return [_inline(document, item, path) for item in schema]
-    return schema
-
-
-def _pointer(document: dict, ref: str) -> Any:
-    if not ref.startswith("#/"):
-        raise ToolsError(f"$ref {ref!r}: only references inside the document (#/...) are followed")
-    node: Any = document
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, dict) or part not in node:
-            raise ToolsError(f"$ref {ref!r}: nothing at that place in the document")
-        node = node[part]
-    return node
-
-
-# ------------------------------------------------------------------ MCP servers
-
-def load_mcp_tools(command: str, *, timeout_s: float = MCP_TIMEOUT_S) -> list[dict[str, Any]]:
-    """The tools an MCP server lists (tools/list), the server started with `command` and spoken to over
-    stdio with the `mcp` package. ToolsError when the package is missing or the server cannot be reached."""
-    import shlex
-
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise ToolsError(f"--tools-mcp {command!r}: cannot split the command: {exc}") from None
-    if not argv:
-        raise ToolsError("--tools-mcp: the command is empty")
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        raise ToolsError("--tools-mcp needs the `mcp` package: pip install 'evalrun[mcp]'") from None
-    import anyio
-
-    import logging
-
-    quiet = logging.getLogger("mcp")  # the package logs a traceback per unparsable line: the error says it once
-    was_disabled, quiet.disabled = quiet.disabled, True
-    try:
-        listed = anyio.run(_list_mcp_tools, argv, timeout_s)
-    except BaseException as exc:  # the server died, spoke no MCP, or never answered
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise ToolsError(f"--tools-mcp {command!r}: could not list the server's tools: {_mcp_reason(exc)}") from None
-    finally:
-        quiet.disabled = was_disabled
-    return checked([{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                      "parameters": _input_schema(t)}}
-                    for t in listed], f"MCP server {command!r}")
-
-
-def _input_schema(tool: Any) -> dict:
-    schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)  # mcp 2.x / 1.x
-    return _without_titles(schema) if isinstance(schema, dict) else {"type": "object"}
-
-
-async def _list_mcp_tools(argv: list[str], timeout_s: float) -> list:
-    import os
-
-    import anyio
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    with anyio.fail_after(timeout_s):
-        async with stdio_client(parameters, errlog=_devnull()) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools: list = []
-                page = await session.list_tools()
-                while True:
-                    tools.extend(page.tools)
-                    cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
-                    if not cursor or len(tools) > _MCP_MAX_TOOLS:
-                        return tools
-                    from mcp import types
-
-                    page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-
-
-def _devnull():
-    import os
-
-    return open(os.devnull, "w")
-
-
-def _mcp_reason(exc: BaseException) -> str:
-    """The innermost cause of an exception group (anyio wraps the server's failure), worded."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, TimeoutError):
-        return "it did not answer in time"
-    if isinstance(exc, FileNotFoundError):
-        return f"no such program: {exc.filename or exc}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return checked(list_mcp_tools(command, timeout_s=timeout_s), f"MCP server {command!r}")
