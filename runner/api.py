@@ -58,9 +58,10 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
-             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+             eval_config: Optional[Path] = None, quick: bool = False) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
-    ADK/Agentflow eval config for every eval set (--eval-config)."""
+    ADK/Agentflow eval config for every eval set (--eval-config). `quick`: as `evalrun quick` reads them (a
+    case needs nothing to check of its own)."""
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
@@ -68,7 +69,7 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
         loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
-                                    eval_config=eval_config)
+                                    eval_config=eval_config, referenceless=quick)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),

@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--quick", action="store_true",
+                          help="check the suites as `evalrun quick` reads them: a case needs nothing to check of its "
+                               "own (a starting sentence or a story is enough)")
     validate.add_argument("--eval-config", type=Path, metavar="FILE",
                           help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
                                "the one beside each")
@@ -356,7 +359,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun validate: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = validate(args.paths, eval_config=args.eval_config)
+    diagnostics = validate(args.paths, eval_config=args.eval_config, quick=args.quick)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))

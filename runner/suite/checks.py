@@ -177,7 +177,8 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     where = at + ("goal_details",) if "goal_details" in case else at
     doc.error(where, f"case '{case.get('id')}' has nothing to check: no goals and no forbidden calls, so it would pass "
                      "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must "
-                     "refuse and change nothing\"", "nothing-to-check", key="goal_details" in case)
+                     "refuse and change nothing\" (a case with only a starting sentence or story is for `evalrun "
+                     "quick`)", "nothing-to-check", key="goal_details" in case)
 
 
 _CASE_KEYS = set(CaseFields.model_fields) | {"cases", "$schema"}
