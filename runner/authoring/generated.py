@@ -124,7 +124,9 @@ def _build_case(raw: dict, where: str, story: Story, tools: ToolSet, case_id: st
     goal_details.append(text_goal)
     if names:
         order.setdefault(names[-1], []).append(ANSWER_GOAL)
-    case: dict[str, Any] = {"id": case_id, "story": story.text, "starting_sentence": sentence.strip()}
+    # the story goes in the description: the starting sentence carries what the agent needs, and a `story`
+    # would ask for a simulated user to go on with
+    case: dict[str, Any] = {"id": case_id, "description": story.text, "starting_sentence": sentence.strip()}
     if order:
         case["goals"] = order
     case["goal_details"] = goal_details

@@ -244,8 +244,10 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
+        quick = self.options.quick  # no goals: no completion to report, and no call is extra to one
+        result = CaseResult(**base, status=scored.status, metrics=None if quick else scored.metrics, goals=scored.goals,
+                            calls=scored.calls, extra_calls=[] if quick else scored.extra_calls,
+                            failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
