@@ -616,7 +616,9 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .authoring.generate import GenerateError, generate_suites
+    from .config import config_line
 
+    print(config_line([args.stories], args.config), file=sys.stderr)  # which generator and cache it uses
     try:
         report = generate_suites(args.stories, tools=args.tools, tools_mcp=args.tools_mcp,
                                  per_story=args.per_story, output_dir=args.output_dir, config_path=args.config,
