@@ -253,3 +253,25 @@ def test_an_unreachable_generator_is_reported_per_story_and_nothing_written(tmp_
     assert done.returncode == 1
     assert "stories.csv:2: error: story 1" in done.stderr and "500" in done.stderr
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_story_for_an_undeclared_agent_is_refused_before_any_call(tmp_path):
+    with FakeOpenAI(default=good) as fake:
+        project(tmp_path, fake.base_url)
+        (tmp_path / "stories.csv").write_text("story,agent\nMy time off please,hr_agnet\n")
+        done = generate(tmp_path)
+    assert done.returncode == 4 and fake.requests == []
+    assert ("stories.csv:2:1: error: story 1 (\"My time off please\"): agent 'hr_agnet' is not declared in evalrun.yaml "
+            "(did you mean 'hr_agent'?)") in done.stderr
+
+
+def test_control_characters_in_a_story_cannot_break_the_file(tmp_path):
+    with FakeOpenAI(default=good) as fake:
+        project(tmp_path, fake.base_url)
+        (tmp_path / "stories.csv").write_bytes(
+            b"story\n\"My username is nwaters\x1b[31m. Time off from 2025-01-01 to 2025-03-03\x00?\"\n")
+        done = generate(tmp_path)
+    assert done.returncode == 0, done.stderr
+    [written] = (tmp_path / "out").iterdir()
+    assert "nwaters?[31m." in written.read_text().splitlines()[0]
+    assert run_cli("validate", "out", cwd=tmp_path).returncode == 0

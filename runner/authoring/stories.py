@@ -35,6 +35,7 @@ class Story:
         """`story 2 ("I want to know my time off…")`: how people recognise it."""
         words = self.text.split()
         first = " ".join(words[:8]) + ("…" if len(words) > 8 else "")
+        first = "".join(c if c.isprintable() else "?" for c in first)  # a terminal shows it as it is
         return f'story {self.number} ("{first}")'
 
 

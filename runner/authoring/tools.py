@@ -46,7 +46,8 @@ def load_tools(source: str, *, config: Optional["LoadedConfig"] = None) -> list[
     else:
         path = Path(source)
         if not path.is_file():
-            raise ToolsError(f"--tools {source}: no such file (give a .py module, an OpenAPI document, a JSON/YAML list "
+            what = "not a file" if path.exists() else "no such file"
+            raise ToolsError(f"--tools {source}: {what} (give a .py module, an OpenAPI document, a JSON/YAML list "
                              f"of tool definitions, or agent:NAME)")
         where = str(path)
         if path.suffix == ".py":
