@@ -138,6 +138,9 @@ def real_part(api_base: str, model: str, max_tokens: int, per_story: int) -> Non
         project(folder, api_base, model, max_tokens)
         first = measure(folder, per_story)
         print("first run ", json.dumps(first, ensure_ascii=False))
+        if not first["written"]:
+            print("second run skipped: nothing was accepted, so nothing is cached to answer it")
+            return
         shutil.rmtree(folder / "out", ignore_errors=True)
         again = measure(folder, per_story)
         print("second run", json.dumps({k: again[k] for k in ("exit", "seconds", "written", "digest")}),
