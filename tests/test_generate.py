@@ -145,7 +145,8 @@ def test_an_invalid_answer_is_asked_again_with_its_problems(tmp_path):
      "case 1: keyword 'March 9' is in no tool output, argument or the user's words"),
     (json.dumps({"cases": [NWATERS[0], {**NWATERS[1], "calls": [{**NWATERS[1]["calls"][0], "args": {"username": 7}},
                                                                    NWATERS[1]["calls"][1]]}]}),
-     "case 2, call 1: the args of 'get_assignment_id_hr_agent' break its schema: $.username: 7 is not of type 'string'"),
+     "case 2, call 1: the args of 'get_assignment_id_hr_agent' break its schema: $.username: 7 is not of type "
+     "'string'"),
 ])
 def test_an_answer_that_stays_invalid_is_reported_with_the_story_and_never_written(tmp_path, reply, reason):
     with FakeOpenAI(default=lambda request: reply) as fake:
@@ -261,8 +262,8 @@ def test_a_story_for_an_undeclared_agent_is_refused_before_any_call(tmp_path):
         (tmp_path / "stories.csv").write_text("story,agent\nMy time off please,hr_agnet\n")
         done = generate(tmp_path)
     assert done.returncode == 4 and fake.requests == []
-    assert ("stories.csv:2:1: error: story 1 (\"My time off please\"): agent 'hr_agnet' is not declared in evalrun.yaml "
-            "(did you mean 'hr_agent'?)") in done.stderr
+    assert ("stories.csv:2:1: error: story 1 (\"My time off please\"): agent 'hr_agnet' is not declared in "
+            "evalrun.yaml (did you mean 'hr_agent'?)") in done.stderr
 
 
 def test_control_characters_in_a_story_cannot_break_the_file(tmp_path):

@@ -31,7 +31,8 @@ TOOLS = '[{name: get_weather, parameters: {type: object, properties: {city: {typ
 def project(tmp_path, judge_url=None):
     write(tmp_path / "bot.py", AGENT)
     judge = f"judge: {{model: openai/fake-judge, api_base: '{judge_url}', max_retries: 0}}\n" if judge_url else ""
-    write(tmp_path / "evalrun.yaml", judge + f"agents:\n  bot: {{type: python, entrypoint: 'bot:respond', tools: {TOOLS}}}\n")
+    agents = f"agents:\n  bot: {{type: python, entrypoint: 'bot:respond', tools: {TOOLS}}}\n"
+    write(tmp_path / "evalrun.yaml", judge + agents)
     write(tmp_path / "cases" / "weather.yaml", """
         cases:
           - id: plain

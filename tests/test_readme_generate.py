@@ -62,7 +62,8 @@ def project(tmp_path, url: str):
 
 def test_generate_as_the_readme_shows_it(tmp_path):
     steps = bash_block("### `evalrun generate`")
-    assert [step[:2] for step in steps] == [["evalrun", "generate"], ["evalrun", "validate"], ["evalrun", "suites/generated/"]]
+    assert [step[:2] for step in steps] == [["evalrun", "generate"], ["evalrun", "validate"],
+                                            ["evalrun", "suites/generated/"]]
     with FakeOpenAI(default=good) as fake:
         project(tmp_path, fake.base_url)
         generated = run(steps[0], tmp_path)
@@ -89,6 +90,7 @@ def test_quick_as_the_readme_shows_it(tmp_path):
     assert done.returncode == 3
     expected = shown(shlex.join(step))
     actual = printed(done)
-    assert sorted(l for l in expected if l.startswith("UNSCORED")) == sorted(l for l in actual if l.startswith("UNSCORED"))
+    assert sorted(line for line in expected if line.startswith("UNSCORED")) == \
+        sorted(line for line in actual if line.startswith("UNSCORED"))
     assert in_order([l for l in expected if not l.startswith("UNSCORED")], [l for l in actual if not l.startswith(
         "UNSCORED")])

@@ -62,7 +62,8 @@ def test_every_breach_is_named_by_call_tool_and_path():
         "call #2 (message 4) book_flight: $.city: 'Pariss' is not one of ['Paris', 'Rome'], $.contact.email: 'nope' "
         "is not a 'email', $.date: 'tomorrow' is not a 'date', $.seats: '2' is not of type 'integer' "
         "(score 0 < threshold 1)")
-    assert [(b["call"], b["tool"]) for b in result.evidence["breaches"]] == [(1, "search_flight")] + [(2, "book_flight")] * 4
+    breached = [(b["call"], b["tool"]) for b in result.evidence["breaches"]]
+    assert breached == [(1, "search_flight")] + [(2, "book_flight")] * 4
 
 
 def test_a_missing_required_argument_and_unreadable_arguments():

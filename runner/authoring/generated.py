@@ -56,7 +56,8 @@ def build_suite(cases: list, story: Story, tools: ToolSet, wanted: int, slug: st
         problems += found
         sentence = " ".join(str(raw.get("starting_sentence") or "").lower().split())
         if sentence and sentence in seen:
-            problems.append(f"{where}: its starting_sentence repeats case {seen[sentence]}'s; write a different variant")
+            problems.append(f"{where}: its starting_sentence repeats case {seen[sentence]}'s; write a different "
+                            "variant")
         seen.setdefault(sentence, number)
         built.append(case)
     suite: dict[str, Any] = {}
