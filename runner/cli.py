@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "convert")
+COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "schema", "init",
+            "calibrate", "convert")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -20,6 +21,10 @@ it talks to the agent under test (or reads a recorded conversation), plays the u
 conversation against its goals and reports the result.
 
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
+  evalrun quick cases/              run cases that have only a starting sentence or story, with checks
+                                   that need no reference (valid tool calls, helpfulness, groundedness)
+  evalrun generate --stories S --tools T -o DIR
+                                   write suites from user stories and the agent's tools with a model
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
@@ -58,6 +63,51 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
     _add_run_options(run)
+
+    quick = sub.add_parser("quick", help="run cases with checks that need no reference (valid tool calls, judged "
+                                         "helpfulness and groundedness)",
+                           description="Play the cases under PATH as `run` does (their starting sentence, scripted "
+                                       "turns or story, their canned tool outputs) and score each conversation with "
+                                       "the referenceless checks only: valid_tool_calls (every call names one of the "
+                                       "agent's tools and its arguments fit the tool's JSON Schema), and the judged "
+                                       "helpfulness and groundedness. Goals and the cases' own checks are not scored, "
+                                       "so a case needs nothing but a starting sentence or a story. Without a judge "
+                                       "(evalrun.yaml `judge:`) the judged checks are unscored and so is the case. "
+                                       "Run folder, reports and exit codes as `run`.")
+    quick.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    quick.add_argument("--replay", type=Path, metavar="DIR",
+                       help="score every case on DIR/<case id>.json instead of playing it")
+    quick.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    quick.add_argument("--agent", metavar="NAME", help="play every case with this agent from evalrun.yaml")
+    quick.add_argument("--no-cache", action="store_true", help="ask the models again instead of using the cache")
+    _add_run_options(quick)
+    quick.set_defaults(quick=True)
+
+    generate = sub.add_parser(
+        "generate", help="write suites from user stories and the agent's tools, with a model",
+        description="For each user story (a CSV with watsonx's `story,agent` header, `starting_sentence` allowed, or "
+                    "a YAML/JSON list of the same keys) the generator model (evalrun.yaml `generator:`, else its "
+                    "`judge:`) writes N cases: a starting sentence, the expected tool calls in a goal graph, plausible "
+                    "tool outputs and a text goal. Each answer is checked as a hand-written suite is, and against the "
+                    "tools; an invalid one is asked again with the problems, then reported and never written. Same "
+                    "inputs give the same files (the model cache). Exit 0 when every story gave its suite, 1 when some "
+                    "could not, 4 on bad input or no model configured.")
+    generate.add_argument("--stories", type=Path, required=True, metavar="FILE",
+                          help="the stories: .csv (story,agent[,starting_sentence]) or .yaml/.json (a list)")
+    generate.add_argument("--tools", metavar="TOOLS",
+                          help="the agent's tools: a Python module (.py), an OpenAPI document, a JSON/YAML list of "
+                               "OpenAI-style definitions, or `agent:NAME` for an agent's tools in evalrun.yaml")
+    generate.add_argument("--tools-mcp", metavar="COMMAND",
+                          help="list the tools of an MCP server started with COMMAND (stdio), e.g. "
+                               "\"python server.py\"; needs `pip install 'evalrun[mcp]'`")
+    generate.add_argument("-n", "--cases", type=int, default=2, metavar="N", dest="per_story",
+                          help="cases per story (default 2)")
+    generate.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                          help="where to write the suites (one file per story)")
+    generate.add_argument("-c", "--config", type=Path, metavar="FILE",
+                          help="the evalrun.yaml with `generator:` or `judge:` (default: the first one next to or "
+                               "above the stories file)")
+    generate.add_argument("--no-cache", action="store_true", help="ask the model again instead of using its cache")
 
     rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling no agent",
                              description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
@@ -129,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--quick", action="store_true",
+                          help="check the suites as `evalrun quick` reads them: a case needs nothing to check of its "
+                               "own (a starting sentence or a story is enough)")
     validate.add_argument("--eval-config", type=Path, metavar="FILE",
                           help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
                                "the one beside each")
@@ -306,7 +359,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun validate: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = validate(args.paths, eval_config=args.eval_config)
+    diagnostics = validate(args.paths, eval_config=args.eval_config, quick=args.quick)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))
@@ -375,7 +428,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
-                  saved_selection=saved_selection, eval_config=args.eval_config, on_notice=err.line,
+                  saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
+                  on_notice=err.line,
                   on_start=on_start,
                   on_result=on_result)
     if bar:
@@ -560,5 +614,23 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0 if result.ok else EXIT_USAGE
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .authoring.generate import GenerateError, generate_suites
+    from .config import config_line
+
+    print(config_line([args.stories], args.config), file=sys.stderr)  # which generator and cache it uses
+    try:
+        report = generate_suites(args.stories, tools=args.tools, tools_mcp=args.tools_mcp,
+                                 per_story=args.per_story, output_dir=args.output_dir, config_path=args.config,
+                                 no_cache=args.no_cache, on_line=print)
+    except GenerateError as exc:
+        print(f"evalrun generate: {exc}", file=sys.stderr)
+        return 4
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(report.summary_line(), file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+_COMMANDS = {"run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agent_tools import tools_for
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from ..checks.quick import referenceless
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
@@ -44,6 +46,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    quick: bool = False  # evalrun quick: the referenceless checks instead of the case's goals and checks
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
@@ -126,7 +129,7 @@ class CaseRunner:
         self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = list(roots)
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots, eval_config=options.eval_config)
+        self.loader = CaseLoader(self.roots, eval_config=options.eval_config, referenceless=options.quick)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
@@ -229,6 +232,8 @@ class CaseRunner:
         from ..score.case import score_trajectory
 
         case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls
+        if self.options.quick:
+            case = referenceless(case)  # played as written, scored by the quick profile only
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
@@ -239,13 +244,16 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
+        quick = self.options.quick  # no goals: no completion to report, and no call is extra to one
+        result = CaseResult(**base, status=scored.status, metrics=None if quick else scored.metrics, goals=scored.goals,
+                            calls=scored.calls, extra_calls=[] if quick else scored.extra_calls,
+                            failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
-                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir,
+                     tools=tools_for(case, self.loaded, self.options.agent))
         result.judge_fallbacks = judge_fallbacks(result)
         return result
 

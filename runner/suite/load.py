@@ -120,7 +120,7 @@ class FileOutcome:
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
                 keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
-                eval_config: Optional[Path] = None) -> LoadResult:
+                eval_config: Optional[Path] = None, referenceless: bool = False) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
@@ -128,14 +128,15 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
 
     `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
     is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
-    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it."""
+    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
+    `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = []
     for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config)
+        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config, referenceless=referenceless)
         if keep is not None:
             outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
         outcomes.append((path, outcome))
@@ -212,17 +213,18 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
 
 
 def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
-              eval_config: Optional[Path] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+              eval_config: Optional[Path] = None, referenceless: bool = False
+              ) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
     outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
-                    eval_config=eval_config)
+                    eval_config=eval_config, referenceless=referenceless)
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
 def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None) -> FileOutcome:
+          eval_config: Optional[Path] = None, referenceless: bool = False) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
@@ -270,7 +272,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     check_suite(doc, check_problem)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
-        check_case(doc, case, at)
+        check_case(doc, case, at, referenceless=referenceless)
     transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,

@@ -22,7 +22,7 @@ UnscoredGoalType = Literal["interaction", "assert_llm"]
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input", "tools",
 )
 
 
@@ -249,6 +249,14 @@ class CaseFields(_Strict):
         default_factory=dict, title="Tool outputs",
         description="Tool name to canned result, for tools the runner plays that are not goals.",
         examples=[{"get_weather": {"temp_c": 21}}])
+    tools: Optional[list[dict[str, Any]]] = Field(
+        None, title="Tools",
+        description="The tools the agent was given, as OpenAI-style definitions (`{type: function, function: {name, "
+        "description, parameters}}`; `parameters` is a JSON Schema). The `valid_tool_calls` check validates every "
+        "call against them. Default: the agent's `tools:` in evalrun.yaml. In a file with `cases`, the file's tools "
+        "are the default for each case.",
+        examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
     termination: Optional[list[str]] = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "

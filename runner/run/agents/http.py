@@ -15,13 +15,14 @@ a 3xx is that case's error saying where it pointed.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
                     reply_json, scrub, unreadable_reply)
 from ._process import describe_size
+from ._base import tools_field
 
 KIND = "http"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -36,6 +37,7 @@ class HttpAgentOptions(BaseModel):
                                          "headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}]})
 
     type: Literal["http"] = Field(title="Kind", description="`http`: POST to an endpoint.", examples=["http"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     url: str = Field(
         pattern=r"^https?://", title="URL", description="Where each turn is POSTed.",
         examples=["http://localhost:8080/chat", "http://localhost:8000/v1/chat/completions"])
