@@ -242,10 +242,15 @@ def normalize_messages(raw: list[dict]) -> list[dict]:
 
 
 class Recording(BaseModel):
-    """A transcript file's content: the normalised messages and how the conversation ended, if it says."""
+    """A transcript file's content: the normalised messages and how the conversation ended, if it says.
+    `problems` name the parts of the recording that could not be read (a trace's unreadable spans):
+    a case is never passed on what remains. `conversation_id` is set when the file held several."""
 
     messages: list[dict]
     termination_reason: Optional[str] = None
+    problems: list[str] = []
+    conversation_id: Optional[str] = None
+    trace_ids: list[str] = []
 
 
 def read_transcript(path: str | Path) -> list[dict]:
@@ -254,15 +259,49 @@ def read_transcript(path: str | Path) -> list[dict]:
 
 
 def read_recording(path: str | Path) -> Recording:
-    """Read a transcript file: a JSON list of messages, an object with `messages`, or JSON Lines (one
-    message per line, `.jsonl`), UTF-8 with or without a BOM. The object form may say how the
-    conversation ended, in `termination_reason` (for example user_stop, agent_stop, max_steps), which
-    `termination:` in a suite can require. Special files (FIFOs, devices) and files above
-    TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    """Read a transcript file: a JSON list of messages, an object with `messages`, JSON Lines (one
+    message per line, `.jsonl`), or OpenTelemetry traces (OTLP/JSON: one `resourceSpans` document, or one
+    per line as the collector's file exporter writes), UTF-8 with or without a BOM. The object form may
+    say how the conversation ended, in `termination_reason` (for example user_stop, agent_stop,
+    max_steps), which `termination:` in a suite can require. A trace file may hold many conversations:
+    `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
+    above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    path, selection = split_selection(Path(path))
+    found = read_conversations(path)
+    if found and found[0][0] is not None:  # a trace file
+        return _select(found, selection, path)
+    if selection is not None:
+        raise TranscriptError(f"{path}: '#{selection}' names a conversation, but this transcript is not a trace file "
+                              "and holds one conversation only")
+    return found[0][1]
+
+
+def split_selection(path: Path) -> tuple[Path, Optional[str]]:
+    """`traces.jsonl#ID` -> (traces.jsonl, ID); a path that exists as written (even with a '#') is kept."""
+    text = str(path)
+    if "#" not in path.name or os.path.lexists(path):
+        return path, None
+    file, _, selection = text.rpartition("#")
+    return Path(file), selection
+
+
+def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]]:
+    """Every conversation in a transcript file, as (conversation id, recording): a trace file's
+    conversations in the order they started, each with its id; any other transcript as one conversation
+    with id None. An unreadable file raises TranscriptError."""
+    path = Path(path)
+    data = _read_json(path)
+    from .otlp import is_otlp
+
+    if is_otlp(data):
+        return _trace_recordings(data, path)
+    return [(None, _message_recording(data, path))]
+
+
+def _read_json(path: Path) -> Any:
     from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
     from ..suite.reader import json_limits
 
-    path = Path(path)
     if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
     try:
@@ -278,6 +317,10 @@ def read_recording(path: str | Path) -> Recording:
     data = _parse_transcript_json(text, path)
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report
         data = replace_lone_surrogates(data)
+    return data
+
+
+def _message_recording(data: Any, path: Path) -> Recording:
     termination = None
     if isinstance(data, dict):
         if "messages" not in data:
@@ -298,6 +341,37 @@ def read_recording(path: str | Path) -> Recording:
         return Recording(messages=normalize_messages(data), termination_reason=termination)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
+
+
+def _trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recording]]:
+    from .otlp import read_trace_conversations
+
+    conversations, file_problems = read_trace_conversations(data)
+    if not conversations:
+        reasons = "; ".join(str(p) for p in file_problems[:5])
+        raise TranscriptError(f"{path}: the trace file holds no spans" + (f" ({reasons})" if reasons else ""))
+    out = []
+    for conversation in conversations:
+        problems = [str(p) for p in [*file_problems, *conversation.problems]]
+        out.append((conversation.id, Recording(messages=conversation.messages, problems=problems,
+                                               conversation_id=conversation.id, trace_ids=conversation.trace_ids)))
+    return out
+
+
+def _select(found: list[tuple[Optional[str], Recording]], selection: Optional[str], path: Path) -> Recording:
+    from .otlp import select_conversation
+    from .otlp.rebuild import Conversation
+
+    stand_ins = [Conversation(id=str(cid), trace_ids=rec.trace_ids, messages=[], problems=[]) for cid, rec in found]
+    try:
+        chosen = select_conversation(stand_ins, selection)
+    except LookupError as exc:
+        raise TranscriptError(f"{path}: {exc}") from None
+    recording = found[stand_ins.index(chosen)][1]
+    if not any(m.get("role") in ("user", "assistant", "tool") for m in recording.messages):
+        reasons = "; ".join(recording.problems[:5]) or "no span holds any message content"
+        raise TranscriptError(f"{path}#{chosen.id}: the trace has no messages to score ({reasons})")
+    return recording
 
 
 def _parse_transcript_json(text: str, path: Path) -> Any:

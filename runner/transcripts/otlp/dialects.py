@@ -1,0 +1,442 @@
+"""What one span says about a conversation, whatever instrumentation wrote it.
+
+Each reader below knows one dialect's attribute names and turns them into the same plain view:
+messages the model saw (`inputs`), messages it produced (`outputs`), or a tool run. The dialects
+are the ones teams export: OpenTelemetry's GenAI conventions (parts JSON on spans, structured values,
+the older per-message events), OpenInference (`llm.input_messages.N.message.*`), OpenLLMetry up to
+0.54 (`gen_ai.prompt.N.*`), Google ADK's legacy `gcp.vertex.agent.*` request/response JSON, Logfire's
+`request_data`/`response_data`, and Traceloop's `traceloop.entity.*`. A value that cannot be read is a
+`Problem` naming the span and attribute; it never stops the other spans from being read.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from .spans import Problem, Span
+
+__all__ = ["Call", "Message", "Result", "SpanView", "ToolRun", "view_span", "CONVERSATION_KEYS"]
+
+MAX_ATTRIBUTE_CHARS = 8 * 1024 * 1024  # one attribute's JSON text; a longer one is named, not parsed
+
+# Where each dialect keeps the conversation's id, most specific first.
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id",
+                     "traceloop.association.properties.conversation_id",
+                     "traceloop.association.properties.session_id", "langsmith.trace.session_id")
+_CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
+# ADK hands a conversation to a sub-agent by rewriting the other agent's turns as user text.
+_ADK_CONTEXT = "For context:"
+
+
+@dataclass
+class Call:
+    id: Optional[str]
+    name: str
+    arguments: Any  # an object, a JSON string as recorded, or None when not recorded
+
+
+@dataclass
+class Result:
+    id: Optional[str]
+    name: Optional[str]
+    content: Any
+
+
+@dataclass
+class Message:
+    role: str
+    text: Optional[str] = None
+    calls: list[Call] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+
+
+@dataclass
+class ToolRun:
+    id: Optional[str]
+    name: str
+    arguments: Any = None
+    result: Any = None
+    has_result: bool = False
+
+
+@dataclass
+class SpanView:
+    kind: str  # "agent", "chat", "tool" or "other"
+    agent_name: Optional[str] = None
+    conversation_id: Optional[str] = None
+    system: Optional[str] = None
+    inputs: Optional[list[Message]] = None
+    outputs: Optional[list[Message]] = None
+    tool: Optional[ToolRun] = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def view_span(span: Span) -> SpanView:
+    a = span.attributes
+    view = SpanView(kind=_kind(span))
+    view.agent_name = _first_text(a, "gen_ai.agent.name", "agent.name") or (
+        _text(a.get("traceloop.entity.name")) if a.get("traceloop.span.kind") == "agent" else None)
+    view.conversation_id = _first_text(a, *CONVERSATION_KEYS)
+    reader = _Reader(span, view.problems)
+    for read in _MESSAGE_READERS:
+        if view.inputs is None and view.outputs is None:
+            read(reader, view)
+    if view.kind == "tool":
+        view.tool = _tool_run(reader)
+    if view.inputs is None and view.outputs is None and span.events:
+        _read_events(reader, view)
+    if view.system is None:
+        system = reader.json("gen_ai.system_instructions")
+        if isinstance(system, list):
+            view.system = "\n".join(_part_text(p) for p in system if isinstance(p, dict)) or None
+        elif isinstance(system, str):
+            view.system = system
+    return view
+
+
+def _kind(span: Span) -> str:
+    a = span.attributes
+    operation = a.get("gen_ai.operation.name")
+    oi_kind = str(a.get("openinference.span.kind", "")).upper()
+    tl_kind = a.get("traceloop.span.kind")
+    if operation in ("invoke_agent", "create_agent") or oi_kind == "AGENT" or tl_kind == "agent":
+        return "agent" if operation != "create_agent" else "other"
+    if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool":
+        return "tool"
+    if "gcp.vertex.agent.tool_call_args" in a or "gcp.vertex.agent.tool_response" in a:
+        return "tool"
+    if (operation in _CHAT_OPERATIONS or oi_kind == "LLM" or a.get("llm.request.type") == "chat"
+            or _adk_request(a) or "request_data" in a or any(k.startswith("gen_ai.prompt.") for k in a)):
+        return "chat"
+    return "other"
+
+
+def _adk_request(a: dict) -> bool:
+    value = a.get("gcp.vertex.agent.llm_request")
+    return isinstance(value, str) and value.strip() not in ("", "{}")
+
+
+class _Reader:
+    """Attribute access that turns bad values into problems naming the span and attribute."""
+
+    def __init__(self, span: Span, problems: list[Problem]) -> None:
+        self.span, self.problems = span, problems
+
+    def json(self, key: str, *, text_ok: bool = False) -> Any:
+        """The attribute's value, JSON strings decoded (structured values as they are); None when absent
+        or unreadable (then a problem says why). `text_ok`: a string that is not JSON is the value."""
+        value = self.span.attributes.get(key)
+        if not isinstance(value, str):
+            return value
+        if len(value) > MAX_ATTRIBUTE_CHARS:
+            self.problem(key, f"the value is {len(value):,} characters long, above evalrun's limit of "
+                              f"{MAX_ATTRIBUTE_CHARS:,}; it was not read")
+            return None
+        return self.decode(key, value, text_ok=text_ok)
+
+    def decode(self, key: str, value: str, *, text_ok: bool = False) -> Any:
+        from ...suite.reader import json_limits
+
+        stripped = value.strip()
+        if text_ok and not stripped.startswith(("{", "[", '"')):
+            return value
+        limit = json_limits(value, max_values=None)
+        if limit is not None:
+            self.problem(key, limit[3].replace("the file", "the value"))
+            return None
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError) as exc:
+            if text_ok and not stripped.startswith(("{", "[")):
+                return value
+            cut = ""
+            if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(value.rstrip()):
+                cut = (f" (it ends after {len(value):,} characters: cut short, as OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT "
+                       "does; raise or unset the limit where the traces are made)")
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it cannot be decoded"
+            self.problem(key, f"not valid JSON: {reason}{cut}")
+            return None
+
+    def problem(self, key: str, reason: str) -> None:
+        self.problems.append(self.span.problem(key, reason))
+
+
+# --------------------------------------------------------------------------- the GenAI parts shape
+
+def _read_genai(r: _Reader, view: SpanView) -> None:
+    a = r.span.attributes
+    if "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a:
+        return
+    view.inputs = _genai_messages(r, "gen_ai.input.messages", r.json("gen_ai.input.messages"))
+    view.outputs = _genai_messages(r, "gen_ai.output.messages", r.json("gen_ai.output.messages"))
+
+
+def _genai_messages(r: _Reader, key: str, value: Any) -> list[Message]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        r.problem(key, f"expected a list of messages, got {type(value).__name__}")
+        return []
+    out = []
+    for n, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
+            r.problem(key, f"message {n} has no role")
+            continue
+        parts = item.get("parts")
+        if parts is None and "content" in item:  # an OpenAI-shaped message in the same attribute
+            out.append(_openai_message(r, key, item))
+            continue
+        if isinstance(parts, str):  # Logfire and others may nest a JSON string
+            parts = r.decode(key, parts)
+        if not isinstance(parts, list):
+            r.problem(key, f"message {n} has no list of parts")
+            continue
+        message = Message(role=item["role"])
+        texts = []
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(_text(part.get("content")))
+            elif kind == "tool_call":
+                message.calls.append(Call(_id(part.get("id")), _text(part.get("name")), part.get("arguments")))
+            elif kind == "tool_call_response":
+                content = part["response"] if "response" in part else part.get("result")
+                message.results.append(Result(_id(part.get("id")), _text(part.get("name")) or None, content))
+            # reasoning, blob, file, uri and server-side tool parts say nothing a goal checks
+        message.text = "\n".join(t for t in texts if t) or None
+        out.append(message)
+    return out
+
+
+def _part_text(part: dict) -> str:
+    return _text(part.get("content")) if part.get("type", "text") == "text" else ""
+
+
+# --------------------------------------------------------------------------- OpenAI-shaped messages
+
+def _openai_message(r: _Reader, key: str, item: dict) -> Message:
+    role = _text(item.get("role")) or "assistant"
+    content = item.get("content")
+    if isinstance(content, list):
+        content = "\n".join(_text(p.get("text")) for p in content if isinstance(p, dict) and p.get("text"))
+    message = Message(role="tool" if role == "function" else role)
+    if role in ("tool", "function"):
+        message.results.append(Result(_id(item.get("tool_call_id")), _text(item.get("name")) or None, content))
+        return message
+    message.text = content if isinstance(content, str) and content else None
+    for call in item.get("tool_calls") or []:
+        if isinstance(call, dict):
+            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            message.calls.append(Call(_id(call.get("id")), _text(fn.get("name")), fn.get("arguments")))
+    return message
+
+
+def _read_logfire_v1(r: _Reader, view: SpanView) -> None:
+    a = r.span.attributes
+    if "request_data" not in a:
+        return
+    request = r.json("request_data")
+    response = r.json("response_data")
+    messages = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(messages, list):
+        return
+    view.inputs = [_openai_message(r, "request_data", m) for m in messages if isinstance(m, dict)]
+    message = response.get("message") if isinstance(response, dict) else None
+    view.outputs = [_openai_message(r, "response_data", message)] if isinstance(message, dict) else []
+
+
+# --------------------------------------------------------------------------- flattened, indexed keys
+
+def _indexed(a: dict, prefix: str) -> dict[int, dict[str, Any]]:
+    """`prefix.N.rest` keys grouped by N (as a number: 10 comes after 2), each as {rest: value}."""
+    pattern = re.compile(re.escape(prefix) + r"\.(\d{1,6})\.(.+)")
+    groups: dict[int, dict[str, Any]] = {}
+    for key, value in a.items():
+        match = pattern.fullmatch(key)
+        if match:
+            groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return dict(sorted(groups.items()))
+
+
+def _flat_message(fields: dict[str, Any], *, role_key: str, content_key: str, call_prefix: str,
+                  call_keys: tuple[str, str, str], result_id_key: str) -> Message:
+    role = _text(fields.get(role_key)) or "unknown"
+    message = Message(role=role)
+    content = fields.get(content_key)
+    if content is None:  # OpenInference's list content: contents.K.message_content.text
+        pieces = _indexed(fields, content_key + "s")
+        content = "\n".join(_text(p.get("message_content.text")) for p in pieces.values()
+                            if p.get("message_content.text")) or None
+    if role == "tool":
+        message.results.append(Result(_id(fields.get(result_id_key)), None, content))
+        return message
+    message.text = content if isinstance(content, str) and content else None
+    id_key, name_key, args_key = call_keys
+    for call in _indexed(fields, call_prefix).values():
+        message.calls.append(Call(_id(call.get(id_key)), _text(call.get(name_key)), call.get(args_key)))
+    return message
+
+
+def _read_openinference(r: _Reader, view: SpanView) -> None:
+    a = r.span.attributes
+    if not any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
+        return
+    spec = dict(role_key="message.role", content_key="message.content", call_prefix="message.tool_calls",
+                call_keys=("tool_call.id", "tool_call.function.name", "tool_call.function.arguments"),
+                result_id_key="message.tool_call_id")
+    view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "llm.input_messages").values()]
+    view.outputs = [_flat_message(f, **spec) for f in _indexed(a, "llm.output_messages").values()]
+    _note_dropped(r)
+
+
+def _read_openllmetry_flat(r: _Reader, view: SpanView) -> None:
+    a = r.span.attributes
+    if not any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in a):
+        return
+    spec = dict(role_key="role", content_key="content", call_prefix="tool_calls",
+                call_keys=("id", "name", "arguments"), result_id_key="tool_call_id")
+    view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.prompt").values()]
+    view.outputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.completion").values()]
+    _note_dropped(r)
+
+
+def _note_dropped(r: _Reader) -> None:
+    if r.span.dropped_attributes:
+        r.problem("", f"{r.span.dropped_attributes} attributes were dropped at the span's attribute limit "
+                      "(OTEL_ATTRIBUTE_COUNT_LIMIT); flattened messages lose the oldest ones first")
+
+
+# --------------------------------------------------------------------------- Google ADK, legacy schema
+
+def _read_adk_legacy(r: _Reader, view: SpanView) -> None:
+    if not _adk_request(r.span.attributes):
+        return
+    request = r.json("gcp.vertex.agent.llm_request")
+    response = r.json("gcp.vertex.agent.llm_response")
+    if not isinstance(request, dict):
+        return
+    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    if isinstance(config.get("system_instruction"), str):
+        view.system = config["system_instruction"]
+    view.inputs = [_adk_content(c) for c in request.get("contents") or [] if isinstance(c, dict)]
+    content = response.get("content") if isinstance(response, dict) else None
+    view.outputs = [_adk_content(content)] if isinstance(content, dict) else []
+
+
+def _adk_content(content: dict) -> Message:
+    role = {"model": "assistant"}.get(_text(content.get("role")), _text(content.get("role")) or "user")
+    message = Message(role=role)
+    texts = []
+    for part in content.get("parts") or []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str) and not part.get("thought"):
+            texts.append(part["text"])
+        call = part.get("function_call")
+        if isinstance(call, dict):
+            message.calls.append(Call(_id(call.get("id")), _text(call.get("name")), call.get("args")))
+        answer = part.get("function_response")
+        if isinstance(answer, dict):
+            message.results.append(Result(_id(answer.get("id")), _text(answer.get("name")) or None,
+                                          answer.get("response")))
+    message.text = "\n".join(texts) or None
+    return message
+
+
+# --------------------------------------------------------------------------- OpenInference agent spans
+
+def _read_io_values(r: _Reader, view: SpanView) -> None:
+    """An agent span's `input.value`/`output.value` (OpenInference) as the turn's user text and answer."""
+    a = r.span.attributes
+    if view.kind != "agent" or "input.value" not in a and "output.value" not in a:
+        return
+    user = a.get("input.value")
+    answer = a.get("output.value")
+    view.inputs = [Message("user", text=user)] if isinstance(user, str) and user else []
+    view.outputs = [Message("assistant", text=answer)] if isinstance(answer, str) and answer else []
+    if a.get("input.mime_type") == "application/json" or a.get("output.mime_type") == "application/json":
+        view.inputs, view.outputs = [], []  # a framework's call arguments, not a turn's text
+
+
+_MESSAGE_READERS: list[Callable[[_Reader, SpanView], None]] = [
+    _read_genai, _read_openinference, _read_openllmetry_flat, _read_adk_legacy, _read_logfire_v1, _read_io_values]
+
+
+# --------------------------------------------------------------------------- the older per-message events
+
+def _read_events(r: _Reader, view: SpanView) -> None:
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    for event in sorted(r.span.events, key=lambda e: (e.time, e.position)):
+        body = event.body if isinstance(event.body, dict) else {}
+        name = event.event_name
+        if name == "gen_ai.client.inference.operation.details":
+            inputs += _genai_messages(r, "gen_ai.input.messages", _structured(r, event.attributes, "gen_ai.input.messages"))
+            outputs += _genai_messages(r, "gen_ai.output.messages",
+                                       _structured(r, event.attributes, "gen_ai.output.messages"))
+        elif name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
+                      "gen_ai.tool.message"):
+            role = name.split(".")[1]
+            item = {"role": role, "content": body.get("content"), "tool_calls": body.get("tool_calls"),
+                    "tool_call_id": body.get("id")}
+            inputs.append(_openai_message(r, name, item))
+        elif name == "gen_ai.choice" and isinstance(body.get("message"), dict):
+            outputs.append(_openai_message(r, name, {"role": "assistant", **body["message"]}))
+    if inputs or outputs:
+        view.inputs, view.outputs = inputs, outputs
+
+
+def _structured(r: _Reader, attributes: dict, key: str) -> Any:
+    value = attributes.get(key)
+    return r.decode(key, value) if isinstance(value, str) else value
+
+
+# --------------------------------------------------------------------------- tool runs
+
+def _tool_run(r: _Reader) -> ToolRun:
+    a = r.span.attributes
+    name = (_first_text(a, "gen_ai.tool.name", "tool.name") or _text(a.get("traceloop.entity.name"))
+            or r.span.name.removeprefix("execute_tool ").strip())
+    run = ToolRun(id=_id(a.get("gen_ai.tool.call.id") or a.get("tool.id") or a.get("tool_call.id")), name=name)
+    if "gen_ai.tool.call.arguments" in a and str(a.get("openinference.span.kind", "")).upper() != "TOOL":
+        run.arguments = r.json("gen_ai.tool.call.arguments", text_ok=True)
+    elif "gcp.vertex.agent.tool_call_args" in a:
+        run.arguments = r.json("gcp.vertex.agent.tool_call_args")
+    elif "traceloop.entity.input" in a:
+        entity = r.json("traceloop.entity.input")
+        if isinstance(entity, dict) and isinstance(entity.get("kwargs"), dict) and not entity.get("args"):
+            run.arguments = entity["kwargs"]
+    elif "input.value" in a:  # OpenInference: tool.parameters is the schema; the arguments are here
+        run.arguments = r.json("input.value", text_ok=True)
+    for key in ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "traceloop.entity.output",
+                "output.value"):
+        if key in a:
+            run.result, run.has_result = a[key], True
+            break
+    return run
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def _first_text(a: dict, *keys: str) -> Optional[str]:
+    for key in keys:
+        value = a.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _id(value: Any) -> Optional[str]:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None
+
+
+def is_adk_context(text: Optional[str]) -> bool:
+    return bool(text) and text.lstrip().startswith(_ADK_CONTEXT)

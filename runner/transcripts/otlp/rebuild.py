@@ -1,0 +1,324 @@
+"""Spans -> conversations as OpenAI-style messages.
+
+A conversation is the traces that share a conversation id (`gen_ai.conversation.id` or a dialect's
+session id), else one trace. Traces are taken in the order they started; within a trace the spans are
+walked as a tree, parents before children, siblings by (start, end, file position), so equal or
+millisecond-rounded start times cannot put a tool's result before its call.
+
+Every model call sees the whole history again, so messages are taken as deltas: assistant messages
+are each model call's output; user messages are the top-level agent's input, or the user messages a
+model call saw beyond those already taken; tool results are joined to their call by id (or by name,
+in order, when the span has no id), whichever span recorded them. A tool call seen in a model's output,
+in later models' inputs and in its `execute_tool` span is one call.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .dialects import Call, Message, SpanView, is_adk_context, view_span
+from .spans import Problem, Span
+
+__all__ = ["Conversation", "rebuild_conversations"]
+
+
+@dataclass
+class Conversation:
+    id: str
+    trace_ids: list[str]
+    messages: list[dict]
+    problems: list[Problem]
+    start: int = 0
+
+
+@dataclass
+class _Call:
+    id: Optional[str]
+    name: str
+    arguments: Any
+    result: Any = None
+    has_result: bool = False
+
+
+@dataclass
+class _Entry:
+    role: str
+    text: Optional[str] = None
+    calls: list[_Call] = field(default_factory=list)
+    agent: Optional[str] = None
+
+
+def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
+    by_trace: dict[str, list[Span]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    views = {(s.trace_id, s.span_id): view_span(s) for s in spans}
+    groups: dict[str, list[tuple[int, str]]] = {}
+    unnamed: list[tuple[int, str]] = []
+    for trace_id, trace_spans in by_trace.items():
+        roots, children = _tree(trace_spans)
+        conversation_id = _conversation_id(roots, children, views)
+        start = min(s.start for s in trace_spans)
+        if conversation_id is None:
+            unnamed.append((start, trace_id))
+        else:
+            groups.setdefault(conversation_id, []).append((start, trace_id))
+    for group in _stitch(sorted(unnamed), by_trace, views):
+        groups[group[0][1]] = group
+    out = []
+    for conversation_id, traces in groups.items():
+        builder = _Builder(views)
+        for _, trace_id in sorted(traces):
+            roots, children = _tree(by_trace[trace_id])
+            builder.children = children
+            for root in roots:
+                builder.walk(root, agent_depth=0, in_tool=False)
+        out.append(Conversation(id=conversation_id, trace_ids=[t for _, t in sorted(traces)],
+                                messages=builder.messages(), problems=builder.problems,
+                                start=min(start for start, _ in traces)))
+    return sorted(out, key=lambda c: (c.start, c.id))
+
+
+def _stitch(traces: list[tuple[int, str]], by_trace: dict[str, list[Span]],
+            views: dict) -> list[list[tuple[int, str]]]:
+    """Traces without a conversation id, grouped into conversations. A bare client instrumentation makes
+    each model call a trace of its own; a call whose history begins with everything an earlier call saw
+    and said continues that earlier call's conversation."""
+    groups: list[list[tuple[int, str]]] = []
+    ends: list[list[tuple]] = []  # per group: what its last model call saw and said
+    for start, trace_id in traces:
+        chats = [views[(s.trace_id, s.span_id)] for s in _walk_order(by_trace[trace_id])]
+        chats = [v for v in chats if v.kind == "chat" and (v.inputs or v.outputs)]
+        joined = None
+        if chats:
+            history = _signature(chats[0].inputs or [])
+            for g, end in enumerate(ends):
+                if end and len(history) > len(end) and history[:len(end)] == end:
+                    joined = g  # the latest group it continues wins: conversations may share an opening
+        if joined is None:
+            groups.append([(start, trace_id)])
+            ends.append([])
+            joined = len(groups) - 1
+        else:
+            groups[joined].append((start, trace_id))
+        if chats:
+            last = chats[-1]
+            ends[joined] = _signature((last.inputs or []) + (last.outputs or [])[:1])
+    return groups
+
+
+def _signature(messages: list[Message]) -> list[tuple]:
+    return [("result" if m.results else m.role, m.text or "", tuple(c.id or c.name for c in m.calls),
+             tuple(r.id or "" for r in m.results)) for m in messages]
+
+
+def _walk_order(spans: list[Span]) -> list[Span]:
+    roots, children = _tree(spans)
+    out: list[Span] = []
+    stack = list(reversed(roots))
+    while stack:
+        span = stack.pop()
+        out.append(span)
+        stack.extend(reversed(children.get(span.span_id, [])))
+    return out
+
+
+def _order(span: Span) -> tuple:
+    return (span.start, span.end, span.position)
+
+
+def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]]]:
+    ids = {s.span_id for s in spans}
+    children: dict[str, list[Span]] = {}
+    roots = []
+    for span in spans:
+        if span.parent_id and span.parent_id in ids and span.parent_id != span.span_id:
+            children.setdefault(span.parent_id, []).append(span)
+        else:
+            roots.append(span)
+    for kids in children.values():
+        kids.sort(key=_order)
+    return sorted(roots, key=_order), children
+
+
+def _conversation_id(roots: list[Span], children: dict[str, list[Span]], views: dict) -> Optional[str]:
+    """The id on the highest span that has one (a delegated sub-agent may carry an id of its own)."""
+    level = roots
+    seen = 0
+    while level and seen < 100_000:
+        for span in level:
+            found = views[(span.trace_id, span.span_id)].conversation_id
+            if found:
+                return found
+        seen += len(level)
+        level = [child for span in level for child in children.get(span.span_id, [])]
+    return None
+
+
+class _Builder:
+    def __init__(self, views: dict[tuple[str, str], SpanView]) -> None:
+        self.views = views
+        self.children: dict[str, list[Span]] = {}
+        self.entries: list[_Entry] = []
+        self.calls: list[_Call] = []
+        self.problems: list[Problem] = []
+        self.system: Optional[str] = None
+        self.users_seen = 0  # user messages taken so far: a model call's history beyond them is new
+        self.agent_marks: dict[str, int] = {}  # an open agent span -> where its messages begin
+
+    def walk(self, span: Span, *, agent_depth: int, in_tool: bool) -> None:
+        stack: list[tuple[Span, int, bool, bool]] = [(span, agent_depth, in_tool, False)]
+        # an explicit stack: a hostile file may nest spans far deeper than Python's recursion limit
+        while stack:
+            node, depth, tool, leaving = stack.pop()
+            view = self.views[(node.trace_id, node.span_id)]
+            if leaving:
+                self._leave(node, view)
+                continue
+            self.problems.extend(view.problems)
+            depth = self._enter(node, view, depth, tool)
+            stack.append((node, depth, tool, True))
+            inside_tool = tool or view.kind == "tool"
+            for child in reversed(self.children.get(node.span_id, [])):
+                stack.append((child, depth, inside_tool, False))
+
+    def _enter(self, span: Span, view: SpanView, depth: int, in_tool: bool) -> int:
+        if view.system and self.system is None:
+            self.system = view.system
+        if view.kind == "agent":
+            self.agent_marks[span.span_id] = len(self.entries)
+            if depth == 0 and not in_tool:
+                new_users = [m for m in view.inputs or [] if m.role == "user" and m.text and not m.results]
+                for message in new_users:
+                    self._user(message.text)
+            return depth + 1
+        if view.kind == "chat":
+            if view.inputs is None and view.outputs is None:
+                if not self._has_chat_ancestor_content(span):
+                    self.problems.append(span.problem("gen_ai.input.messages", _NO_CONTENT))
+                return depth
+            self._chat(view, top_level=depth <= 1 and not in_tool)
+        elif view.kind == "tool" and view.tool is not None:
+            self._tool(view)
+        return depth
+
+    def _leave(self, span: Span, view: SpanView) -> None:
+        if view.kind != "agent":
+            return
+        start = self.agent_marks.pop(span.span_id, len(self.entries))
+        answered = any(e.role == "assistant" for e in self.entries[start:])
+        if not answered:  # an agent span whose model calls recorded nothing: its own answer is the turn's
+            for message in view.outputs or []:
+                self._assistant(message, view.agent_name)
+
+    def _has_chat_ancestor_content(self, span: Span) -> bool:
+        # ADK's legacy `call_llm` holds the content; its child `generate_content` span holds none
+        return span.parent_id is not None and any(
+            v.kind == "chat" and (v.inputs or v.outputs) for (t, s), v in self.views.items()
+            if t == span.trace_id and s == span.parent_id)
+
+    # ------------------------------------------------------------------ what each kind of span adds
+
+    def _chat(self, view: SpanView, *, top_level: bool) -> None:
+        inputs = view.inputs or []
+        for message in inputs:
+            if message.role == "system" and message.text and self.system is None:
+                self.system = message.text
+            for result in message.results:
+                self._answer(result.id, result.name, result.content)
+        if top_level:
+            users = [m for m in inputs if m.role == "user" and m.text and not is_adk_context(m.text)]
+            for message in users[self.users_seen:]:
+                self._user(message.text)
+        for message in (view.outputs or [])[:1]:  # one choice: the one the conversation went on with
+            self._assistant(message, view.agent_name)
+
+    def _tool(self, view: SpanView) -> None:
+        run = view.tool
+        call = self._find(run.id, run.name, unanswered=True)
+        if call is None:  # a run no recorded model output asked for (content capture off): a call of its own
+            call = _Call(run.id, run.name, run.arguments)
+            self.calls.append(call)
+            self.entries.append(_Entry("assistant", calls=[call], agent=view.agent_name))
+        if call.arguments is None and run.arguments is not None:
+            call.arguments = run.arguments
+        if run.has_result and not call.has_result:
+            call.result, call.has_result = run.result, True
+
+    def _user(self, text: str) -> None:
+        self.entries.append(_Entry("user", text=text))
+        self.users_seen += 1
+
+    def _assistant(self, message: Message, agent: Optional[str]) -> None:
+        entry = _Entry("assistant", text=message.text, agent=agent)
+        for call in message.calls:
+            record = _Call(call.id, call.name, call.arguments)
+            self.calls.append(record)
+            entry.calls.append(record)
+        for result in message.results:
+            self._answer(result.id, result.name, result.content)
+        if entry.text or entry.calls:
+            self.entries.append(entry)
+
+    def _answer(self, call_id: Optional[str], name: Optional[str], content: Any) -> None:
+        call = self._find(call_id, name, unanswered=True)
+        if call is not None and not call.has_result:
+            call.result, call.has_result = content, True
+
+    def _find(self, call_id: Optional[str], name: Optional[str], *, unanswered: bool) -> Optional[_Call]:
+        """The latest call with this id (and name, when known); without an id, the first open call of that
+        name. Ids repeat across agents and turns, so an open call is preferred to an answered one."""
+        if call_id:
+            same = [c for c in self.calls if c.id == call_id and (not name or c.name == name)]
+            open_ = [c for c in same if not c.has_result]
+            if unanswered:
+                return open_[-1] if open_ else None
+            return (open_ or same or [None])[-1]
+        if name:
+            return next((c for c in self.calls if c.name == name and not c.has_result), None)
+        return None
+
+    # ------------------------------------------------------------------ the result
+
+    def messages(self) -> list[dict]:
+        out: list[dict] = []
+        if self.system and any(e.role != "system" for e in self.entries):
+            out.append({"role": "system", "content": self.system})
+        for entry in self.entries:
+            if entry.role == "user":
+                out.append({"role": "user", "content": entry.text})
+                continue
+            message: dict[str, Any] = {"role": "assistant", "content": entry.text}
+            if entry.agent:
+                message["name"] = entry.agent
+            if entry.calls:
+                message["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c.arguments)}}
+                    for c in entry.calls]
+            out.append(message)
+            for call in entry.calls:
+                if call.has_result:
+                    out.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                                "content": _content(call.result)})
+        return out
+
+
+_NO_CONTENT = ("the model call recorded no messages: content capture is off where the trace was made (set "
+               "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY, or the dialect's switch: "
+               "TRACELOOP_TRACE_CONTENT=true, no OPENINFERENCE_HIDE_* variables), or the content went to log events "
+               "that are not in this file (export the logs signal to the same file)")
+
+
+def _arguments(value: Any) -> Any:
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _content(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
