@@ -199,8 +199,9 @@ class CaseRunner:
             recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
-        return self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                           normalized=True)
+        result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
+                             normalized=True)
+        return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:
         from .conversation import Conversation, converse_case
@@ -242,6 +243,25 @@ class CaseRunner:
                      selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
         result.judge_fallbacks = judge_fallbacks(result)
         return result
+
+
+def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
+    """A recording with parts that could not be read (a trace's unreadable spans) never passes on what
+    remains: a pass becomes `unscored`, and every outcome names the parts."""
+    if not problems:
+        return result
+    listed = "; ".join(problems[:shown]) + (f"; and {len(problems) - shown} more" if len(problems) > shown else "")
+    reason = f"part of the recording could not be read, so the case is not passed on what remains: {listed}"
+    if result.status == "passed":
+        result.status = "unscored"
+        result.unscored_reason = reason
+    elif result.status == "unscored":
+        result.unscored_reason = "; ".join(filter(None, [result.unscored_reason, reason]))
+    elif result.status == "failed":
+        result.failures.append(reason)
+    else:
+        result.notes.append(reason)
+    return result
 
 
 def _internal_error(doing: str, exc: Exception) -> str:

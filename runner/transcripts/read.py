@@ -266,6 +266,8 @@ def read_recording(path: str | Path) -> Recording:
     max_steps), which `termination:` in a suite can require. A trace file may hold many conversations:
     `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
     above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    from ..suite.containment import split_selection
+
     path, selection = split_selection(Path(path))
     found = read_conversations(path)
     if found and found[0][0] is not None:  # a trace file
@@ -274,15 +276,6 @@ def read_recording(path: str | Path) -> Recording:
         raise TranscriptError(f"{path}: '#{selection}' names a conversation, but this transcript is not a trace file "
                               "and holds one conversation only")
     return found[0][1]
-
-
-def split_selection(path: Path) -> tuple[Path, Optional[str]]:
-    """`traces.jsonl#ID` -> (traces.jsonl, ID); a path that exists as written (even with a '#') is kept."""
-    text = str(path)
-    if "#" not in path.name or os.path.lexists(path):
-        return path, None
-    file, _, selection = text.rpartition("#")
-    return Path(file), selection
 
 
 def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]]:

@@ -1,0 +1,238 @@
+"""A small tool-calling weather agent, traced by a real OpenTelemetry instrumentation, exported as OTLP/JSON.
+
+    python tests/fakes/otel_agent.py DIALECT OUT_DIR BASE_URL
+
+Runs two conversations (two user turns each) with the `openai` client against BASE_URL (the fake OpenAI
+server of the calling test), with DIALECT's instrumentation installed: `genai` (opentelemetry-
+instrumentation-openai-v2, content on spans, bare), `genai-agent` (the same plus invoke_agent/execute_tool
+spans with a conversation id, made with the SDK's tracer as GenAI frameworks do), `openinference`
+(openinference-instrumentation-openai, AGENT/TOOL spans, session.id), `openllmetry` (Traceloop's
+opentelemetry-instrumentation-openai, bare), `logfire` (logfire.instrument_openai, a span per turn).
+Writes OUT_DIR/traces.otlp.json (one request), OUT_DIR/traces.jsonl (one request per exported batch, as
+the collector's file exporter writes) and OUT_DIR/conversation-N.json (the same conversation as the OpenAI
+messages the agent held), and prints the conversation ids as JSON. Runs in its own process because
+instrumentations patch the `openai` module for good.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+SYSTEM = "You are a weather assistant. Use get_weather for weather questions."
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+WEATHER = {"Paris": (18, "sunny"), "Tokyo": (12, "rainy"), "London": (9, "cloudy"), "Oslo": (-2, "snowy")}
+CONVERSATIONS = [("conv-weather-0001", ["What's the weather in Paris?", "And in Tokyo?"]),
+                 ("conv-weather-0002", ["What's the weather in London?", "And in Oslo?"])]
+
+
+def weather_model(request: dict):
+    """The fake server's model: a user question -> a get_weather call; a tool result -> the answer."""
+    from tests.fakes.openai_server import Reply, tool_call
+
+    messages = request["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        data = json.loads(last["content"])
+        return Reply(content=f"It is {data['condition']} and {data['temperature_c']}\u00b0C in {data['city']}.")
+    city = next(c for c in WEATHER if c in last["content"])
+    calls = sum(len(m.get("tool_calls") or []) for m in messages)
+    return Reply(tool_calls=[tool_call("get_weather", {"city": city}, f"call_{calls + 1:03d}")])
+
+
+def get_weather(city: str) -> dict:
+    temperature, condition = WEATHER[city]
+    return {"city": city, "temperature_c": temperature, "condition": condition}
+
+
+class Collector:
+    """A SpanExporter keeping every exported batch, to write them as OTLP/JSON."""
+
+    def __init__(self):
+        self.batches: list[list] = []
+
+    def export(self, spans):
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        self.batches.append(list(spans))
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def write(self, out: Path) -> None:
+        from runner.report.otlp_json import spans_document, spans_json_line
+
+        every = [span for batch in self.batches for span in batch]
+        (out / "traces.otlp.json").write_text(json.dumps(spans_document(every), indent=1, ensure_ascii=False))
+        (out / "traces.jsonl").write_text("".join(spans_json_line(b) + "\n" for b in self.batches if b))
+
+
+def exporter_class():
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+    return type("CollectorExporter", (Collector, SpanExporter), {})
+
+
+class Hooks:
+    """Spans a framework adds around the instrumented model calls; none for a bare instrumentation."""
+
+    def turn(self, conversation_id: str, text: str):
+        return contextlib.nullcontext()
+
+    def turn_answer(self, span, answer: str) -> None:
+        pass
+
+    def tool(self, conversation_id: str, call):
+        return contextlib.nullcontext()
+
+    def tool_result(self, span, result: str) -> None:
+        pass
+
+
+class GenAIHooks(Hooks):
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def turn(self, conversation_id, text):
+        span = self.tracer.start_as_current_span("invoke_agent weather_agent", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather_agent",
+            "gen_ai.conversation.id": conversation_id,
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])})
+        return span
+
+    def turn_answer(self, span, answer):
+        span.set_attribute("gen_ai.output.messages", json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": answer}], "finish_reason": "stop"}]))
+
+    def tool(self, conversation_id, call):
+        return self.tracer.start_as_current_span(f"execute_tool {call.function.name}", attributes={
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.function.name,
+            "gen_ai.tool.call.id": call.id, "gen_ai.tool.call.arguments": call.function.arguments})
+
+    def tool_result(self, span, result):
+        span.set_attribute("gen_ai.tool.call.result", result)
+
+
+class OpenInferenceHooks(Hooks):
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    @contextlib.contextmanager
+    def turn(self, conversation_id, text):
+        from openinference.instrumentation import using_session
+
+        with using_session(conversation_id):
+            with self.tracer.start_as_current_span("weather_agent", attributes={
+                    "openinference.span.kind": "AGENT", "agent.name": "weather_agent",
+                    "session.id": conversation_id, "input.value": text, "input.mime_type": "text/plain"}) as span:
+                yield span
+
+    def turn_answer(self, span, answer):
+        span.set_attribute("output.value", answer)
+        span.set_attribute("output.mime_type", "text/plain")
+
+    def tool(self, conversation_id, call):
+        return self.tracer.start_as_current_span(call.function.name, attributes={
+            "openinference.span.kind": "TOOL", "tool.name": call.function.name,
+            "tool.parameters": json.dumps(TOOLS[0]["function"]["parameters"]),  # the schema, as OpenInference does
+            "input.value": call.function.arguments, "input.mime_type": "application/json"})
+
+    def tool_result(self, span, result):
+        span.set_attribute("output.value", result)
+
+
+class LogfireHooks(Hooks):
+    def turn(self, conversation_id, text):
+        import logfire
+
+        return logfire.span("agent turn {agent_name}", agent_name="weather_agent")
+
+
+def install(dialect: str):
+    """Set up tracing for `dialect`: (collector, hooks)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    collector = exporter_class()()
+    if dialect == "logfire":
+        import logfire
+
+        logfire.configure(send_to_logfire=False, console=False, service_name="weather",
+                          additional_span_processors=[SimpleSpanProcessor(collector)])
+        logfire.instrument_openai()
+        return collector, LogfireHooks()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collector))
+    trace.set_tracer_provider(provider)
+    tracer = trace.get_tracer("weather_agent_app")
+    if dialect in ("genai", "genai-agent"):
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        return collector, GenAIHooks(tracer) if dialect == "genai-agent" else Hooks()
+    if dialect == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        return collector, OpenInferenceHooks(tracer)
+    if dialect == "openllmetry":
+        os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        return collector, Hooks()
+    raise SystemExit(f"unknown dialect {dialect}")
+
+
+def converse(client, hooks: Hooks, conversation_id: str, turns: list[str]) -> list[dict]:
+    messages: list[dict] = [{"role": "system", "content": SYSTEM}]
+    for text in turns:
+        with hooks.turn(conversation_id, text) as turn_span:
+            messages.append({"role": "user", "content": text})
+            while True:
+                reply = client.chat.completions.create(model="fake-model", messages=messages, tools=TOOLS)
+                message = reply.choices[0].message
+                messages.append(message.model_dump(exclude_none=True, exclude={"refusal", "annotations", "audio"}))
+                if not message.tool_calls:
+                    break
+                for call in message.tool_calls:
+                    with hooks.tool(conversation_id, call) as tool_span:
+                        result = json.dumps(get_weather(**json.loads(call.function.arguments)))
+                        hooks.tool_result(tool_span, result)
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            hooks.turn_answer(turn_span, message.content)
+    return messages
+
+
+def main() -> None:
+    dialect, out, base_url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    collector, hooks = install(dialect)
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
+    out.mkdir(parents=True, exist_ok=True)
+    for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
+        messages = converse(client, hooks, conversation_id, turns)
+        (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    if hasattr(provider, "force_flush"):
+        provider.force_flush()
+    collector.write(out)
+
+
+if __name__ == "__main__":
+    main()
