@@ -378,6 +378,9 @@ def _read_events(r: _Reader, view: SpanView) -> None:
             inputs += _genai_messages(r, "gen_ai.input.messages", _structured(r, event.attributes, "gen_ai.input.messages"))
             outputs += _genai_messages(r, "gen_ai.output.messages",
                                        _structured(r, event.attributes, "gen_ai.output.messages"))
+            system = _structured(r, event.attributes, "gen_ai.system_instructions")
+            if isinstance(system, list) and view.system is None:
+                view.system = "\n".join(_part_text(p) for p in system if isinstance(p, dict)) or None
         elif name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
                       "gen_ai.tool.message"):
             role = name.split(".")[1]

@@ -166,6 +166,10 @@ class _Builder:
         self.system: Optional[str] = None
         self.users_seen = 0  # user messages taken so far: a model call's history beyond them is new
         self.agent_marks: dict[str, int] = {}  # an open agent span -> where its messages begin
+        self.agent: Optional[str] = None  # the agent that has the conversation
+        self.trace_agents: set[str] = set()  # traces in which an agent span was already entered
+        self.agent_returns: dict[str, Optional[str]] = {}  # a nested agent span -> the agent it returns to
+        self.results_taken: set[tuple] = set()
 
     def walk(self, span: Span, *, agent_depth: int, in_tool: bool) -> None:
         stack: list[tuple[Span, int, bool, bool]] = [(span, agent_depth, in_tool, False)]
@@ -188,6 +192,9 @@ class _Builder:
             self.system = view.system
         if view.kind == "agent":
             self.agent_marks[span.span_id] = len(self.entries)
+            if depth > 0:  # a sub-agent inside another agent's span gives the conversation back when done
+                self.agent_returns[span.span_id] = self.agent
+            self._hand_over(span, view, in_tool)
             if depth == 0 and not in_tool:
                 new_users = [m for m in view.inputs or [] if m.role == "user" and m.text and not m.results]
                 for message in new_users:
@@ -203,6 +210,23 @@ class _Builder:
             self._tool(view)
         return depth
 
+    def _hand_over(self, span: Span, view: SpanView, in_tool: bool) -> None:
+        """A second agent taking over within a trace is a transfer. Frameworks that hand over with a tool
+        call (ADK's transfer_to_agent, a delegating tool around the sub-agent) already recorded one; for
+        the others a `transfer_to_agent` call naming the agent is written, as ADK would have."""
+        name = view.agent_name
+        first_in_trace = span.trace_id not in self.trace_agents
+        self.trace_agents.add(span.trace_id)
+        previous, self.agent = self.agent, name or self.agent
+        if not name or name == previous or previous is None or first_in_trace or in_tool:
+            return
+        last = self.calls[-1] if self.calls else None
+        if last is not None and "transfer" in last.name.lower() and name in json.dumps(last.arguments, default=str):
+            return
+        transfer = _Call(None, "transfer_to_agent", {"agent_name": name}, has_result=True)
+        self.calls.append(transfer)
+        self.entries.append(_Entry("assistant", calls=[transfer], agent=previous))
+
     def _leave(self, span: Span, view: SpanView) -> None:
         if view.kind != "agent":
             return
@@ -211,6 +235,8 @@ class _Builder:
         if not answered:  # an agent span whose model calls recorded nothing: its own answer is the turn's
             for message in view.outputs or []:
                 self._assistant(message, view.agent_name)
+        if span.span_id in self.agent_returns:
+            self.agent = self.agent_returns.pop(span.span_id)
 
     def _has_chat_ancestor_content(self, span: Span) -> bool:
         # ADK's legacy `call_llm` holds the content; its child `generate_content` span holds none
@@ -222,17 +248,23 @@ class _Builder:
 
     def _chat(self, view: SpanView, *, top_level: bool) -> None:
         inputs = view.inputs or []
+        asked: dict[str, Call] = {}  # the history's own calls, to tell apart results of calls sharing an id
         for message in inputs:
             if message.role == "system" and message.text and self.system is None:
                 self.system = message.text
+            for call in message.calls:
+                if call.id:
+                    asked[call.id] = call
             for result in message.results:
-                self._answer(result.id, result.name, result.content)
+                call = asked.get(result.id or "")
+                self._answer(result.id, result.name or (call.name if call else None), result.content,
+                             call.arguments if call else None)
         if top_level:
             users = [m for m in inputs if m.role == "user" and m.text and not is_adk_context(m.text)]
             for message in users[self.users_seen:]:
                 self._user(message.text)
         for message in (view.outputs or [])[:1]:  # one choice: the one the conversation went on with
-            self._assistant(message, view.agent_name)
+            self._assistant(message, view.agent_name or self.agent)
 
     def _tool(self, view: SpanView) -> None:
         run = view.tool
@@ -240,7 +272,7 @@ class _Builder:
         if call is None:  # a run no recorded model output asked for (content capture off): a call of its own
             call = _Call(run.id, run.name, run.arguments)
             self.calls.append(call)
-            self.entries.append(_Entry("assistant", calls=[call], agent=view.agent_name))
+            self.entries.append(_Entry("assistant", calls=[call], agent=view.agent_name or self.agent))
         if call.arguments is None and run.arguments is not None:
             call.arguments = run.arguments
         if run.has_result and not call.has_result:
@@ -261,16 +293,25 @@ class _Builder:
         if entry.text or entry.calls:
             self.entries.append(entry)
 
-    def _answer(self, call_id: Optional[str], name: Optional[str], content: Any) -> None:
-        call = self._find(call_id, name, unanswered=True)
+    def _answer(self, call_id: Optional[str], name: Optional[str], content: Any, arguments: Any = None) -> None:
+        """A result seen in a model's history. Every later model call sees it again: a result already
+        taken is not given to another open call that happens to share its id."""
+        seen = (call_id, name, _canonical(content))
+        if seen in self.results_taken:
+            return
+        call = self._find(call_id, name, unanswered=True, arguments=arguments)
         if call is not None and not call.has_result:
             call.result, call.has_result = content, True
+            self.results_taken.add(seen)
 
-    def _find(self, call_id: Optional[str], name: Optional[str], *, unanswered: bool) -> Optional[_Call]:
-        """The latest call with this id (and name, when known); without an id, the first open call of that
-        name. Ids repeat across agents and turns, so an open call is preferred to an answered one."""
+    def _find(self, call_id: Optional[str], name: Optional[str], *, unanswered: bool,
+              arguments: Any = None) -> Optional[_Call]:
+        """The latest call with this id (and name and arguments, when known); without an id, the first open
+        call of that name. Ids repeat across agents and turns, so an open call is preferred to an answered one."""
         if call_id:
-            same = [c for c in self.calls if c.id == call_id and (not name or c.name == name)]
+            same = [c for c in self.calls if c.id == call_id and (not name or c.name == name)
+                    and (arguments is None or c.arguments is None
+                         or _canonical(c.arguments, parse=True) == _canonical(arguments, parse=True))]
             open_ = [c for c in same if not c.has_result]
             if unanswered:
                 return open_[-1] if open_ else None
@@ -308,6 +349,18 @@ _NO_CONTENT = ("the model call recorded no messages: content capture is off wher
                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY, or the dialect's switch: "
                "TRACELOOP_TRACE_CONTENT=true, no OPENINFERENCE_HIDE_* variables), or the content went to log events "
                "that are not in this file (export the logs signal to the same file)")
+
+
+def _canonical(value: Any, *, parse: bool = False) -> str:
+    """One text for equal values: arguments recorded as an object in one span and a JSON string in another."""
+    if parse and isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _arguments(value: Any) -> Any:

@@ -103,8 +103,17 @@ def decode_documents(documents: list[Any]) -> TraceFile:
                         logs.append(found)
     for trace_id, span_id, record in logs:
         span = spans.get((trace_id, span_id))
-        if span is not None:
-            span.events.append(record)
+        if span is None:  # a logs-only file (the content went to events): the events stand for their span
+            span = spans[(trace_id, span_id)] = Span(
+                trace_id=trace_id, span_id=span_id, parent_id=None, name="(log events)", start=record.time,
+                end=record.time, attributes={"gen_ai.operation.name": "chat"}, dropped_attributes=0, scope="",
+                position=record.position)
+        if span.name == "(log events)":
+            span.start, span.end = min(span.start, record.time), max(span.end, record.time)
+            for key in ("gen_ai.conversation.id", "gen_ai.agent.name"):
+                if key in record.attributes:
+                    span.attributes.setdefault(key, record.attributes[key])
+        span.events.append(record)
     return TraceFile(spans=list(spans.values()), problems=problems)
 
 
