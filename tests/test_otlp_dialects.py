@@ -4,7 +4,8 @@ conversations written as OpenAI messages.
 Each dialect's export is produced here: tests/fakes/otel_agent.py runs a tool-calling agent with the
 `openai` client against the fake OpenAI server, with the dialect's instrumentation library installed
 (opentelemetry-instrumentation-openai-v2, openinference-instrumentation-openai, Traceloop's
-opentelemetry-instrumentation-openai, logfire), and writes the spans with the SDK's OTLP encoder.
+opentelemetry-instrumentation-openai, logfire) or as a Google ADK agent with ADK's own tracing (both
+schemas, one agent and a root agent transferring to it), and writes the spans with the SDK's OTLP encoder.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from tests.cli_helpers import REPO, cli_env, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.otel_agent import weather_model
 
-DIALECTS = ["genai", "genai-agent", "openinference", "openllmetry", "logfire"]
+DIALECTS = ["genai", "genai-agent", "openinference", "openllmetry", "logfire", "adk", "adk-legacy", "adk-multi",
+            "adk-legacy-multi"]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_each_dialect_rebuilds_both_conversations_as_the_agent_held_them(exports
         assert [(m["role"], m.get("content") or None) for m in recording.messages if m["role"] != "tool"] == \
             [(m["role"], m.get("content") or None) for m in held if m["role"] != "tool"]
         assert _calls(recording.messages) == _calls(held)
-        if dialect in ("genai-agent", "openinference"):  # these set a conversation id
+        if dialect in ("genai-agent", "openinference") or dialect.startswith("adk"):  # these set a conversation id
             assert conversation_id == f"conv-weather-000{n}"
         else:  # bare: each model call is a trace of its own, joined by history; the id is the first trace's
             assert conversation_id == recording.trace_ids[0] and len(recording.trace_ids) >= 2

@@ -7,7 +7,9 @@ server of the calling test), with DIALECT's instrumentation installed: `genai` (
 instrumentation-openai-v2, content on spans, bare), `genai-agent` (the same plus invoke_agent/execute_tool
 spans with a conversation id, made with the SDK's tracer as GenAI frameworks do), `openinference`
 (openinference-instrumentation-openai, AGENT/TOOL spans, session.id), `openllmetry` (Traceloop's
-opentelemetry-instrumentation-openai, bare), `logfire` (logfire.instrument_openai, a span per turn).
+opentelemetry-instrumentation-openai, bare), `logfire` (logfire.instrument_openai, a span per turn), and
+Google ADK's own tracing: `adk` (schema 2, content on spans), `adk-legacy` (schema 1, gcp.vertex.agent.*),
+`adk-multi` / `adk-legacy-multi` (a root agent that transfers to the weather agent).
 Writes OUT_DIR/traces.otlp.json (one request), OUT_DIR/traces.jsonl (one request per exported batch, as
 the collector's file exporter writes) and OUT_DIR/conversation-N.json (the same conversation as the OpenAI
 messages the agent held), and prints the conversation ids as JSON. Runs in its own process because
@@ -38,10 +40,14 @@ def weather_model(request: dict):
 
     messages = request["messages"]
     last = messages[-1]
+    if "Delegate" in json.dumps(messages[0]) and last["role"] == "user":  # ADK's root agent hands over
+        return Reply(tool_calls=[tool_call("transfer_to_agent", {"agent_name": "weather_agent"}, "call_transfer")])
     if last["role"] == "tool":
         data = json.loads(last["content"])
         return Reply(content=f"It is {data['condition']} and {data['temperature_c']}\u00b0C in {data['city']}.")
-    city = next(c for c in WEATHER if c in last["content"])
+    asked = [m for m in messages if m["role"] == "user" and "For context" not in json.dumps(m)]
+    text = asked[-1]["content"] if isinstance(asked[-1]["content"], str) else json.dumps(asked[-1]["content"])
+    city = next(c for c in WEATHER if c in text)
     calls = sum(len(m.get("tool_calls") or []) for m in messages)
     return Reply(tool_calls=[tool_call("get_weather", {"city": city}, f"call_{calls + 1:03d}")])
 
@@ -216,8 +222,89 @@ def converse(client, hooks: Hooks, conversation_id: str, turns: list[str]) -> li
     return messages
 
 
+def run_adk(dialect: str, base_url: str, out: Path) -> None:
+    """Google ADK's own tracing (google.adk.telemetry): an LlmAgent on LiteLlm against the fake server;
+    `adk` is schema 2 with content on spans, `adk-legacy` the legacy schema (gcp.vertex.agent.* JSON);
+    `-multi` puts a root agent in front that transfers to the weather agent."""
+    import asyncio
+
+    if "legacy" in dialect:
+        os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
+    else:
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    collector = exporter_class()()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collector))
+    trace.set_tracer_provider(provider)
+    from google.adk.agents import LlmAgent
+    from google.adk.models.lite_llm import LiteLlm
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    def model():
+        return LiteLlm(model="openai/fake-model", api_base=base_url, api_key="sk-test")
+
+    instructions: list[str] = []  # what ADK sent as the system prompt, the first model call's
+
+    def keep_instruction(callback_context, llm_request):
+        instructions.append(str(llm_request.config.system_instruction))
+        return None
+
+    weather = LlmAgent(name="weather_agent", model=model(), instruction=SYSTEM, tools=[get_weather],
+                       description="Answers weather questions", before_model_callback=keep_instruction)
+    root = weather
+    if dialect.endswith("multi"):
+        root = LlmAgent(name="root_agent", model=model(), instruction="Delegate weather questions to weather_agent.",
+                        sub_agents=[weather], before_model_callback=keep_instruction)
+
+    async def converse_all() -> None:
+        runner = InMemoryRunner(agent=root, app_name="weather_app")
+        for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
+            await runner.session_service.create_session(app_name="weather_app", user_id="u1",
+                                                        session_id=conversation_id)
+            instructions.clear()
+            for text in turns:
+                message = types.Content(role="user", parts=[types.Part(text=text)])
+                async for _ in runner.run_async(user_id="u1", session_id=conversation_id, new_message=message):
+                    pass
+            session = await runner.session_service.get_session(app_name="weather_app", user_id="u1",
+                                                               session_id=conversation_id)
+            messages = [{"role": "system", "content": instructions[0]}] + adk_messages(session.events)
+            (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
+
+    asyncio.run(converse_all())
+    provider.force_flush()
+    collector.write(out)
+
+
+def adk_messages(events) -> list[dict]:
+    """An ADK session's events as the OpenAI messages evalrun reads: what the conversation was."""
+    messages: list[dict] = []
+    for event in events:
+        for part in (event.content.parts if event.content else None) or []:
+            if part.function_call:
+                call = part.function_call
+                messages.append({"role": "assistant", "content": None, "tool_calls": [{
+                    "id": call.id, "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.args or {})}}]})
+            elif part.function_response:
+                answer = part.function_response
+                messages.append({"role": "tool", "tool_call_id": answer.id, "content": json.dumps(answer.response)})
+            elif part.text:
+                messages.append({"role": "user" if event.author == "user" else "assistant", "content": part.text})
+    return messages
+
+
 def main() -> None:
     dialect, out, base_url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    if dialect.startswith("adk"):
+        out.mkdir(parents=True, exist_ok=True)
+        return run_adk(dialect, base_url, out)
     collector, hooks = install(dialect)
     import openai
 
