@@ -184,6 +184,10 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--otlp", metavar="FILE|ENDPOINT",
+                         help="also write the run as OpenTelemetry spans (a span per case, a gen_ai.evaluation.result "
+                              "event per goal and check): OTLP/JSON to FILE (a .jsonl file gets one line per run), or "
+                              "OTLP/HTTP to an http(s) ENDPOINT such as http://127.0.0.1:4318 (needs evalrun[otel])")
     command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
@@ -290,6 +294,13 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
     from .config import config_line
 
     out, err = Console(sys.stdout), Console(sys.stderr)
+    if args.otlp:
+        from .report.otlp import missing_otel
+
+        problem = missing_otel()  # said before the run, not after it
+        if problem is not None:
+            err.line(f"evalrun: {problem}")
+            return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
     stage_notes = StageNotes()
     bar: list[Progress] = []
@@ -342,7 +353,23 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
+    if args.otlp and outcome.report_path is not None:
+        return _export_spans(outcome.report_path, args.otlp, outcome.exit_code, out, err)
     return outcome.exit_code
+
+
+def _export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
+    """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
+    spans a team counts on did not arrive."""
+    from .report.otlp import OtlpExportError, export_report
+    from .report.saved import NotAReport, load_report
+
+    try:
+        out.line(export_report(load_report(report_path), target))
+    except (OtlpExportError, NotAReport) as exc:
+        err.line(f"evalrun: --otlp: {exc}")
+        return exit_code or 3
+    return exit_code
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

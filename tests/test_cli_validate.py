@@ -13,7 +13,7 @@ from runner import __version__
 from tests.cli_helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy")
+HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy", "opentelemetry")
 
 VALID = """\
 # yaml-language-server: $schema=../schemas/suite.schema.json
@@ -202,7 +202,7 @@ print(repr((code, heavy)))
 def test_light_commands_do_not_import_heavy_libraries(tmp_path, args):
     write(tmp_path / "suites" / "greet.yaml", VALID)
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, env=cli_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "(0, [])"
 

@@ -8,7 +8,6 @@ that points outside is outside.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -27,16 +26,6 @@ def within(path: Path, roots: Sequence[Path]) -> bool:
 def transcript_location(suite_path: str | Path, transcript: str) -> Path:
     """Where a suite's `transcript:` points: relative to the suite file's folder."""
     return Path(suite_path).parent / transcript
-
-
-def split_selection(path: Path) -> tuple[Path, Optional[str]]:
-    """A transcript path and the conversation it names: `traces.jsonl#ID` -> (traces.jsonl, ID), for a
-    file that holds many conversations (a trace file). A path that exists as written, '#' and all, is
-    the file itself."""
-    if "#" not in path.name or os.path.lexists(path):
-        return path, None
-    file, _, selection = str(path).rpartition("#")
-    return Path(file), selection
 
 
 def outside_message(transcript: str, roots: Sequence[Path]) -> str:

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from .checks import check_case
 from .coerce import coerce_texts
-from .containment import outside_message, split_selection, transcript_location, within
+from .containment import outside_message, transcript_location, within
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
+from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
+                    split_selection)
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)

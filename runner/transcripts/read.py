@@ -266,7 +266,7 @@ def read_recording(path: str | Path) -> Recording:
     max_steps), which `termination:` in a suite can require. A trace file may hold many conversations:
     `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
     above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
-    from ..suite.containment import split_selection
+    from ..suite.files import split_selection
 
     path, selection = split_selection(Path(path))
     found = read_conversations(path)

@@ -10,16 +10,13 @@ the older per-message events), OpenInference (`llm.input_messages.N.message.*`),
 """
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .spans import Problem, Span
+from .spans import Span
+from .views import AttributeReader, Call, Message, Result, SpanView, ToolRun
 
-__all__ = ["Call", "Message", "Result", "SpanView", "ToolRun", "view_span", "CONVERSATION_KEYS"]
-
-MAX_ATTRIBUTE_CHARS = 8 * 1024 * 1024  # one attribute's JSON text; a longer one is named, not parsed
+__all__ = ["CONVERSATION_KEYS", "is_adk_context", "view_span"]
 
 # Where each dialect keeps the conversation's id, most specific first.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id",
@@ -30,56 +27,13 @@ _CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
 _ADK_CONTEXT = "For context:"
 
 
-@dataclass
-class Call:
-    id: Optional[str]
-    name: str
-    arguments: Any  # an object, a JSON string as recorded, or None when not recorded
-
-
-@dataclass
-class Result:
-    id: Optional[str]
-    name: Optional[str]
-    content: Any
-
-
-@dataclass
-class Message:
-    role: str
-    text: Optional[str] = None
-    calls: list[Call] = field(default_factory=list)
-    results: list[Result] = field(default_factory=list)
-
-
-@dataclass
-class ToolRun:
-    id: Optional[str]
-    name: str
-    arguments: Any = None
-    result: Any = None
-    has_result: bool = False
-
-
-@dataclass
-class SpanView:
-    kind: str  # "agent", "chat", "tool" or "other"
-    agent_name: Optional[str] = None
-    conversation_id: Optional[str] = None
-    system: Optional[str] = None
-    inputs: Optional[list[Message]] = None
-    outputs: Optional[list[Message]] = None
-    tool: Optional[ToolRun] = None
-    problems: list[Problem] = field(default_factory=list)
-
-
 def view_span(span: Span) -> SpanView:
     a = span.attributes
     view = SpanView(kind=_kind(span))
     view.agent_name = _first_text(a, "gen_ai.agent.name", "agent.name") or (
         _text(a.get("traceloop.entity.name")) if a.get("traceloop.span.kind") == "agent" else None)
     view.conversation_id = _first_text(a, *CONVERSATION_KEYS)
-    reader = _Reader(span, view.problems)
+    reader = AttributeReader(span, view.problems)
     for read in _MESSAGE_READERS:
         if view.inputs is None and view.outputs is None:
             read(reader, view)
@@ -118,54 +72,9 @@ def _adk_request(a: dict) -> bool:
     return isinstance(value, str) and value.strip() not in ("", "{}")
 
 
-class _Reader:
-    """Attribute access that turns bad values into problems naming the span and attribute."""
-
-    def __init__(self, span: Span, problems: list[Problem]) -> None:
-        self.span, self.problems = span, problems
-
-    def json(self, key: str, *, text_ok: bool = False) -> Any:
-        """The attribute's value, JSON strings decoded (structured values as they are); None when absent
-        or unreadable (then a problem says why). `text_ok`: a string that is not JSON is the value."""
-        value = self.span.attributes.get(key)
-        if not isinstance(value, str):
-            return value
-        if len(value) > MAX_ATTRIBUTE_CHARS:
-            self.problem(key, f"the value is {len(value):,} characters long, above evalrun's limit of "
-                              f"{MAX_ATTRIBUTE_CHARS:,}; it was not read")
-            return None
-        return self.decode(key, value, text_ok=text_ok)
-
-    def decode(self, key: str, value: str, *, text_ok: bool = False) -> Any:
-        from ...suite.reader import json_limits
-
-        stripped = value.strip()
-        if text_ok and not stripped.startswith(("{", "[", '"')):
-            return value
-        limit = json_limits(value, max_values=None)
-        if limit is not None:
-            self.problem(key, limit[3].replace("the file", "the value"))
-            return None
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError) as exc:
-            if text_ok and not stripped.startswith(("{", "[")):
-                return value
-            cut = ""
-            if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(value.rstrip()):
-                cut = (f" (it ends after {len(value):,} characters: cut short, as OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT "
-                       "does; raise or unset the limit where the traces are made)")
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it cannot be decoded"
-            self.problem(key, f"not valid JSON: {reason}{cut}")
-            return None
-
-    def problem(self, key: str, reason: str) -> None:
-        self.problems.append(self.span.problem(key, reason))
-
-
 # --------------------------------------------------------------------------- the GenAI parts shape
 
-def _read_genai(r: _Reader, view: SpanView) -> None:
+def _read_genai(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a:
         return
@@ -173,7 +82,7 @@ def _read_genai(r: _Reader, view: SpanView) -> None:
     view.outputs = _genai_messages(r, "gen_ai.output.messages", r.json("gen_ai.output.messages"))
 
 
-def _genai_messages(r: _Reader, key: str, value: Any) -> list[Message]:
+def _genai_messages(r: AttributeReader, key: str, value: Any) -> list[Message]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -218,7 +127,7 @@ def _part_text(part: dict) -> str:
 
 # --------------------------------------------------------------------------- OpenAI-shaped messages
 
-def _openai_message(r: _Reader, key: str, item: dict) -> Message:
+def _openai_message(r: AttributeReader, key: str, item: dict) -> Message:
     role = _text(item.get("role")) or "assistant"
     content = item.get("content")
     if isinstance(content, list):
@@ -235,7 +144,7 @@ def _openai_message(r: _Reader, key: str, item: dict) -> Message:
     return message
 
 
-def _read_logfire_v1(r: _Reader, view: SpanView) -> None:
+def _read_logfire_v1(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if "request_data" not in a:
         return
@@ -281,7 +190,7 @@ def _flat_message(fields: dict[str, Any], *, role_key: str, content_key: str, ca
     return message
 
 
-def _read_openinference(r: _Reader, view: SpanView) -> None:
+def _read_openinference(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
         return
@@ -293,7 +202,7 @@ def _read_openinference(r: _Reader, view: SpanView) -> None:
     _note_dropped(r)
 
 
-def _read_openllmetry_flat(r: _Reader, view: SpanView) -> None:
+def _read_openllmetry_flat(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in a):
         return
@@ -304,7 +213,7 @@ def _read_openllmetry_flat(r: _Reader, view: SpanView) -> None:
     _note_dropped(r)
 
 
-def _note_dropped(r: _Reader) -> None:
+def _note_dropped(r: AttributeReader) -> None:
     if r.span.dropped_attributes:
         r.problem("", f"{r.span.dropped_attributes} attributes were dropped at the span's attribute limit "
                       "(OTEL_ATTRIBUTE_COUNT_LIMIT); flattened messages lose the oldest ones first")
@@ -312,7 +221,7 @@ def _note_dropped(r: _Reader) -> None:
 
 # --------------------------------------------------------------------------- Google ADK, legacy schema
 
-def _read_adk_legacy(r: _Reader, view: SpanView) -> None:
+def _read_adk_legacy(r: AttributeReader, view: SpanView) -> None:
     if not _adk_request(r.span.attributes):
         return
     request = r.json("gcp.vertex.agent.llm_request")
@@ -349,7 +258,7 @@ def _adk_content(content: dict) -> Message:
 
 # --------------------------------------------------------------------------- OpenInference agent spans
 
-def _read_io_values(r: _Reader, view: SpanView) -> None:
+def _read_io_values(r: AttributeReader, view: SpanView) -> None:
     """An agent span's `input.value`/`output.value` (OpenInference) as the turn's user text and answer."""
     a = r.span.attributes
     if view.kind != "agent" or "input.value" not in a and "output.value" not in a:
@@ -362,13 +271,13 @@ def _read_io_values(r: _Reader, view: SpanView) -> None:
         view.inputs, view.outputs = [], []  # a framework's call arguments, not a turn's text
 
 
-_MESSAGE_READERS: list[Callable[[_Reader, SpanView], None]] = [
+_MESSAGE_READERS: list[Callable[[AttributeReader, SpanView], None]] = [
     _read_genai, _read_openinference, _read_openllmetry_flat, _read_adk_legacy, _read_logfire_v1, _read_io_values]
 
 
 # --------------------------------------------------------------------------- the older per-message events
 
-def _read_events(r: _Reader, view: SpanView) -> None:
+def _read_events(r: AttributeReader, view: SpanView) -> None:
     inputs: list[Message] = []
     outputs: list[Message] = []
     for event in sorted(r.span.events, key=lambda e: (e.time, e.position)):
@@ -393,14 +302,14 @@ def _read_events(r: _Reader, view: SpanView) -> None:
         view.inputs, view.outputs = inputs, outputs
 
 
-def _structured(r: _Reader, attributes: dict, key: str) -> Any:
+def _structured(r: AttributeReader, attributes: dict, key: str) -> Any:
     value = attributes.get(key)
     return r.decode(key, value) if isinstance(value, str) else value
 
 
 # --------------------------------------------------------------------------- tool runs
 
-def _tool_run(r: _Reader) -> ToolRun:
+def _tool_run(r: AttributeReader) -> ToolRun:
     a = r.span.attributes
     name = (_first_text(a, "gen_ai.tool.name", "tool.name") or _text(a.get("traceloop.entity.name"))
             or r.span.name.removeprefix("execute_tool ").strip())

@@ -17,7 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .dialects import Call, Message, SpanView, is_adk_context, view_span
+from .dialects import is_adk_context, view_span
+from .views import Call, Message, SpanView
 from .spans import Problem, Span
 
 __all__ = ["Conversation", "rebuild_conversations"]
@@ -29,7 +30,7 @@ class Conversation:
     trace_ids: list[str]
     messages: list[dict]
     problems: list[Problem]
-    start: int = 0
+    start: tuple[int, int] = (0, 0)  # (start time, file position) of its first trace
 
 
 @dataclass
@@ -54,12 +55,12 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
     views = {(s.trace_id, s.span_id): view_span(s) for s in spans}
-    groups: dict[str, list[tuple[int, str]]] = {}
-    unnamed: list[tuple[int, str]] = []
+    groups: dict[str, list[tuple[tuple[int, int], str]]] = {}
+    unnamed: list[tuple[tuple[int, int], str]] = []
     for trace_id, trace_spans in by_trace.items():
         roots, children = _tree(trace_spans)
         conversation_id = _conversation_id(roots, children, views)
-        start = min(s.start for s in trace_spans)
+        start = (min(s.start for s in trace_spans), min(s.position for s in trace_spans))  # equal clocks: file order
         if conversation_id is None:
             unnamed.append((start, trace_id))
         else:
@@ -80,12 +81,12 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     return sorted(out, key=lambda c: (c.start, c.id))
 
 
-def _stitch(traces: list[tuple[int, str]], by_trace: dict[str, list[Span]],
-            views: dict) -> list[list[tuple[int, str]]]:
+def _stitch(traces: list[tuple[tuple[int, int], str]], by_trace: dict[str, list[Span]],
+            views: dict) -> list[list[tuple[tuple[int, int], str]]]:
     """Traces without a conversation id, grouped into conversations. A bare client instrumentation makes
     each model call a trace of its own; a call whose history begins with everything an earlier call saw
     and said continues that earlier call's conversation."""
-    groups: list[list[tuple[int, str]]] = []
+    groups: list[list[tuple[tuple[int, int], str]]] = []
     ends: list[list[tuple]] = []  # per group: what its last model call saw and said
     for start, trace_id in traces:
         chats = [views[(s.trace_id, s.span_id)] for s in _walk_order(by_trace[trace_id])]
