@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "import")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -27,6 +27,7 @@ conversation against its goals and reports the result.
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
+  evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
@@ -140,6 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Write an example suite (with the schema modeline), an evalrun.yaml and editor "
                                       "settings that map suites to the schema. Existing files are never overwritten.")
     init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR")
+
+    imports = sub.add_parser(
+        "import", help="draft suites from the conversations of trace files (or any transcript)",
+        description="Read every conversation of each FILE (OpenTelemetry traces as OTLP/JSON, one request or the "
+                    "collector's JSON lines; or any transcript evalrun reads) and write, per conversation, its "
+                    "transcript and a draft suite that replays it: one tool_call goal per call, the last answer as a "
+                    "text goal, comments on the lines to check (the drafts of `evalrun record --from`). Exit 0 when "
+                    "written; 4 on bad input (nothing is written); 3 when the files cannot be written.")
+    imports.add_argument("sources", nargs="+", type=Path, metavar="FILE", help="trace files or transcripts")
+    imports.add_argument("-o", "--output", type=Path, default=Path("suites/imported"), metavar="DIR|FILE",
+                         help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
+                              "or an existing suite the drafts join as new cases")
+    imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
     return parser
 
 
@@ -486,5 +500,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .authoring.imports import import_command
+
+    return import_command(args, sys.stdout, sys.stderr)
+
+
+_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate}
