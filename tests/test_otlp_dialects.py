@@ -63,6 +63,13 @@ def test_each_dialect_rebuilds_both_conversations_as_the_agent_held_them(exports
             assert conversation_id == recording.trace_ids[0] and len(recording.trace_ids) >= 2
 
 
+def test_evalrun_json_lines_exporter_writes_what_the_collector_would(exports):
+    """The README's one-line export (BatchSpanProcessor(json_lines_exporter(...))) beside the test's own."""
+    exported = read_conversations(exports["genai"] / "exported.jsonl")
+    assert [(cid, r.messages) for cid, r in exported] == \
+        [(cid, r.messages) for cid, r in read_conversations(exports["genai"] / "traces.jsonl")]
+
+
 def test_collector_lines_in_any_order_give_the_same_conversations(exports):
     lines = (exports["genai"] / "traces.jsonl").read_text().splitlines()
     shuffled = exports["genai"] / "shuffled.jsonl"

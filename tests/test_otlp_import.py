@@ -2,10 +2,9 @@
 `evalrun import traces.jsonl -o suites/imported/` then `evalrun run suites/imported/`."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from runner.transcripts.read import read_recording
 from tests.cli_helpers import run_cli
 from tests.fakes.otel_spans import Traces, genai_turn
 
@@ -33,7 +32,7 @@ def test_import_writes_one_transcript_and_draft_per_conversation_and_the_drafts_
     assert len(suites) == 2 and len(transcripts) == 2, done.stdout
     texts = [(tmp_path / "suites/imported" / name).read_text() for name in suites]
     assert any("get_forecast" in text and "get_weather" in text for text in texts)
-    saved = [json.loads((tmp_path / "suites/imported/transcripts" / name).read_text()) for name in transcripts]
+    saved = [read_recording(tmp_path / "suites/imported/transcripts" / name).messages for name in transcripts]
     assert sorted(m["content"] for conversation in saved for m in conversation if m["role"] == "user") == [
         "And tomorrow?", "Is it snowing in Oslo?", "What's the weather in Paris?"]
 

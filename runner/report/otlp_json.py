@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["spans_document", "spans_json_line"]
+__all__ = ["json_lines_exporter", "spans_document", "spans_json_line"]
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
@@ -36,3 +37,38 @@ def _hex_ids(node: Any) -> Any:
     if isinstance(node, list):
         return [_hex_ids(value) for value in node]
     return node
+
+
+def json_lines_exporter(path: str | Path) -> Any:
+    """A SpanExporter appending each batch to `path` as one OTLP/JSON line, as the collector's file exporter
+    writes: what evalrun reads as a transcript, without running a collector.
+
+        provider.add_span_processor(BatchSpanProcessor(json_lines_exporter("traces.jsonl")))
+    """
+    import threading
+
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class JsonLinesSpanExporter(SpanExporter):
+        def __init__(self, target: Path) -> None:
+            self.target = target
+            self.lock = threading.Lock()
+
+        def export(self, spans: Any) -> Any:
+            if not spans:
+                return SpanExportResult.SUCCESS
+            line = spans_json_line(spans) + "\n"
+            try:
+                with self.lock, self.target.open("a", encoding="utf-8") as out:
+                    out.write(line)
+            except OSError:
+                return SpanExportResult.FAILURE
+            return SpanExportResult.SUCCESS
+
+        def shutdown(self) -> None:
+            pass
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+    return JsonLinesSpanExporter(Path(path))

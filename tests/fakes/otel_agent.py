@@ -183,6 +183,12 @@ def install(dialect: str):
     trace.set_tracer_provider(provider)
     tracer = trace.get_tracer("weather_agent_app")
     if dialect in ("genai", "genai-agent"):
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        from runner.report.otlp_json import json_lines_exporter
+
+        # the README's one line: evalrun's exporter writes what the collector's file exporter would
+        provider.add_span_processor(BatchSpanProcessor(json_lines_exporter(OUT / "exported.jsonl")))
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
@@ -300,24 +306,26 @@ def adk_messages(events) -> list[dict]:
     return messages
 
 
+OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(".")
+
+
 def main() -> None:
     dialect, out, base_url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    out.mkdir(parents=True, exist_ok=True)
     if dialect.startswith("adk"):
-        out.mkdir(parents=True, exist_ok=True)
         return run_adk(dialect, base_url, out)
     collector, hooks = install(dialect)
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
-    out.mkdir(parents=True, exist_ok=True)
     for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
         messages = converse(client, hooks, conversation_id, turns)
         (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
     from opentelemetry import trace
 
     provider = trace.get_tracer_provider()
-    if hasattr(provider, "force_flush"):
-        provider.force_flush()
+    if hasattr(provider, "shutdown"):
+        provider.shutdown()  # flushes the batch processors
     collector.write(out)
 
 
