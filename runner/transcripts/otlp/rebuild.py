@@ -192,10 +192,10 @@ class _Builder:
         if view.system and self.system is None:
             self.system = view.system
         if view.kind == "agent":
-            self.agent_marks[span.span_id] = len(self.entries)
             if depth > 0:  # a sub-agent inside another agent's span gives the conversation back when done
                 self.agent_returns[span.span_id] = self.agent
             self._hand_over(span, view, in_tool)
+            self.agent_marks[span.span_id] = len(self.entries)
             if depth == 0 and not in_tool:
                 new_users = [m for m in view.inputs or [] if m.role == "user" and m.text and not m.results]
                 for message in new_users:
