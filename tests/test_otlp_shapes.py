@@ -105,3 +105,74 @@ def test_an_agent_taking_over_without_a_call_is_a_transfer(tmp_path):
              "function": {"name": "transfer_to_agent", "arguments": '{"agent_name": "weather_agent"}'}}]},
         {"role": "tool", "tool_call_id": None, "name": "transfer_to_agent", "content": None},
         {"role": "assistant", "content": "It is 18°C in Paris.", "name": "weather_agent"}]
+
+
+def test_vercel_ai_sdk_generate_text_with_a_tool_over_two_turns(tmp_path):
+    """The AI SDK (JavaScript) records `ai.generateText` > `ai.generateText.doGenerate` / `ai.toolCall`, the
+    provider messages in its own part shapes (`tool-call` with `input`, `tool-result` with `output`)."""
+    traces = Traces()
+    meta = {"ai.telemetry.metadata.sessionId": "chat-42"}
+    user = {"role": "user", "content": [{"type": "text", "text": "What's the weather in Paris?"}]}
+    call = {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "call_001", "toolName": "get_weather",
+                                              "input": {"city": "Paris"}}]}
+    result = {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "call_001", "toolName": "get_weather",
+                                           "output": {"type": "json", "value": WEATHER}}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "It is 18°C in Paris."}]}
+    system = {"role": "system", "content": "You are a weather assistant."}
+    turns = [([system, user], [call, result], "It is 18°C in Paris."),
+             ([system, user, call, result, answer, {"role": "user", "content": "Thanks!"}], [], "You're welcome.")]
+    for history, steps, final in turns:
+        with traces.span("ai.generateText", {"ai.operationId": "ai.generateText", **meta,
+                                             "ai.prompt": json.dumps({"system": "You are a weather assistant.",
+                                                                      "messages": history[1:]}),
+                                             "ai.response.text": final}):
+            if steps:
+                with traces.span("ai.generateText.doGenerate", {
+                        "ai.operationId": "ai.generateText.doGenerate", **meta,
+                        "ai.prompt.messages": json.dumps(history), "ai.response.toolCalls": json.dumps(
+                            [{"toolCallType": "function", "toolCallId": "call_001", "toolName": "get_weather",
+                              "input": '{"city":"Paris"}'}])}):
+                    pass
+                with traces.span("ai.toolCall", {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "get_weather",
+                                                 "ai.toolCall.id": "call_001", "ai.toolCall.args": '{"city":"Paris"}',
+                                                 "ai.toolCall.result": json.dumps(WEATHER)}):
+                    pass
+            with traces.span("ai.generateText.doGenerate", {"ai.operationId": "ai.generateText.doGenerate", **meta,
+                                                            "ai.prompt.messages": json.dumps(history + steps),
+                                                            "ai.response.text": final}):
+                pass
+    recording = read_recording(traces.write(tmp_path / "t.jsonl", lines=True))
+    assert recording.conversation_id == "chat-42"
+    users, calls, texts = _summary(tmp_path / "t.jsonl")
+    assert users == ["What's the weather in Paris?", "Thanks!"]
+    assert calls == EXPECTED[1]
+    assert texts == ["It is 18°C in Paris.", "You're welcome."]
+
+
+def test_langsmith_and_langfuse_keep_the_request_and_response_whole(tmp_path):
+    """LangSmith's OTel mode: `gen_ai.prompt` / `gen_ai.completion` hold a run's inputs and outputs;
+    Langfuse: `langfuse.observation.input` / `.output`, `langfuse.observation.type` generation / tool."""
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_001", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+    user = {"role": "user", "content": "What's the weather in Paris?"}
+    result = {"role": "tool", "tool_call_id": "call_001", "content": json.dumps(WEATHER)}
+    shapes = {
+        "langsmith": ({"langsmith.span.kind": "llm", "langsmith.trace.session_id": "s-1"}, "gen_ai.prompt",
+                      "gen_ai.completion", {"langsmith.span.kind": "tool", "gen_ai.tool.name": "get_weather",
+                                            "gen_ai.tool.call.id": "call_001"}),
+        "langfuse": ({"langfuse.observation.type": "generation", "session.id": "s-1"}, "langfuse.observation.input",
+                     "langfuse.observation.output", {"langfuse.observation.type": "tool"}),
+    }
+    for name, (llm, input_key, output_key, tool) in shapes.items():
+        traces = Traces()
+        with traces.span("agent run", {}):
+            with traces.span("llm", {**llm, input_key: json.dumps({"messages": [user]}),
+                                     output_key: json.dumps({"choices": [{"message": call}]})}):
+                pass
+            with traces.span("get_weather", {**tool, input_key: '{"city": "Paris"}', output_key: json.dumps(WEATHER)}):
+                pass
+            with traces.span("llm", {**llm, input_key: json.dumps({"messages": [user, call, result]}),
+                                     output_key: json.dumps({"choices": [{"message": {
+                                         "role": "assistant", "content": "It is 18°C in Paris."}}]})}):
+                pass
+        assert _summary(traces.write(tmp_path / f"{name}.json")) == EXPECTED, name

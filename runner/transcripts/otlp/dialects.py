@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
+from .blobs import any_message, read_pair, request_messages
 from .spans import Span
 from .views import AttributeReader, Call, Message, Result, SpanView, ToolRun
 
@@ -21,7 +22,9 @@ __all__ = ["CONVERSATION_KEYS", "is_adk_context", "view_span"]
 # Where each dialect keeps the conversation's id, most specific first.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id",
                      "traceloop.association.properties.conversation_id",
-                     "traceloop.association.properties.session_id", "langsmith.trace.session_id")
+                     "traceloop.association.properties.session_id", "langsmith.trace.session_id",
+                     "langfuse.session.id", "ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.sessionId")
+_VERCEL_AGENTS = {"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"}
 _CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
 # ADK hands a conversation to a sub-agent by rewriting the other agent's turns as user text.
 _ADK_CONTEXT = "For context:"
@@ -55,13 +58,21 @@ def _kind(span: Span) -> str:
     operation = a.get("gen_ai.operation.name")
     oi_kind = str(a.get("openinference.span.kind", "")).upper()
     tl_kind = a.get("traceloop.span.kind")
-    if operation in ("invoke_agent", "create_agent") or oi_kind == "AGENT" or tl_kind == "agent":
-        return "agent" if operation != "create_agent" else "other"
-    if operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool":
+    ls_kind = a.get("langsmith.span.kind")
+    lf_kind = a.get("langfuse.observation.type")
+    vercel = str(a.get("ai.operationId") or "")
+    if operation == "create_agent":
+        return "other"
+    if (operation == "invoke_agent" or oi_kind == "AGENT" or tl_kind == "agent" or lf_kind == "agent"
+            or vercel in _VERCEL_AGENTS):
+        return "agent"
+    if (operation == "execute_tool" or oi_kind == "TOOL" or tl_kind == "tool" or ls_kind == "tool"
+            or lf_kind == "tool" or vercel == "ai.toolCall"):
         return "tool"
     if "gcp.vertex.agent.tool_call_args" in a or "gcp.vertex.agent.tool_response" in a:
         return "tool"
     if (operation in _CHAT_OPERATIONS or oi_kind == "LLM" or a.get("llm.request.type") == "chat"
+            or ls_kind == "llm" or lf_kind == "generation" or vercel.endswith((".doGenerate", ".doStream"))
             or _adk_request(a) or "request_data" in a or any(k.startswith("gen_ai.prompt.") for k in a)):
         return "chat"
     return "other"
@@ -128,20 +139,7 @@ def _part_text(part: dict) -> str:
 # --------------------------------------------------------------------------- OpenAI-shaped messages
 
 def _openai_message(r: AttributeReader, key: str, item: dict) -> Message:
-    role = _text(item.get("role")) or "assistant"
-    content = item.get("content")
-    if isinstance(content, list):
-        content = "\n".join(_text(p.get("text")) for p in content if isinstance(p, dict) and p.get("text"))
-    message = Message(role="tool" if role == "function" else role)
-    if role in ("tool", "function"):
-        message.results.append(Result(_id(item.get("tool_call_id")), _text(item.get("name")) or None, content))
-        return message
-    message.text = content if isinstance(content, str) and content else None
-    for call in item.get("tool_calls") or []:
-        if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
-            message.calls.append(Call(_id(call.get("id")), _text(fn.get("name")), fn.get("arguments")))
-    return message
+    return any_message(item)
 
 
 def _read_logfire_v1(r: AttributeReader, view: SpanView) -> None:
@@ -256,6 +254,43 @@ def _adk_content(content: dict) -> Message:
     return message
 
 
+# --------------------------------------------------------------------------- requests and responses as JSON
+
+def _read_vercel(r: AttributeReader, view: SpanView) -> None:
+    """The Vercel AI SDK: `ai.prompt.messages` on each provider call, `ai.prompt` on the call around them,
+    the answer as `ai.response.text` and `ai.response.toolCalls`."""
+    a = r.span.attributes
+    if view.kind == "chat" and "ai.prompt.messages" in a:
+        view.inputs = request_messages(r.json("ai.prompt.messages")) or []
+    elif view.kind == "agent" and "ai.prompt" in a:
+        view.inputs = request_messages(r.json("ai.prompt", text_ok=True)) or []
+    else:
+        return
+    answer = Message("assistant", text=a.get("ai.response.text") or None)
+    calls = r.json("ai.response.toolCalls") if "ai.response.toolCalls" in a else None
+    if view.kind == "chat":
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                answer.calls.append(Call(_id(call.get("toolCallId")), _text(call.get("toolName")),
+                                         call["input"] if "input" in call else call.get("args")))
+    view.outputs = [answer] if answer.text or answer.calls else []
+
+
+def _read_request_response(r: AttributeReader, view: SpanView) -> None:
+    """A model call kept as its request and response: LangSmith, Langfuse, OpenInference without its
+    flattened messages."""
+    if view.kind not in ("chat", "agent"):
+        return
+    for input_key, output_key in (("langfuse.observation.input", "langfuse.observation.output"),
+                                  ("gen_ai.prompt", "gen_ai.completion"), ("input.value", "output.value")):
+        if view.kind == "agent" and input_key == "input.value":
+            continue  # an agent's input.value is its turn's text: _read_io_values
+        inputs, outputs = read_pair(r, input_key, output_key)
+        if inputs is not None or outputs is not None:
+            view.inputs, view.outputs = inputs or [], outputs or []
+            return
+
+
 # --------------------------------------------------------------------------- OpenInference agent spans
 
 def _read_io_values(r: AttributeReader, view: SpanView) -> None:
@@ -272,7 +307,8 @@ def _read_io_values(r: AttributeReader, view: SpanView) -> None:
 
 
 _MESSAGE_READERS: list[Callable[[AttributeReader, SpanView], None]] = [
-    _read_genai, _read_openinference, _read_openllmetry_flat, _read_adk_legacy, _read_logfire_v1, _read_io_values]
+    _read_genai, _read_openinference, _read_openllmetry_flat, _read_adk_legacy, _read_logfire_v1, _read_vercel,
+    _read_io_values, _read_request_response]
 
 
 # --------------------------------------------------------------------------- the older per-message events
@@ -311,9 +347,10 @@ def _structured(r: AttributeReader, attributes: dict, key: str) -> Any:
 
 def _tool_run(r: AttributeReader) -> ToolRun:
     a = r.span.attributes
-    name = (_first_text(a, "gen_ai.tool.name", "tool.name") or _text(a.get("traceloop.entity.name"))
+    name = (_first_text(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or _text(a.get("traceloop.entity.name"))
             or r.span.name.removeprefix("execute_tool ").strip())
-    run = ToolRun(id=_id(a.get("gen_ai.tool.call.id") or a.get("tool.id") or a.get("tool_call.id")), name=name)
+    run = ToolRun(id=_id(a.get("gen_ai.tool.call.id") or a.get("tool.id") or a.get("tool_call.id")
+                         or a.get("ai.toolCall.id")), name=name)
     if "gen_ai.tool.call.arguments" in a and str(a.get("openinference.span.kind", "")).upper() != "TOOL":
         run.arguments = r.json("gen_ai.tool.call.arguments", text_ok=True)
     elif "gcp.vertex.agent.tool_call_args" in a:
@@ -322,10 +359,14 @@ def _tool_run(r: AttributeReader) -> ToolRun:
         entity = r.json("traceloop.entity.input")
         if isinstance(entity, dict) and isinstance(entity.get("kwargs"), dict) and not entity.get("args"):
             run.arguments = entity["kwargs"]
-    elif "input.value" in a:  # OpenInference: tool.parameters is the schema; the arguments are here
-        run.arguments = r.json("input.value", text_ok=True)
+    else:  # OpenInference (tool.parameters is the schema), the AI SDK, Langfuse, LangSmith
+        key = next((k for k in ("input.value", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
+                                "gen_ai.prompt") if k in a), None)
+        if key is not None:
+            run.arguments = r.json(key, text_ok=True)
     for key in ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "traceloop.entity.output",
-                "output.value"):
+                "output.value", "ai.toolCall.result", "ai.toolCall.output", "langfuse.observation.output",
+                "gen_ai.completion"):
         if key in a:
             run.result, run.has_result = a[key], True
             break

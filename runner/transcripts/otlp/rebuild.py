@@ -171,6 +171,7 @@ class _Builder:
         self.trace_agents: set[str] = set()  # traces in which an agent span was already entered
         self.agent_returns: dict[str, Optional[str]] = {}  # a nested agent span -> the agent it returns to
         self.results_taken: set[tuple] = set()
+        self.trace_users: dict[str, list[str]] = {}  # user messages taken from agent spans, per trace
 
     def walk(self, span: Span, *, agent_depth: int, in_tool: bool) -> None:
         stack: list[tuple[Span, int, bool, bool]] = [(span, agent_depth, in_tool, False)]
@@ -197,9 +198,7 @@ class _Builder:
             self._hand_over(span, view, in_tool)
             self.agent_marks[span.span_id] = len(self.entries)
             if depth == 0 and not in_tool:
-                new_users = [m for m in view.inputs or [] if m.role == "user" and m.text and not m.results]
-                for message in new_users:
-                    self._user(message.text)
+                self._agent_users(span, view)
             return depth + 1
         if view.kind == "chat":
             if view.inputs is None and view.outputs is None:
@@ -210,6 +209,20 @@ class _Builder:
         elif view.kind == "tool" and view.tool is not None:
             self._tool(view)
         return depth
+
+    def _agent_users(self, span: Span, view: SpanView) -> None:
+        """The user's messages an agent span was called with: some frameworks give the turn's message
+        alone, others the whole history (then the messages beyond those already taken are the new ones)."""
+        users = [m.text for m in view.inputs or [] if m.role == "user" and m.text and not m.results
+                 and not is_adk_context(m.text)]
+        if len(users) > self.users_seen:
+            new = users[self.users_seen:]
+        else:  # the turn's message alone; a second agent span of the same turn repeats it
+            taken = self.trace_users.get(span.trace_id, [])
+            new = [text for text in users if text not in taken]
+        for text in new:
+            self._user(text)
+            self.trace_users.setdefault(span.trace_id, []).append(text)
 
     def _hand_over(self, span: Span, view: SpanView, in_tool: bool) -> None:
         """A second agent taking over within a trace is a transfer. Frameworks that hand over with a tool
