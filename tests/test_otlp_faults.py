@@ -205,3 +205,26 @@ def test_any_span_soup_reads_without_an_exception(spans, junk):
         json.dumps(conversation.messages)
         for message in conversation.messages:
             assert message["role"] in ("system", "user", "assistant", "tool")
+
+
+def test_parents_in_a_loop_and_a_chain_deeper_than_python_recursion_are_read(tmp_path):
+    traces = _two_turns()
+    whole = read_recording(traces.write(tmp_path / "whole.json")).messages
+    document = traces.document()
+    spans = _spans(document)
+    chats = [s for s in spans if s["name"] == "chat fake-model"]
+    chats[0]["parentSpanId"], chats[1]["parentSpanId"] = chats[1]["spanId"], chats[0]["spanId"]  # a loop
+    deep = [{"traceId": "c" * 32, "spanId": f"{n + 1:016x}", "parentSpanId": f"{n:016x}" if n else "",
+             "name": "step", "startTimeUnixNano": str(n)} for n in range(20_000)]
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"] += deep
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(document))
+    found = read_conversations(path)
+    looped = next(r for cid, r in found if cid == "conv-1")
+    # every span is still read (the turn's answer came from a looped span), and the loop is named
+    assert [m for m in whole if m["role"] == "assistant" and m["content"]] == \
+        [m for m in looped.messages if m["role"] == "assistant" and m["content"]]
+    assert sorted(looped.problems) == sorted(
+        f"trace {c['traceId']}, span 'chat fake-model' ({c['spanId']}), attribute parentSpanId: the span's parents "
+        "form a loop; it is placed by its start time, outside the tree" for c in chats[:1])
+    assert any(cid == "c" * 32 for cid, _ in found)  # the deep chain is a (message-less) conversation of its own

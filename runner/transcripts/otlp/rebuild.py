@@ -58,7 +58,7 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     groups: dict[str, list[tuple[tuple[int, int], str]]] = {}
     unnamed: list[tuple[tuple[int, int], str]] = []
     for trace_id, trace_spans in by_trace.items():
-        roots, children = _tree(trace_spans)
+        roots, children, _ = _tree(trace_spans)
         conversation_id = _conversation_id(roots, children, views)
         start = (min(s.start for s in trace_spans), min(s.position for s in trace_spans))  # equal clocks: file order
         if conversation_id is None:
@@ -71,8 +71,10 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     for conversation_id, traces in groups.items():
         builder = _Builder(views)
         for _, trace_id in sorted(traces):
-            roots, children = _tree(by_trace[trace_id])
+            roots, children, looped = _tree(by_trace[trace_id])
             builder.children = children
+            builder.problems += [span.problem("parentSpanId", "the span's parents form a loop; it is placed by its "
+                                                              "start time, outside the tree") for span in looped]
             for root in roots:
                 builder.walk(root, agent_depth=0, in_tool=False)
         out.append(Conversation(id=conversation_id, trace_ids=[t for _, t in sorted(traces)],
@@ -115,7 +117,7 @@ def _signature(messages: list[Message]) -> list[tuple]:
 
 
 def _walk_order(spans: list[Span]) -> list[Span]:
-    roots, children = _tree(spans)
+    roots, children, _ = _tree(spans)
     out: list[Span] = []
     stack = list(reversed(roots))
     while stack:
@@ -129,18 +131,41 @@ def _order(span: Span) -> tuple:
     return (span.start, span.end, span.position)
 
 
-def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]]]:
-    ids = {s.span_id for s in spans}
+def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]], list[Span]]:
+    """The trace's roots (spans whose parent is not in the file) and each span's children. Spans whose
+    parents form a loop (a hostile or corrupt file) would be reached from no root: the earliest of each
+    loop becomes a root (and is returned as looped), so no span is dropped unseen."""
+    by_id = {s.span_id: s for s in spans}
     children: dict[str, list[Span]] = {}
     roots = []
     for span in spans:
-        if span.parent_id and span.parent_id in ids and span.parent_id != span.span_id:
+        if span.parent_id and span.parent_id in by_id and span.parent_id != span.span_id:
             children.setdefault(span.parent_id, []).append(span)
         else:
             roots.append(span)
+    reached = _reached(roots, children)
+    looped = []
+    while len(reached) < len(spans):
+        loose = min((s for s in spans if s.span_id not in reached), key=_order)
+        children[loose.parent_id or ""] = [c for c in children.get(loose.parent_id or "", []) if c is not loose]
+        roots.append(loose)
+        looped.append(loose)
+        reached |= _reached([loose], children)
     for kids in children.values():
         kids.sort(key=_order)
-    return sorted(roots, key=_order), children
+    return sorted(roots, key=_order), children, looped
+
+
+def _reached(roots: list[Span], children: dict[str, list[Span]]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        span = stack.pop()
+        if span.span_id in seen:
+            continue
+        seen.add(span.span_id)
+        stack.extend(children.get(span.span_id, []))
+    return seen
 
 
 def _conversation_id(roots: list[Span], children: dict[str, list[Span]], views: dict) -> Optional[str]:
