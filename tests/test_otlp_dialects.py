@@ -22,7 +22,7 @@ from tests.cli_helpers import REPO, cli_env, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.otel_agent import weather_model
 
-DIALECTS = ["genai", "genai-agent", "openinference", "openllmetry", "logfire", "adk", "adk-legacy", "adk-multi",
+DIALECTS = ["genai", "genai-agent", "genai-events", "openinference", "openllmetry", "logfire", "adk", "adk-legacy", "adk-multi",
             "adk-legacy-multi"]
 
 
@@ -32,11 +32,14 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("otel")
     out = {}
     with FakeOpenAI(default=weather_model) as fake:
-        for dialect in DIALECTS:
-            done = subprocess.run([sys.executable, str(REPO / "tests/fakes/otel_agent.py"), dialect,
-                                   str(root / dialect), fake.base_url], env=cli_env(), capture_output=True,
-                                  text=True, timeout=120)
-            assert done.returncode == 0, done.stderr[-3000:]
+        running = []
+        for start in range(0, len(DIALECTS), 3):  # three at a time: each process mostly imports
+            batch = [(d, subprocess.Popen([sys.executable, str(REPO / "tests/fakes/otel_agent.py"), d, str(root / d),
+                                           fake.base_url], env=cli_env(), stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True)) for d in DIALECTS[start:start + 3]]
+            running += [(d, p, p.communicate(timeout=300)) for d, p in batch]
+        for dialect, process, (_, stderr) in running:
+            assert process.returncode == 0, f"{dialect}: {stderr[-3000:]}"
             out[dialect] = root / dialect
     return out
 
@@ -68,6 +71,18 @@ def test_evalrun_json_lines_exporter_writes_what_the_collector_would(exports):
     exported = read_conversations(exports["genai"] / "exported.jsonl")
     assert [(cid, r.messages) for cid, r in exported] == \
         [(cid, r.messages) for cid, r in read_conversations(exports["genai"] / "traces.jsonl")]
+
+
+def test_content_in_log_events_needs_the_logs_in_the_file(exports, tmp_path):
+    """EVENT_ONLY puts every message in log records; the spans alone say content capture is off."""
+    lines = (exports["genai-events"] / "traces.jsonl").read_text().splitlines()
+    spans_only = tmp_path / "spans.jsonl"
+    spans_only.write_text("\n".join(line for line in lines if '"resourceLogs"' not in line) + "\n")
+    conversation_id = read_conversations(spans_only)[0][0]
+    with pytest.raises(TranscriptError) as info:
+        read_recording(f"{spans_only}#{conversation_id}")
+    assert "the trace has no messages to score" in str(info.value)
+    assert "or the content went to log events that are not in this file" in str(info.value)
 
 
 def test_collector_lines_in_any_order_give_the_same_conversations(exports):

@@ -169,3 +169,19 @@ def test_a_replayed_trace_run_imports_no_opentelemetry_unless_asked(tmp_path):
     asked = subprocess.run([sys.executable, "-c", code, "run", "suites", "--output-dir", "out", "-q", "--otlp", "s.json"],
                            cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert asked.stdout.strip().splitlines()[-1] == "['google.protobuf', 'opentelemetry'] 1", asked.stderr
+
+
+def test_replay_reads_a_trace_file_as_the_cases_recording(tmp_path):
+    """--replay DIR finds <case id>.json; a trace file there is read like any other transcript."""
+    write(tmp_path / "suites/weather.yaml", """
+        id: paris
+        goal_details:
+          - {type: tool_call, name: paris, tool_name: get_weather, args: {city: Paris}}
+    """)
+    traces = Traces()
+    genai_turn(traces, "conv-1", [], "Weather in Paris?", [("c1", "get_weather", {"city": "Paris"}, {"t": 18})],
+               "It is 18°C in Paris.")
+    traces.write(tmp_path / "recordings/paris.json")
+    done = run_cli("run", "suites", "--replay", "recordings", "--output-dir", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  paris" in done.stdout

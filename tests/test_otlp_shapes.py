@@ -176,3 +176,23 @@ def test_langsmith_and_langfuse_keep_the_request_and_response_whole(tmp_path):
                                          "role": "assistant", "content": "It is 18°C in Paris."}}]})}):
                 pass
         assert _summary(traces.write(tmp_path / f"{name}.json")) == EXPECTED, name
+
+
+def test_span_events_with_their_body_in_attributes(tmp_path):
+    """Older GenAI tracing put each message on the model call's span as an event: the body as one JSON
+    attribute `gen_ai.event.content`, or its fields (`content`, `id`, `message`) as attributes."""
+    traces = Traces()
+    call = {"tool_calls": [{"id": "call_001", "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+    with traces.span("chat fake-model", {"gen_ai.operation.name": "chat"}) as span:
+        span.add_event("gen_ai.user.message", {"gen_ai.event.content": json.dumps(
+            {"role": "user", "content": "What's the weather in Paris?"})})
+        span.add_event("gen_ai.choice", {"gen_ai.event.content": json.dumps(
+            {"message": call, "finish_reason": "tool_calls", "index": 0})})
+    with traces.span("chat fake-model", {"gen_ai.operation.name": "chat"}) as span:
+        span.add_event("gen_ai.user.message", {"content": "What's the weather in Paris?"})
+        span.add_event("gen_ai.assistant.message", {"tool_calls": json.dumps(call["tool_calls"])})
+        span.add_event("gen_ai.tool.message", {"content": json.dumps(WEATHER), "id": "call_001"})
+        span.add_event("gen_ai.choice", {"message": json.dumps([{"text": "It is 18°C in Paris."}]),
+                                         "finish_reason": "end_turn"})
+    assert _summary(traces.write(tmp_path / "t.jsonl", lines=True)) == EXPECTED

@@ -7,7 +7,8 @@ server of the calling test), with DIALECT's instrumentation installed: `genai` (
 instrumentation-openai-v2, content on spans, bare), `genai-agent` (the same plus invoke_agent/execute_tool
 spans with a conversation id, made with the SDK's tracer as GenAI frameworks do), `openinference`
 (openinference-instrumentation-openai, AGENT/TOOL spans, session.id), `openllmetry` (Traceloop's
-opentelemetry-instrumentation-openai, bare), `logfire` (logfire.instrument_openai, a span per turn), and
+opentelemetry-instrumentation-openai, bare), `genai-events` (openai-v2 with the content only in log events,
+written to the same file as a collector with one file exporter does), `logfire` (logfire.instrument_openai, a span per turn), and
 Google ADK's own tracing: `adk` (schema 2, content on spans), `adk-legacy` (schema 1, gcp.vertex.agent.*),
 `adk-multi` / `adk-legacy-multi` (a root agent that transfers to the weather agent).
 Writes OUT_DIR/traces.otlp.json (one request), OUT_DIR/traces.jsonl (one request per exported batch, as
@@ -75,12 +76,61 @@ class Collector:
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
-    def write(self, out: Path) -> None:
+    def write(self, out: Path, logs: list | None = None) -> None:
+        """traces.otlp.json: one request; traces.jsonl: a request per batch. Log records (GenAI events),
+        when there are any, follow as a logs request of their own, as a collector's single file exporter
+        for both pipelines writes them (then traces.otlp.json holds two compact lines)."""
         from runner.report.otlp_json import spans_document, spans_json_line
 
         every = [span for batch in self.batches for span in batch]
+        lines = "".join(spans_json_line(b) + "\n" for b in self.batches if b)
+        if logs:
+            events = logs_json_line(logs) + "\n"
+            (out / "traces.otlp.json").write_text(spans_json_line(every) + "\n" + events)
+            (out / "traces.jsonl").write_text(lines + events)
+            return
         (out / "traces.otlp.json").write_text(json.dumps(spans_document(every), indent=1, ensure_ascii=False))
-        (out / "traces.jsonl").write_text("".join(spans_json_line(b) + "\n" for b in self.batches if b))
+        (out / "traces.jsonl").write_text(lines)
+
+
+def logs_json_line(records: list) -> str:
+    """SDK log records as one OTLP/JSON logs request (hex ids, as the OTLP JSON encoding wants)."""
+    import base64
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
+    def hexed(node):
+        if isinstance(node, dict):
+            return {k: base64.b64decode(v).hex() if k in ("traceId", "spanId") and isinstance(v, str) else hexed(v)
+                    for k, v in node.items()}
+        return [hexed(v) for v in node] if isinstance(node, list) else node
+
+    return json.dumps(hexed(MessageToDict(encode_logs(records), use_integers_for_enums=True)), ensure_ascii=False)
+
+
+def log_collector():
+    """A log record exporter keeping every record (the class name differs between SDK versions)."""
+    try:
+        from opentelemetry.sdk._logs.export import LogRecordExporter as Base, LogRecordExportResult as Done
+    except ImportError:
+        from opentelemetry.sdk._logs.export import LogExporter as Base, LogExportResult as Done
+
+    class Records(Base):
+        def __init__(self):
+            self.records: list = []
+
+        def export(self, batch):
+            self.records.extend(batch)
+            return Done.SUCCESS
+
+        def shutdown(self):
+            pass
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+    return Records()
 
 
 def exporter_class():
@@ -182,6 +232,22 @@ def install(dialect: str):
     provider.add_span_processor(SimpleSpanProcessor(collector))
     trace.set_tracer_provider(provider)
     tracer = trace.get_tracer("weather_agent_app")
+    if dialect == "genai-events":  # the content only in log events: EVENT_ONLY, as the GenAI util emits them
+        os.environ.update(OTEL_SEMCONV_STABILITY_OPT_IN="gen_ai_latest_experimental",
+                          OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="event_only",
+                          OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT="true")
+        from opentelemetry._logs import set_logger_provider
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+
+        global LOGS
+        LOGS = log_collector()
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(LOGS))
+        set_logger_provider(logger_provider)
+        OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
+        return collector, Hooks()
     if dialect in ("genai", "genai-agent"):
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -307,6 +373,7 @@ def adk_messages(events) -> list[dict]:
 
 
 OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(".")
+LOGS = None  # the log collector of the genai-events dialect
 
 
 def main() -> None:
@@ -326,7 +393,7 @@ def main() -> None:
     provider = trace.get_tracer_provider()
     if hasattr(provider, "shutdown"):
         provider.shutdown()  # flushes the batch processors
-    collector.write(out)
+    collector.write(out, LOGS.records if LOGS is not None else None)
 
 
 if __name__ == "__main__":

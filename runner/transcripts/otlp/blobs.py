@@ -51,6 +51,8 @@ def any_message(item: dict, default_role: str = "assistant") -> Message:
 
 def _part(part: dict, message: Message, texts: list[str]) -> None:
     kind = part.get("type")
+    if kind is None and _keyed_part(part, message):
+        return
     if kind in _TEXT_PARTS or (kind is None and isinstance(part.get("text"), str)):
         texts.append(_text(part.get("text") if "text" in part else part.get("content")))
     elif kind in _CALL_PARTS:
@@ -64,6 +66,35 @@ def _part(part: dict, message: Message, texts: list[str]) -> None:
         message.results.append(Result(_id(part.get("toolCallId") or part.get("tool_use_id") or part.get("id")
                                           or part.get("call_id")),
                                       _text(part.get("toolName") or part.get("name")) or None, output))
+
+
+def _keyed_part(part: dict, message: Message) -> bool:
+    """Parts named by their one key: Bedrock's Converse blocks (`toolUse`, `toolResult`, as Strands Agents
+    records them) and Gemini's (`functionCall`, `functionResponse`)."""
+    use = part.get("toolUse")
+    if isinstance(use, dict):
+        message.calls.append(Call(_id(use.get("toolUseId")), _text(use.get("name")), use.get("input")))
+        return True
+    answer = part.get("toolResult")
+    if isinstance(answer, dict):
+        content = answer.get("content")
+        if isinstance(content, list):  # [{"text": ...} | {"json": ...}]
+            pieces = [c.get("text") if "text" in c else c.get("json") for c in content if isinstance(c, dict)]
+            content = pieces[0] if len(pieces) == 1 else pieces
+        message.results.append(Result(_id(answer.get("toolUseId")), None, content))
+        return True
+    for key in ("functionCall", "function_call"):
+        call = part.get(key)
+        if isinstance(call, dict):
+            message.calls.append(Call(_id(call.get("id")), _text(call.get("name")), call.get("args")))
+            return True
+    for key in ("functionResponse", "function_response"):
+        answer = part.get(key)
+        if isinstance(answer, dict):
+            message.results.append(Result(_id(answer.get("id")), _text(answer.get("name")) or None,
+                                          answer.get("response")))
+            return True
+    return False
 
 
 def request_messages(value: Any) -> Optional[list[Message]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from .blobs import any_message, read_pair, request_messages
+from .blobs import any_message, read_pair, request_messages, response_messages
 from .spans import Span
 from .views import AttributeReader, Call, Message, Result, SpanView, ToolRun
 
@@ -313,11 +313,17 @@ _MESSAGE_READERS: list[Callable[[AttributeReader, SpanView], None]] = [
 
 # --------------------------------------------------------------------------- the older per-message events
 
+_MESSAGE_EVENTS = ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message")
+_EVENT_FIELDS = ("content", "message", "id", "tool_calls", "role", "finish_reason")
+
+
 def _read_events(r: AttributeReader, view: SpanView) -> None:
+    """The messages of GenAI events: log records (`body`) or span events (their attributes, or one JSON
+    attribute `gen_ai.event.content`), and the older
+    `gen_ai.content.prompt` / `gen_ai.content.completion` span events."""
     inputs: list[Message] = []
     outputs: list[Message] = []
     for event in sorted(r.span.events, key=lambda e: (e.time, e.position)):
-        body = event.body if isinstance(event.body, dict) else {}
         name = event.event_name
         if name == "gen_ai.client.inference.operation.details":
             inputs += _genai_messages(r, "gen_ai.input.messages", _structured(r, event.attributes, "gen_ai.input.messages"))
@@ -326,16 +332,40 @@ def _read_events(r: AttributeReader, view: SpanView) -> None:
             system = _structured(r, event.attributes, "gen_ai.system_instructions")
             if isinstance(system, list) and view.system is None:
                 view.system = "\n".join(_part_text(p) for p in system if isinstance(p, dict)) or None
-        elif name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
-                      "gen_ai.tool.message"):
-            role = name.split(".")[1]
-            item = {"role": role, "content": body.get("content"), "tool_calls": body.get("tool_calls"),
+        elif name == "gen_ai.content.prompt":
+            inputs += request_messages(_structured(r, event.attributes, "gen_ai.prompt")) or []
+        elif name == "gen_ai.content.completion":
+            outputs += response_messages(_structured(r, event.attributes, "gen_ai.completion")) or []
+        elif name in _MESSAGE_EVENTS:
+            body = _event_body(r, event)
+            item = {"role": name.split(".")[1], "content": body.get("content"), "tool_calls": body.get("tool_calls"),
                     "tool_call_id": body.get("id")}
-            inputs.append(_openai_message(r, name, item))
-        elif name == "gen_ai.choice" and isinstance(body.get("message"), dict):
-            outputs.append(_openai_message(r, name, {"role": "assistant", **body["message"]}))
+            inputs.append(any_message(item))
+        elif name == "gen_ai.choice":
+            message = _event_body(r, event).get("message")
+            if isinstance(message, dict):
+                outputs.append(any_message({"role": "assistant", **message}))
+            elif isinstance(message, list):  # the message's content blocks alone
+                outputs.append(any_message({"role": "assistant", "content": message}))
     if inputs or outputs:
         view.inputs, view.outputs = inputs, outputs
+
+
+def _event_body(r: AttributeReader, event: Any) -> dict:
+    if isinstance(event.body, dict) and event.body:
+        return event.body
+    attributes = event.attributes
+    if "gen_ai.event.content" in attributes:
+        content = _structured(r, attributes, "gen_ai.event.content")
+        return content if isinstance(content, dict) else {}
+    body = {}
+    for key in _EVENT_FIELDS:  # Strands and others: the fields as attributes, JSON kept as strings
+        value = attributes.get(key)
+        if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+            value = r.decode(key, value, text_ok=True)
+        if value is not None:
+            body[key] = value
+    return body
 
 
 def _structured(r: AttributeReader, attributes: dict, key: str) -> Any:
