@@ -89,25 +89,30 @@ def _stitch(traces: list[tuple[tuple[int, int], str]], by_trace: dict[str, list[
     each model call a trace of its own; a call whose history begins with everything an earlier call saw
     and said continues that earlier call's conversation."""
     groups: list[list[tuple[tuple[int, int], str]]] = []
-    ends: list[list[tuple]] = []  # per group: what its last model call saw and said
+    ends: dict[tuple, list[int]] = {}  # what a group's last model call saw and said -> the groups ending so
+    end_of: dict[int, tuple] = {}
     for start, trace_id in traces:
         chats = [views[(s.trace_id, s.span_id)] for s in _walk_order(by_trace[trace_id])]
         chats = [v for v in chats if v.kind == "chat" and (v.inputs or v.outputs)]
         joined = None
         if chats:
             history = _signature(chats[0].inputs or [])
-            for g, end in enumerate(ends):
-                if end and len(history) > len(end) and history[:len(end)] == end:
-                    joined = g  # the latest group it continues wins: conversations may share an opening
+            for size in range(len(history) - 1, 0, -1):  # the longest earlier ending it continues
+                found = ends.get(tuple(history[:size]))
+                if found:
+                    joined = found[-1]  # the latest such group: conversations may share an opening
+                    break
         if joined is None:
             groups.append([(start, trace_id)])
-            ends.append([])
             joined = len(groups) - 1
         else:
             groups[joined].append((start, trace_id))
         if chats:
             last = chats[-1]
-            ends[joined] = _signature((last.inputs or []) + (last.outputs or [])[:1])
+            if joined in end_of:
+                ends[end_of[joined]].remove(joined)
+            end_of[joined] = tuple(_signature((last.inputs or []) + (last.outputs or [])[:1]))
+            ends.setdefault(end_of[joined], []).append(joined)
     return groups
 
 
@@ -279,9 +284,8 @@ class _Builder:
 
     def _has_chat_ancestor_content(self, span: Span) -> bool:
         # ADK's legacy `call_llm` holds the content; its child `generate_content` span holds none
-        return span.parent_id is not None and any(
-            v.kind == "chat" and (v.inputs or v.outputs) for (t, s), v in self.views.items()
-            if t == span.trace_id and s == span.parent_id)
+        parent = self.views.get((span.trace_id, span.parent_id or ""))
+        return parent is not None and parent.kind == "chat" and bool(parent.inputs or parent.outputs)
 
     # ------------------------------------------------------------------ what each kind of span adds
 
