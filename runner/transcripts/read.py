@@ -18,6 +18,7 @@ from typing import Any, Optional
 from pydantic import BaseModel
 
 from ..jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
+from .recording import Recording, TranscriptError
 
 __all__ = [
     "AssistantText",
@@ -35,10 +36,6 @@ DEFAULT_TOOL_ERROR_PATTERN = r"^\s*Error\b"
 # "developer" is OpenAI's newer name for the system role.
 _ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user",
                  "assistant": "assistant", "tool": "tool", "function": "tool"}
-
-
-class TranscriptError(Exception):
-    """A transcript could not be read; the message says exactly why."""
 
 
 class ToolCall(BaseModel):
@@ -241,18 +238,6 @@ def normalize_messages(raw: list[dict]) -> list[dict]:
     return out
 
 
-class Recording(BaseModel):
-    """A transcript file's content: the normalised messages and how the conversation ended, if it says.
-    `problems` name the parts of the recording that could not be read (a trace's unreadable spans):
-    a case is never passed on what remains. `conversation_id` is set when the file held several."""
-
-    messages: list[dict]
-    termination_reason: Optional[str] = None
-    problems: list[str] = []
-    conversation_id: Optional[str] = None
-    trace_ids: list[str] = []
-
-
 def read_transcript(path: str | Path) -> list[dict]:
     """Read a transcript file (a JSON list of messages, or an object with `messages`)."""
     return read_recording(path).messages
@@ -271,7 +256,9 @@ def read_recording(path: str | Path) -> Recording:
     path, selection = split_selection(Path(path))
     found = read_conversations(path)
     if found and found[0][0] is not None:  # a trace file
-        return _select(found, selection, path)
+        from .otlp import select_recording
+
+        return select_recording(found, selection, path)
     if selection is not None:
         raise TranscriptError(f"{path}: '#{selection}' names a conversation, but this transcript is not a trace file "
                               "and holds one conversation only")
@@ -284,10 +271,10 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
     with id None. An unreadable file raises TranscriptError."""
     path = Path(path)
     data = _read_json(path)
-    from .otlp import is_otlp
+    from .otlp import is_otlp, trace_recordings
 
     if is_otlp(data):
-        return _trace_recordings(data, path)
+        return trace_recordings(data, path)
     return [(None, _message_recording(data, path))]
 
 
@@ -334,37 +321,6 @@ def _message_recording(data: Any, path: Path) -> Recording:
         return Recording(messages=normalize_messages(data), termination_reason=termination)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
-
-
-def _trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recording]]:
-    from .otlp import read_trace_conversations
-
-    conversations, file_problems = read_trace_conversations(data)
-    if not conversations:
-        reasons = "; ".join(str(p) for p in file_problems[:5])
-        raise TranscriptError(f"{path}: the trace file holds no spans" + (f" ({reasons})" if reasons else ""))
-    out = []
-    for conversation in conversations:
-        problems = [str(p) for p in [*file_problems, *conversation.problems]]
-        out.append((conversation.id, Recording(messages=conversation.messages, problems=problems,
-                                               conversation_id=conversation.id, trace_ids=conversation.trace_ids)))
-    return out
-
-
-def _select(found: list[tuple[Optional[str], Recording]], selection: Optional[str], path: Path) -> Recording:
-    from .otlp import select_conversation
-    from .otlp.rebuild import Conversation
-
-    stand_ins = [Conversation(id=str(cid), trace_ids=rec.trace_ids, messages=[], problems=[]) for cid, rec in found]
-    try:
-        chosen = select_conversation(stand_ins, selection)
-    except LookupError as exc:
-        raise TranscriptError(f"{path}: {exc}") from None
-    recording = found[stand_ins.index(chosen)][1]
-    if not any(m.get("role") in ("user", "assistant", "tool") for m in recording.messages):
-        reasons = "; ".join(recording.problems[:5]) or "no span holds any message content"
-        raise TranscriptError(f"{path}#{chosen.id}: the trace has no messages to score ({reasons})")
-    return recording
 
 
 def _parse_transcript_json(text: str, path: Path) -> Any:

@@ -7,12 +7,15 @@ span says, whoever instrumented it), rebuild (spans -> messages in conversation 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
+from ..recording import Recording, TranscriptError
 from .rebuild import Conversation, rebuild_conversations
 from .spans import Problem, decode_documents, is_otlp_document
 
-__all__ = ["Conversation", "Problem", "is_otlp", "read_trace_conversations", "select_conversation"]
+__all__ = ["Conversation", "Problem", "is_otlp", "read_trace_conversations", "select_conversation", "select_recording",
+           "trace_recordings"]
 
 
 def is_otlp(data: Any) -> bool:
@@ -30,27 +33,52 @@ def read_trace_conversations(data: Any) -> tuple[list[Conversation], list[Proble
     return conversations, decoded.problems
 
 
-def select_conversation(conversations: list[Conversation], selection: Optional[str]) -> Conversation:
-    """The conversation `selection` names; without one, the only conversation. Raises LookupError with
-    the ids a person can choose from."""
+def select_conversation(conversations: Sequence[tuple[str, Sequence[str]]], selection: Optional[str]) -> int:
+    """Which of `conversations` (each as its id and trace ids) `selection` names: a conversation id, else
+    a trace id in any case; without a selection, the only one. Raises LookupError with the ids a person
+    can choose from."""
     if selection is not None:
         wanted = selection.strip()
-        for conversation in conversations:
-            if conversation.id == wanted:
-                return conversation
-        for conversation in conversations:
-            if wanted.lower() in conversation.trace_ids:
-                return conversation
+        for number, (conversation_id, _) in enumerate(conversations):
+            if conversation_id == wanted:
+                return number
+        for number, (_, trace_ids) in enumerate(conversations):
+            if wanted.lower() in trace_ids:
+                return number
         raise LookupError(f"no conversation '{wanted}' in the file (it holds: {_ids(conversations)})")
     if len(conversations) == 1:
-        return conversations[0]
+        return 0
     if not conversations:
         raise LookupError("the file holds no spans")
     raise LookupError(f"the file holds {len(conversations)} conversations; name one as FILE#ID "
                       f"(ids: {_ids(conversations)})")
 
 
-def _ids(conversations: list[Conversation], shown: int = 10) -> str:
-    ids = [c.id for c in conversations[:shown]]
+def _ids(conversations: Sequence[tuple[str, Sequence[str]]], shown: int = 10) -> str:
+    ids = [conversation_id for conversation_id, _ in conversations[:shown]]
     more = len(conversations) - shown
     return ", ".join(ids) + (f" and {more} more" if more > 0 else "")
+
+
+def trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recording]]:
+    """Every conversation of a decoded trace file as (conversation id, recording); the problems no
+    span owns go to every conversation (none of them is then passed on what remains)."""
+    conversations, file_problems = read_trace_conversations(data)
+    if not conversations:
+        reasons = "; ".join(str(p) for p in file_problems[:5])
+        raise TranscriptError(f"{path}: the trace file holds no spans" + (f" ({reasons})" if reasons else ""))
+    return [(c.id, Recording(messages=c.messages, problems=[str(p) for p in [*file_problems, *c.problems]],
+                             conversation_id=c.id, trace_ids=c.trace_ids)) for c in conversations]
+
+
+def select_recording(found: list[tuple[Optional[str], Recording]], selection: Optional[str], path: Path) -> Recording:
+    """The recording `FILE#ID` names; a conversation without any message is an error, never an empty pass."""
+    try:
+        number = select_conversation([(str(cid), rec.trace_ids) for cid, rec in found], selection)
+    except LookupError as exc:
+        raise TranscriptError(f"{path}: {exc}") from None
+    conversation_id, recording = found[number]
+    if not any(m.get("role") in ("user", "assistant", "tool") for m in recording.messages):
+        reasons = "; ".join(recording.problems[:5]) or "no span holds any message content"
+        raise TranscriptError(f"{path}#{conversation_id}: the trace has no messages to score ({reasons})")
+    return recording

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from .blobs import any_message, read_pair, request_messages, response_messages
+from .blobs import any_message, read_pair, request_messages
+from .events import read_events
+from .parts import genai_messages, part_text
 from .spans import Span
 from .views import AttributeReader, Call, Message, Result, SpanView, ToolRun
 
@@ -43,11 +45,11 @@ def view_span(span: Span) -> SpanView:
     if view.kind == "tool":
         view.tool = _tool_run(reader)
     if view.inputs is None and view.outputs is None and span.events:
-        _read_events(reader, view)
+        read_events(reader, view)
     if view.system is None:
         system = reader.json("gen_ai.system_instructions")
         if isinstance(system, list):
-            view.system = "\n".join(_part_text(p) for p in system if isinstance(p, dict)) or None
+            view.system = "\n".join(part_text(p) for p in system if isinstance(p, dict)) or None
         elif isinstance(system, str):
             view.system = system
     return view
@@ -89,57 +91,8 @@ def _read_genai(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a:
         return
-    view.inputs = _genai_messages(r, "gen_ai.input.messages", r.json("gen_ai.input.messages"))
-    view.outputs = _genai_messages(r, "gen_ai.output.messages", r.json("gen_ai.output.messages"))
-
-
-def _genai_messages(r: AttributeReader, key: str, value: Any) -> list[Message]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        r.problem(key, f"expected a list of messages, got {type(value).__name__}")
-        return []
-    out = []
-    for n, item in enumerate(value, start=1):
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            r.problem(key, f"message {n} has no role")
-            continue
-        parts = item.get("parts")
-        if parts is None and "content" in item:  # an OpenAI-shaped message in the same attribute
-            out.append(_openai_message(r, key, item))
-            continue
-        if isinstance(parts, str):  # Logfire and others may nest a JSON string
-            parts = r.decode(key, parts)
-        if not isinstance(parts, list):
-            r.problem(key, f"message {n} has no list of parts")
-            continue
-        message = Message(role=item["role"])
-        texts = []
-        for part in parts:
-            if not isinstance(part, dict):
-                continue
-            kind = part.get("type")
-            if kind == "text":
-                texts.append(_text(part.get("content")))
-            elif kind == "tool_call":
-                message.calls.append(Call(_id(part.get("id")), _text(part.get("name")), part.get("arguments")))
-            elif kind == "tool_call_response":
-                content = part["response"] if "response" in part else part.get("result")
-                message.results.append(Result(_id(part.get("id")), _text(part.get("name")) or None, content))
-            # reasoning, blob, file, uri and server-side tool parts say nothing a goal checks
-        message.text = "\n".join(t for t in texts if t) or None
-        out.append(message)
-    return out
-
-
-def _part_text(part: dict) -> str:
-    return _text(part.get("content")) if part.get("type", "text") == "text" else ""
-
-
-# --------------------------------------------------------------------------- OpenAI-shaped messages
-
-def _openai_message(r: AttributeReader, key: str, item: dict) -> Message:
-    return any_message(item)
+    view.inputs = genai_messages(r, "gen_ai.input.messages", r.json("gen_ai.input.messages"))
+    view.outputs = genai_messages(r, "gen_ai.output.messages", r.json("gen_ai.output.messages"))
 
 
 def _read_logfire_v1(r: AttributeReader, view: SpanView) -> None:
@@ -151,9 +104,9 @@ def _read_logfire_v1(r: AttributeReader, view: SpanView) -> None:
     messages = request.get("messages") if isinstance(request, dict) else None
     if not isinstance(messages, list):
         return
-    view.inputs = [_openai_message(r, "request_data", m) for m in messages if isinstance(m, dict)]
+    view.inputs = [any_message(m) for m in messages if isinstance(m, dict)]
     message = response.get("message") if isinstance(response, dict) else None
-    view.outputs = [_openai_message(r, "response_data", message)] if isinstance(message, dict) else []
+    view.outputs = [any_message(message)] if isinstance(message, dict) else []
 
 
 # --------------------------------------------------------------------------- flattened, indexed keys
@@ -312,68 +265,6 @@ _MESSAGE_READERS: list[Callable[[AttributeReader, SpanView], None]] = [
 
 
 # --------------------------------------------------------------------------- the older per-message events
-
-_MESSAGE_EVENTS = ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message")
-_EVENT_FIELDS = ("content", "message", "id", "tool_calls", "role", "finish_reason")
-
-
-def _read_events(r: AttributeReader, view: SpanView) -> None:
-    """The messages of GenAI events: log records (`body`) or span events (their attributes, or one JSON
-    attribute `gen_ai.event.content`), and the older
-    `gen_ai.content.prompt` / `gen_ai.content.completion` span events."""
-    inputs: list[Message] = []
-    outputs: list[Message] = []
-    for event in sorted(r.span.events, key=lambda e: (e.time, e.position)):
-        name = event.event_name
-        if name == "gen_ai.client.inference.operation.details":
-            inputs += _genai_messages(r, "gen_ai.input.messages", _structured(r, event.attributes, "gen_ai.input.messages"))
-            outputs += _genai_messages(r, "gen_ai.output.messages",
-                                       _structured(r, event.attributes, "gen_ai.output.messages"))
-            system = _structured(r, event.attributes, "gen_ai.system_instructions")
-            if isinstance(system, list) and view.system is None:
-                view.system = "\n".join(_part_text(p) for p in system if isinstance(p, dict)) or None
-        elif name == "gen_ai.content.prompt":
-            inputs += request_messages(_structured(r, event.attributes, "gen_ai.prompt")) or []
-        elif name == "gen_ai.content.completion":
-            outputs += response_messages(_structured(r, event.attributes, "gen_ai.completion")) or []
-        elif name in _MESSAGE_EVENTS:
-            body = _event_body(r, event)
-            item = {"role": name.split(".")[1], "content": body.get("content"), "tool_calls": body.get("tool_calls"),
-                    "tool_call_id": body.get("id")}
-            inputs.append(any_message(item))
-        elif name == "gen_ai.choice":
-            message = _event_body(r, event).get("message")
-            if isinstance(message, dict):
-                outputs.append(any_message({"role": "assistant", **message}))
-            elif isinstance(message, list):  # the message's content blocks alone
-                outputs.append(any_message({"role": "assistant", "content": message}))
-    if inputs or outputs:
-        view.inputs, view.outputs = inputs, outputs
-
-
-def _event_body(r: AttributeReader, event: Any) -> dict:
-    if isinstance(event.body, dict) and event.body:
-        return event.body
-    attributes = event.attributes
-    if "gen_ai.event.content" in attributes:
-        content = _structured(r, attributes, "gen_ai.event.content")
-        return content if isinstance(content, dict) else {}
-    body = {}
-    for key in _EVENT_FIELDS:  # Strands and others: the fields as attributes, JSON kept as strings
-        value = attributes.get(key)
-        if isinstance(value, str) and value.strip()[:1] in ("{", "["):
-            value = r.decode(key, value, text_ok=True)
-        if value is not None:
-            body[key] = value
-    return body
-
-
-def _structured(r: AttributeReader, attributes: dict, key: str) -> Any:
-    value = attributes.get(key)
-    return r.decode(key, value) if isinstance(value, str) else value
-
-
-# --------------------------------------------------------------------------- tool runs
 
 def _tool_run(r: AttributeReader) -> ToolRun:
     a = r.span.attributes

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from .dialects import is_adk_context, view_span
 from .views import Call, Message, SpanView
 from .spans import Problem, Span
+from .tree import span_tree, walk_order
 
 __all__ = ["Conversation", "rebuild_conversations"]
 
@@ -58,7 +59,7 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     groups: dict[str, list[tuple[tuple[int, int], str]]] = {}
     unnamed: list[tuple[tuple[int, int], str]] = []
     for trace_id, trace_spans in by_trace.items():
-        roots, children, _ = _tree(trace_spans)
+        roots, children, _ = span_tree(trace_spans)
         conversation_id = _conversation_id(roots, children, views)
         start = (min(s.start for s in trace_spans), min(s.position for s in trace_spans))  # equal clocks: file order
         if conversation_id is None:
@@ -71,7 +72,7 @@ def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
     for conversation_id, traces in groups.items():
         builder = _Builder(views)
         for _, trace_id in sorted(traces):
-            roots, children, looped = _tree(by_trace[trace_id])
+            roots, children, looped = span_tree(by_trace[trace_id])
             builder.children = children
             builder.problems += [span.problem("parentSpanId", "the span's parents form a loop; it is placed by its "
                                                               "start time, outside the tree") for span in looped]
@@ -92,7 +93,7 @@ def _stitch(traces: list[tuple[tuple[int, int], str]], by_trace: dict[str, list[
     ends: dict[tuple, list[int]] = {}  # what a group's last model call saw and said -> the groups ending so
     end_of: dict[int, tuple] = {}
     for start, trace_id in traces:
-        chats = [views[(s.trace_id, s.span_id)] for s in _walk_order(by_trace[trace_id])]
+        chats = [views[(s.trace_id, s.span_id)] for s in walk_order(by_trace[trace_id])]
         chats = [v for v in chats if v.kind == "chat" and (v.inputs or v.outputs)]
         joined = None
         if chats:
@@ -119,58 +120,6 @@ def _stitch(traces: list[tuple[tuple[int, int], str]], by_trace: dict[str, list[
 def _signature(messages: list[Message]) -> list[tuple]:
     return [("result" if m.results else m.role, m.text or "", tuple(c.id or c.name for c in m.calls),
              tuple(r.id or "" for r in m.results)) for m in messages]
-
-
-def _walk_order(spans: list[Span]) -> list[Span]:
-    roots, children, _ = _tree(spans)
-    out: list[Span] = []
-    stack = list(reversed(roots))
-    while stack:
-        span = stack.pop()
-        out.append(span)
-        stack.extend(reversed(children.get(span.span_id, [])))
-    return out
-
-
-def _order(span: Span) -> tuple:
-    return (span.start, span.end, span.position)
-
-
-def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]], list[Span]]:
-    """The trace's roots (spans whose parent is not in the file) and each span's children. Spans whose
-    parents form a loop (a hostile or corrupt file) would be reached from no root: the earliest of each
-    loop becomes a root (and is returned as looped), so no span is dropped unseen."""
-    by_id = {s.span_id: s for s in spans}
-    children: dict[str, list[Span]] = {}
-    roots = []
-    for span in spans:
-        if span.parent_id and span.parent_id in by_id and span.parent_id != span.span_id:
-            children.setdefault(span.parent_id, []).append(span)
-        else:
-            roots.append(span)
-    reached = _reached(roots, children)
-    looped = []
-    while len(reached) < len(spans):
-        loose = min((s for s in spans if s.span_id not in reached), key=_order)
-        children[loose.parent_id or ""] = [c for c in children.get(loose.parent_id or "", []) if c is not loose]
-        roots.append(loose)
-        looped.append(loose)
-        reached |= _reached([loose], children)
-    for kids in children.values():
-        kids.sort(key=_order)
-    return sorted(roots, key=_order), children, looped
-
-
-def _reached(roots: list[Span], children: dict[str, list[Span]]) -> set[str]:
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        span = stack.pop()
-        if span.span_id in seen:
-            continue
-        seen.add(span.span_id)
-        stack.extend(children.get(span.span_id, []))
-    return seen
 
 
 def _conversation_id(roots: list[Span], children: dict[str, list[Span]], views: dict) -> Optional[str]:
