@@ -13,10 +13,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def cli_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC"))}
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", NO_COLOR="1", PYTHONPATH=str(REPO),
-               # logfire (a dev dependency, for the trace tests) registers a pydantic plugin that imports it
-               # and OpenTelemetry into every process that builds a model: ~0.3 s a start
-               PYDANTIC_DISABLE_PLUGINS="logfire-plugin")
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", NO_COLOR="1", PYTHONPATH=str(REPO))
     env.update(extra)
     return env
 

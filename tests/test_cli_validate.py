@@ -212,7 +212,7 @@ print(repr((code, heavy)))
 def test_light_commands_do_not_import_heavy_libraries(tmp_path, args):
     write(tmp_path / "suites" / "greet.yaml", VALID)
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, env=cli_env())
+                          timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "(0, [])"
 

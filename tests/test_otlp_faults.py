@@ -228,3 +228,26 @@ def test_parents_in_a_loop_and_a_chain_deeper_than_python_recursion_are_read(tmp
         f"trace {c['traceId']}, span 'chat fake-model' ({c['spanId']}), attribute parentSpanId: the span's parents "
         "form a loop; it is placed by its start time, outside the tree" for c in chats[:1])
     assert any(cid == "c" * 32 for cid, _ in found)  # the deep chain is a (message-less) conversation of its own
+
+
+def test_a_replay_agent_on_a_trace_cut_short_is_not_passed_and_neither_is_its_rescore(tmp_path):
+    """A `type: replay` agent plays the recording as a conversation: what could not be read goes with the
+    conversation into the run folder, so `evalrun rescore` does not pass the case on what remains either."""
+    traces = Traces(max_span_attribute_length=200)
+    genai_turn(traces, "conv-1", [], "What's the weather in Paris?", PARIS, "It is 18°C in Paris.")
+    traces.write(tmp_path / "recordings/paris.json")
+    write(tmp_path / "evalrun.yaml", "agents:\n  recorded: {type: replay, dir: recordings}\n")
+    write(tmp_path / "suite.yaml", """
+        id: paris
+        agent: recorded
+        goal_details:
+          - {type: tool_call, name: paris, tool_name: get_weather, args: {city: Paris}}
+    """)
+    first = run_cli("run", "suite.yaml", "--output-dir", "out", cwd=tmp_path)
+    assert first.returncode == 3, first.stdout + first.stderr
+    assert "attribute gen_ai.input.messages: not valid JSON" in first.stdout
+    again = run_cli("rescore", "out", "--output-dir", "out2", cwd=tmp_path)
+    assert again.returncode == 3, again.stdout + again.stderr
+    [result] = [json.loads(line) for line in (tmp_path / "out2/results.jsonl").read_text().splitlines()]
+    assert result["status"] == "unscored"
+    assert "part of the recording could not be read" in result["unscored_reason"]

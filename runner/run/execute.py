@@ -221,8 +221,9 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                    base, transcript_path=where)
+        result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                      base, transcript_path=where)
+        return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:

@@ -309,9 +309,12 @@ def _read_json(path: Path) -> Any:
 
 def _message_recording(data: Any, path: Path) -> Recording:
     termination = None
+    problems: list[str] = []
     if isinstance(data, dict):
         if "messages" not in data:
             raise TranscriptError(f"{path}: JSON object has no 'messages' key")
+        if isinstance(data.get("problems"), list):  # a saved replay of a trace that could not be read whole
+            problems = [str(p) for p in data["problems"]]
         termination = data.get("termination_reason")
         if termination is not None and not isinstance(termination, str):
             raise TranscriptError(f"{path}: 'termination_reason' must be text, got {_json_type(termination)}")
@@ -325,7 +328,7 @@ def _message_recording(data: Any, path: Path) -> Recording:
     if not data:
         raise TranscriptError(f"{path}: the transcript has no messages")
     try:
-        return Recording(messages=normalize_messages(data), termination_reason=termination)
+        return Recording(messages=normalize_messages(data), termination_reason=termination, problems=problems)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
 
