@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from runner.transcripts.otlp import read_trace_conversations
@@ -197,6 +197,7 @@ _span = st.fixed_dictionaries({
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_span, max_size=6), _json)
+@example([{"traceId": "a" * 32, "spanId": "1" * 16, "name": "", "startTimeUnixNano": "²", "attributes": []}], None)
 def test_any_span_soup_reads_without_an_exception(spans, junk):
     """Whatever a file holds in OTLP's shape, reading it ends in conversations and named problems."""
     documents = [{"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, {"resourceSpans": junk}]

@@ -235,7 +235,7 @@ def _int(value: Any) -> int:
         return 0
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit() and len(value) <= 20:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:  # '²' is a digit too
         return int(value)
     if isinstance(value, float) and value == value and abs(value) < 2 ** 64:
         return int(value)
