@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from . import __version__
 
 COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "schema", "init",
-            "calibrate", "convert")
+            "calibrate", "convert", "import")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -32,6 +32,7 @@ conversation against its goals and reports the result.
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
+  evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
 
@@ -221,6 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write the YAML (a folder keeps its layout under DIR; default: beside each file)")
     convert.add_argument("--eval-config", type=Path, metavar="FILE",
                          help="the eval config to convert with, instead of the one beside each file")
+
+    imports = sub.add_parser(
+        "import", help="draft suites from the conversations of trace files (or any transcript)",
+        description="Read every conversation of each FILE (OpenTelemetry traces as OTLP/JSON, one request or the "
+                    "collector's JSON lines; or any transcript evalrun reads) and write, per conversation, its "
+                    "transcript and a draft suite that replays it: one tool_call goal per call, the last answer as a "
+                    "text goal, comments on the lines to check (the drafts of `evalrun record --from`). Exit 0 when "
+                    "written; 4 on bad input (nothing is written); 3 when the files cannot be written.")
+    imports.add_argument("sources", nargs="+", type=Path, metavar="FILE", help="trace files or transcripts")
+    imports.add_argument("-o", "--output", type=Path, default=Path("suites/imported"), metavar="DIR|FILE",
+                         help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
+                              "or an existing suite the drafts join as new cases")
+    imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
     return parser
 
 
@@ -268,6 +282,10 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--otlp", metavar="FILE|ENDPOINT",
+                         help="also write the run as OpenTelemetry spans (a span per case, a gen_ai.evaluation.result "
+                              "event per goal and check): OTLP/JSON to FILE (a .jsonl file gets one line per run), or "
+                              "OTLP/HTTP to an http(s) ENDPOINT such as http://127.0.0.1:4318 (needs evalrun[otel])")
     command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
@@ -399,6 +417,13 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
+    if args.otlp:
+        from .report.otlp import missing_otel
+
+        problem = missing_otel()  # said before the run, not after it
+        if problem is not None:
+            err.line(f"evalrun: {problem}")
+            return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
     stage_notes = StageNotes()
     bar: list[Progress] = []
@@ -460,6 +485,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
+    if args.otlp and outcome.report_path is not None:
+        return _export_spans(outcome.report_path, args.otlp, outcome.exit_code, out, err)
     return outcome.exit_code
 
 
@@ -479,6 +506,20 @@ def _diagnostic_line(diagnostic, command: str) -> str:
             else f"{diagnostic.path}: {diagnostic.message}"
         return f"evalrun {command}: {diagnostic.severity}: {said}"
     return str(diagnostic)
+
+
+def _export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
+    """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
+    spans a team counts on did not arrive."""
+    from .report.otlp import OtlpExportError, export_report
+    from .report.saved import NotAReport, load_report
+
+    try:
+        out.line(export_report(load_report(report_path), target))
+    except (OtlpExportError, NotAReport) as exc:
+        err.line(f"evalrun: --otlp: {exc}")
+        return exit_code or 3
+    return exit_code
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -597,6 +638,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .authoring.imports import import_command
+
+    return import_command(args, sys.stdout, sys.stderr)
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .api import EXIT_USAGE
     from .authoring.convert import convert
@@ -632,5 +679,5 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
-_COMMANDS = {"run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}

@@ -49,6 +49,7 @@ class Conversation:
     user_turns: int = 0
     transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
     state: Optional[dict] = None  # the agent's state at the end (an ADK session's), when its kind keeps one
+    problems: list[str] = field(default_factory=list)  # parts of a replayed recording that could not be read
 
     @property
     def failed(self) -> bool:
@@ -66,6 +67,8 @@ class Conversation:
             data["stderr"] = self.stderr_tail
         if self.state is not None:
             data["state"] = self.state
+        if self.problems:  # read back by the transcript reader: a rescore does not pass on what remains either
+            data["problems"] = self.problems
         return data
 
 
@@ -171,6 +174,7 @@ def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
         return
     conv.messages = recording.messages
     conv.termination_reason = recording.termination_reason
+    conv.problems = recording.problems
     conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
 
 

@@ -206,8 +206,9 @@ class CaseRunner:
             recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
-        return self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                           normalized=True)
+        result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
+                             normalized=True)
+        return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:
         from .conversation import Conversation, converse_case
@@ -223,8 +224,9 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                    base, transcript_path=where)
+        result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                      base, transcript_path=where)
+        return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
@@ -256,6 +258,25 @@ class CaseRunner:
                      tools=tools_for(case, self.loaded, self.options.agent))
         result.judge_fallbacks = judge_fallbacks(result)
         return result
+
+
+def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
+    """A recording with parts that could not be read (a trace's unreadable spans) never passes on what
+    remains: a pass becomes `unscored`, and every outcome names the parts."""
+    if not problems:
+        return result
+    listed = "; ".join(problems[:shown]) + (f"; and {len(problems) - shown} more" if len(problems) > shown else "")
+    reason = f"part of the recording could not be read, so the case is not passed on what remains: {listed}"
+    if result.status == "passed":
+        result.status = "unscored"
+        result.unscored_reason = reason
+    elif result.status == "unscored":
+        result.unscored_reason = "; ".join(filter(None, [result.unscored_reason, reason]))
+    elif result.status == "failed":
+        result.failures.append(reason)
+    else:
+        result.notes.append(reason)
+    return result
 
 
 def _internal_error(doing: str, exc: BaseException) -> str:

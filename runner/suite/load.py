@@ -22,7 +22,8 @@ from .checks import check_case
 from .coerce import coerce_texts
 from .containment import outside_message, transcript_location, within
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
+from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
+                    split_selection)
 from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
@@ -307,7 +308,7 @@ def _short(message: str) -> str:
 
 
 def _looks_like_transcript(data: Any) -> bool:
-    return isinstance(data, list) or (isinstance(data, dict) and "messages" in data)
+    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
 
 
 def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]]:
@@ -350,7 +351,7 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         found.append(real_path(target))
         if roots is not None and not within(target, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
-        elif not target.is_file():
+        elif not split_selection(target)[0].is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
                                             "the case will end in error when run", "missing-transcript", severity="warning")
     return found
