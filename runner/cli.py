@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "list", "record", "schema", "init", "calibrate")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -25,6 +25,9 @@ conversation against its goals and reports the result.
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
   evalrun merge A B -o DIR         join the reports of a CI matrix's shards (--shard I/N) into one
   evalrun validate suites/         check the suites and print every problem with its line and column
+  evalrun list suites/             the cases a run would collect: id, file:line, format, tags, agent, turns
+  evalrun record -o suites/        chat with an agent in the terminal; /save writes the chat as a draft suite
+  evalrun record --from chat.json  draft a suite from recorded conversations (one case per conversation)
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
@@ -118,6 +121,43 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+
+    listing = sub.add_parser("list", help="print the cases a run would collect, without running them",
+                             description="Collect the suites under PATH as a run would (evalrun.yaml's `exclude`, "
+                                         "-k, --tag) and print each case: its id, where it is written (file:line), the "
+                                         "file's format, its tags, the agent that would play it (or the transcript "
+                                         "it replays) and its scripted user turns. Exit 0; 4 when a suite is invalid; "
+                                         "5 when no case is selected.")
+    listing.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    listing.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    listing.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                         help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    listing.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag; repeatable")
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="how to print the cases")
+
+    record = sub.add_parser(
+        "record", help="write a draft suite from a chat or from recorded conversations",
+        description="Without --from: chat with an agent of evalrun.yaml in the terminal. You type the user's "
+                    "messages; each agent turn shows its text and its tool calls with their arguments and results. "
+                    "/save, Ctrl-D or Ctrl-C ends the chat and writes it as a draft suite (and the conversation "
+                    "beside it, under transcripts/). With --from: one draft per conversation of each FILE (any "
+                    "transcript evalrun reads). A draft has the user's messages, one tool_call goal per call in "
+                    "order, each argument's mode chosen by rule, and the last answer as a text goal with its facts as "
+                    "keywords; comments mark the lines to check. Exit 0 when written; 4 on bad input (nothing is "
+                    "written); 3 when the files cannot be written.")
+    record.add_argument("--from", dest="sources", nargs="+", type=Path, metavar="FILE",
+                        help="recorded conversations to draft instead of chatting")
+    record.add_argument("-o", "--output", type=Path, default=Path("."), metavar="FILE|DIR",
+                        help="a folder (one suite file per draft; the default is the current folder), a new .yaml "
+                             "file, or an existing suite file the drafts are added to as new cases")
+    record.add_argument("--agent", metavar="NAME",
+                        help="the agent of evalrun.yaml to chat with (default: default_agent, or the only one); "
+                             "with --from, the agent the drafts name")
+    record.add_argument("-c", "--config", type=Path, metavar="FILE",
+                        help="the evalrun.yaml to use (default: the first one next to or above the output)")
+    record.add_argument("--annotate", action="store_true",
+                        help="ask evalrun.yaml's judge for a story, the keywords and each argument's mode "
+                             "(prompts/annotate_draft.j2); the draft says which lines the judge wrote")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
@@ -459,5 +499,18 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .authoring.listing import list_cases
+
+    return list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag, fmt=args.format,
+                      out=sys.stdout, err=sys.stderr)
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from .authoring.record_cli import record_command
+
+    return record_command(args, sys.stdout, sys.stderr)
+
+
+_COMMANDS = {"run": _cmd_run, "list": _cmd_list, "record": _cmd_record, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate}
