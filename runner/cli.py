@@ -500,10 +500,29 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .authoring.listing import list_cases
+    import json
 
-    return list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag, fmt=args.format,
-                      out=sys.stdout, err=sys.stderr)
+    from .api import EXIT_NO_CASES, list_cases
+    from .report.console import visible
+
+    listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
+    for diagnostic in listing.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    if listing.exit_code == EXIT_NO_CASES:
+        print("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""), file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps([case.to_json() for case in listing.cases], indent=1))
+        return listing.exit_code
+    rows = [[case.id, case.source, case.format, ",".join(case.tags) or "-",
+             f"replay {case.transcript}" if case.transcript else f"agent {case.agent or '(none)'}",
+             f"{case.turns} turn{'' if case.turns == 1 else 's'}" + (" + simulated" if case.simulated else "")]
+            for case in listing.cases]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)] if rows else []
+    for row in rows:
+        print(visible("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]))
+    if rows:
+        print(f"{len(rows)} case{'' if len(rows) == 1 else 's'}", file=sys.stderr)
+    return listing.exit_code
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
