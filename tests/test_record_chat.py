@@ -142,4 +142,5 @@ def test_an_agent_that_cannot_chat_is_refused_with_the_reason(project: Path) -> 
                                             "with --agent")
     unknown = run_cli("record", "--agent", "hr_agnet", cwd=project / "suites")
     assert unknown.returncode == 4
-    assert "agent 'hr_agnet' is not declared in evalrun.yaml (did you mean 'hr_agent'?)" in unknown.stderr
+    assert unknown.stderr.splitlines()[-1] == ("evalrun record: --agent hr_agnet: not declared in evalrun.yaml (did you "
+                                               "mean 'hr_agent'?) (declared: hr_agent, airline_agent, slow_agent)")

@@ -39,6 +39,7 @@ class ArgChoice:
     value: Any
     mode: str  # strict, fuzzy or ignore
     note: str = ""
+    fixed: bool = False  # compared whole and strict whatever anyone says (a name with a dot reads as a path)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _walk(value: dict, prefix: str, evidence: Evidence) -> Iterator[ArgChoice]:
         path = f"{prefix}{key}"
         if "." in key or not key:
             # A dot inside a name would read as a path in arg_matching: compare it strict, as a whole.
-            yield ArgChoice(path, item, "strict", _strict_note(item, evidence))
+            yield ArgChoice(path, item, "strict", _strict_note(item, evidence), fixed=True)
         elif isinstance(item, dict) and item:
             yield from _walk(item, path + ".", evidence)
         else:

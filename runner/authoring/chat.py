@@ -95,21 +95,23 @@ def _raise_interrupt(signum, frame):  # not signal.default_int_handler: asyncio 
 
 
 def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..config import config_line, find_config, load_config
     from ..run.agent_choice import AgentNotFound, agent_for, agent_name_for
     from ..run.conversation import Conversation, converse
     from ..suite.models import Case, SourceRef
-    from .output import OutputError, is_folder_target
+    from .output import is_folder_target
+    from .record_console import load_record_config
 
-    search_from = [args.output, Path.cwd()]
-    config_path = args.config or find_config(search_from)
-    loaded, problems = load_config(config_path, for_run=True)
-    errors = [p for p in problems if p.severity == "error"]
-    print(config_line(search_from, args.config), file=err)
-    for problem in errors:
-        print(problem, file=err)
-    if errors:
+    loaded = load_record_config(args, err)
+    if loaded is None:
         return 4
+    if args.annotate:
+        from .annotate import NoJudge, check_judge
+
+        try:
+            check_judge(loaded)
+        except NoJudge as exc:
+            print(f"evalrun record: {exc}", file=err)
+            return 4
     stem = args.output.stem if not is_folder_target(args.output) and not args.output.exists() else "chat"
     case = Case(id=stem, source=SourceRef(path="<chat>"))
     try:
@@ -138,7 +140,7 @@ def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     user.show_new(conversation.messages)
     if conversation.error is not None:
         print(f"the agent failed: {conversation.error}", file=err)
-    return _save(conversation, name, case.id, args.output, out, err)
+    return _save(conversation, name, case.id, args.output, out, err, loaded if args.annotate else None)
 
 
 def _prepare_models(loaded, name: str) -> None:
@@ -150,10 +152,11 @@ def _prepare_models(loaded, name: str) -> None:
     configure(concurrency=1, cache_dir=None, no_cache=True)
 
 
-def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO) -> int:
+def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO,
+          annotate_with=None) -> int:
     from .draft import NothingToCheck, draft_case
     from .output import OutputError, Planned, write_drafts
-    from .record_cli import print_written
+    from .record_console import print_written, shown
 
     if not any(m.get("role") == "user" for m in conversation.messages):
         print("nothing to save: no message was sent", file=err)
@@ -166,6 +169,10 @@ def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO
         return 4
     draft.agent = agent_name
     draft.description = f"Recorded in a chat with {agent_name}"
+    if annotate_with is not None:  # the judge is set up now: the chat's agent had the LLM layer to itself
+        from .annotate import annotator_for
+
+        annotator_for(annotate_with)(draft, recording)
     intro = [f"Draft written by `evalrun record` from a chat with {agent_name}: read the lines marked `check:`.",
              "It runs live against the agent; the chat itself is saved under transcripts/ beside this file."]
     planned = Planned(draft, recording, link_transcript=False)
@@ -176,12 +183,8 @@ def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO
         return exc.exit_code
     print_written(written, [draft], target, out)
     if planned.transcript_path is not None:
-        print(f"replay the chat without the agent: evalrun run {_shown(written.suites[0])} --replay "
-              f"{_shown(planned.transcript_path.parent)}", file=out)
+        print(f"replay the chat without the agent: evalrun run {shown(written.suites[0])} --replay "
+              f"{shown(planned.transcript_path.parent)}", file=out)
     return 0
 
 
-def _shown(path: Path) -> str:
-    from .record_cli import _shown as shown
-
-    return shown(path)

@@ -83,8 +83,10 @@ def _tool_goal(goal: DraftToolGoal, draft: DraftCase) -> str:
     else:
         out.append("args:\n")
         for key, value in goal.args.items():
-            notes_here = [c.note for c in goal.choices if _under(c.path, key) and c.note]
-            out.append(entry(key, value, 2, _judge(draft, f"args.{goal.name}", "; ".join(dict.fromkeys(notes_here)))))
+            under = [c for c in goal.choices if _under(c.path, key)]
+            note = "; ".join(dict.fromkeys(c.note for c in under if c.note))
+            judged = any(f"arg:{goal.name}:{c.path}" in draft.judge_wrote for c in under)
+            out.append(entry(key, value, 2, f"{JUDGE_MARK}; {note}" if judged else note))
     if goal.arg_matching:
         out.append("arg_matching:\n")
         out.extend(entry(path, mode, 2) for path, mode in goal.arg_matching.items())
@@ -95,7 +97,7 @@ def _tool_goal(goal: DraftToolGoal, draft: DraftCase) -> str:
 
 def _text_goal(goal: DraftTextGoal, draft: DraftCase) -> str:
     out = [entry("type", "text", 0, "; ".join(goal.notes)), entry("name", goal.name, 0),
-           entry("response", goal.response, 0, _judge(draft, "response", "")),
+           entry("response", goal.response, 0),
            entry("keywords", goal.keywords, 0, _judge(draft, "keywords", "check: the facts the answer must hold"))]
     return "".join(out)
 

@@ -173,7 +173,7 @@ def _commit(jobs: list[_Job]) -> None:
     try:
         for job in jobs:
             if job.new and os.path.lexists(job.path):
-                raise OutputError(f"{job.path} appeared while the drafts were being written; nothing was written")
+                raise OutputError(f"{job.path} appeared while the drafts were being written")
             with open_atomically(job.path) as stream:
                 stream.write(job.text)
             done.append(job)
@@ -185,7 +185,7 @@ def _commit(jobs: list[_Job]) -> None:
         if isinstance(exc, OSError):
             from ..results.folder import describe_os_error
 
-            raise OutputError(f"cannot write the drafts: {describe_os_error(exc)}; nothing was written", 3) from None
+            raise OutputError(f"cannot write the drafts: {describe_os_error(exc)}", 3) from None
         raise
 
 
@@ -199,8 +199,7 @@ def _check_written(job: _Job) -> None:
     errors += [f"case '{i}' is missing" for i in [*job.ids, *job.kept] if i not in loaded]
     errors += [f"case '{i}' changed" for i, before in job.kept.items() if i in loaded and _comparable(loaded[i]) != before]
     if errors:
-        raise OutputError("the written suite did not read back as intended, so nothing was written (please report "
-                          "this):\n" + "\n".join(errors[:5]), 3)
+        raise OutputError("the written suite did not read back as intended (please report this):\n" + "\n".join(errors[:5]), 3)
 
 
 def _undo(done: list[_Job]) -> None:

@@ -2,19 +2,29 @@
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 from typing import TextIO
 
-from .draft import DraftCase, DraftToolGoal
+from .record_console import load_record_config, print_written
 
 
 def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .record import RecordError, record_from
 
     if args.sources:
+        loaded = load_record_config(args, err)
+        if loaded is None:
+            return 4
+        annotate = None
+        if args.annotate:
+            from .annotate import NoJudge, annotator_for
+
+            try:
+                annotate = annotator_for(loaded)
+            except NoJudge as exc:
+                print(f"evalrun record: {exc}", file=err)
+                return 4
         try:
-            outcome = record_from(args.sources, args.output, agent=args.agent)
+            outcome = record_from(args.sources, args.output, agent=args.agent, annotate=annotate)
         except RecordError as exc:
             print(f"evalrun record: {exc}", file=err)
             print("nothing was written", file=err)
@@ -28,35 +38,3 @@ def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return chat_command(args, out, err)
 
 
-def print_written(written, drafts: list[DraftCase], target: Path, out: TextIO) -> None:
-    from .output import is_folder_target
-
-    for draft in drafts:
-        calls = sum(isinstance(g, DraftToolGoal) for g in draft.goal_details)
-        answers = len(draft.goal_details) - calls
-        to_check = sum(1 for g in draft.goal_details if isinstance(g, DraftToolGoal) for c in g.choices if c.note) \
-            + answers + len(draft.header)
-        print(f"case '{draft.id}': {_count(calls, 'tool call goal')}, {_count(answers, 'text goal')}; "
-              f"{_count(to_check, 'line')} to check", file=out)
-    if written.appended_to is not None:
-        print(f"added {_count(len(drafts), 'case')} to {_shown(written.appended_to)}", file=out)
-    else:
-        for path in written.suites:
-            print(f"wrote {_shown(path)}", file=out)
-    for path in written.transcripts:
-        print(f"saved {_shown(path)}", file=out)
-    targets = _shown(target) if is_folder_target(target) else _shown(written.suites[0])
-    print(f"next: read the lines marked `check:`, then run `evalrun run {targets}`", file=out)
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _shown(path: Path) -> str:
-    """A path as the person typed its folder: relative to the current folder when it is under it."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if relative.startswith("..") else relative
