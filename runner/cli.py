@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="play every live case with this agent from evalrun.yaml's `agents:`, whatever the case names")
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
+    run.add_argument("--save-failures", type=Path, metavar="FILE",
+                     help="write the cases that failed or ended in error to FILE as one suite (ids, tags and goals "
+                          "unchanged, a comment with each failure, transcript paths relative to FILE), to rerun them "
+                          "alone")
     _add_run_options(run)
 
     rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling nothing",
@@ -368,6 +372,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
         else:
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
+    if getattr(args, "save_failures", None) is not None:
+        _save_failures(args.save_failures, outcome, err)
     try:
         try:
             print_failures(out, outcome.results(only_problems=True))
@@ -383,6 +389,26 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
     return outcome.exit_code
+
+
+def _save_failures(target: Path, outcome, err) -> None:
+    from .authoring.failures import save_failures
+    from .results.folder import describe_os_error
+
+    command = "evalrun " + " ".join(sys.argv[1:])
+    try:
+        saved = save_failures(outcome.results(only_problems=True), target, command)
+    except OSError as exc:
+        err.line(f"--save-failures: cannot write {target}: {describe_os_error(exc)}")
+        return
+    except ValueError as exc:  # the results file went away after the run
+        err.line(f"--save-failures: cannot read the results back: {exc}")
+        return
+    if saved:
+        err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: "
+                 f"evalrun run {target}")
+    else:
+        err.line(f"--save-failures: no case failed or ended in error; {target} was not written")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -30,6 +30,8 @@ def list_item(text: str, indent: int) -> str:
     for i, line in enumerate(lines):
         if i == first_key:
             out.append(f"{pad}- {line}")
+        elif i < first_key and line.strip():  # comments about the item, above its `- `
+            out.append(f"{pad}{line}")
         elif line.strip():
             out.append(f"{pad}  {line}")
         else:
