@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "list", "record", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "list", "record", "simulate", "schema", "init",
+            "calibrate")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -28,6 +29,7 @@ conversation against its goals and reports the result.
   evalrun list suites/             the cases a run would collect: id, file:line, format, tags, agent, turns
   evalrun record -o suites/        chat with an agent in the terminal; /save writes the chat as a draft suite
   evalrun record --from chat.json  draft a suite from recorded conversations (one case per conversation)
+  evalrun simulate suites/x.yaml   play the simulated user against the agent and print the conversation
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
@@ -162,6 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--annotate", action="store_true",
                         help="ask evalrun.yaml's judge for a story, the keywords and each argument's mode "
                              "(prompts/annotate_draft.j2); the draft says which lines the judge wrote")
+
+    simulate = sub.add_parser(
+        "simulate", help="play the simulated user against the agent and print the conversation, unscored",
+        description="Play each selected case live against its agent, as a run would (its scripted messages, then "
+                    "evalrun.yaml's simulator from its `story`), even when it names a transcript, and print the "
+                    "conversation without scoring it: to see a story play out before writing its goals. --batch N "
+                    "plays N conversations per case; -o DIR saves each as DIR/<case id>-<n>.json for `evalrun "
+                    "record --from`. Exit 0; 3 when a conversation ended in an error; 4 on invalid suites or "
+                    "options; 5 when no case is selected.")
+    simulate.add_argument("paths", nargs="+", type=Path, metavar="SUITE", help="suite files or folders")
+    simulate.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    simulate.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    simulate.add_argument("--batch", type=int, default=1, metavar="N", help="conversations per case (default 1)")
+    simulate.add_argument("-o", "--output", type=Path, metavar="DIR",
+                          help="save each conversation as a transcript in DIR")
+    simulate.add_argument("--agent", metavar="NAME", help="play every case with this agent of evalrun.yaml")
+    simulate.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    simulate.add_argument("--no-cache", action="store_true", help="ask the simulator again instead of its cache")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
@@ -557,5 +578,11 @@ def _cmd_record(args: argparse.Namespace) -> int:
     return record_command(args, sys.stdout, sys.stderr)
 
 
-_COMMANDS = {"run": _cmd_run, "list": _cmd_list, "record": _cmd_record, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .authoring.simulate_cli import simulate_command
+
+    return simulate_command(args, sys.stdout, sys.stderr)
+
+
+_COMMANDS = {"run": _cmd_run, "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate}

@@ -62,22 +62,30 @@ class TerminalUser:
             return UserMove(message=line)
 
     def show_new(self, messages: list[dict]) -> None:
-        from ..report.console import visible
-
-        for message in messages[self.shown:]:
-            role = message.get("role")
-            if role == "assistant":
-                text = content_text(message.get("content")).strip()
-                if text:
-                    print(f"agent> {visible(text)}", file=self.out)
-                for call in message.get("tool_calls") or []:
-                    function = call.get("function") or {}
-                    print(f"  call  {visible(str(function.get('name')))} {visible(_arguments(function.get('arguments')))}",
-                          file=self.out)
-            elif role == "tool":
-                print(f"  result {visible(_short(content_text(message.get('content'))))}", file=self.out)
+        show_messages(messages[self.shown:], self.out)
         self.shown = len(messages)
-        self.out.flush()
+
+
+def show_messages(messages: list[dict], out: TextIO, *, users: bool = False) -> None:
+    """What the agent did (its text, each tool call with its arguments, each result), control characters
+    made visible; with `users`, the user's messages too."""
+    from ..report.console import visible
+
+    for message in messages:
+        role = message.get("role")
+        if role == "user" and users:
+            print(f"user> {visible(content_text(message.get('content')))}", file=out)
+        elif role == "assistant":
+            text = content_text(message.get("content")).strip()
+            if text:
+                print(f"agent> {visible(text)}", file=out)
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                print(f"  call  {visible(str(function.get('name')))} {visible(_arguments(function.get('arguments')))}",
+                      file=out)
+        elif role == "tool":
+            print(f"  result {visible(_short(content_text(message.get('content'))))}", file=out)
+    out.flush()
 
 
 def _arguments(raw: Any) -> str:
