@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "list", "record", "simulate", "schema", "init",
-            "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "list", "record", "simulate", "watch",
+            "schema", "init", "calibrate")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -30,6 +30,7 @@ conversation against its goals and reports the result.
   evalrun record -o suites/        chat with an agent in the terminal; /save writes the chat as a draft suite
   evalrun record --from chat.json  draft a suite from recorded conversations (one case per conversation)
   evalrun simulate suites/x.yaml   play the simulated user against the agent and print the conversation
+  evalrun watch suites/            run, then rerun the cases a change affects whenever a file changes
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
@@ -183,6 +184,20 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--agent", metavar="NAME", help="play every case with this agent of evalrun.yaml")
     simulate.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
     simulate.add_argument("--no-cache", action="store_true", help="ask the simulator again instead of its cache")
+
+    watching = sub.add_parser(
+        "watch", help="rerun the affected cases whenever a suite, prompt, evalrun.yaml or agent source changes",
+        description="Run the suites under PATH, then watch them: when a file changes, rerun the cases it affects "
+                    "(a suite: its cases; a recorded conversation: the cases that replay it; an agent's source: "
+                    "its live cases; evalrun.yaml or a prompt template: every case) and say what changed since the "
+                    "last run. Each rerun is a fresh `evalrun run`. Needs `pip install 'evalrun[watch]'`. Ctrl-C "
+                    "stops watching (exit 0); 4 on invalid suites.")
+    watching.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    watching.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    watching.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB; repeatable")
+    watching.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    watching.add_argument("--agent", metavar="NAME", help="play every live case with this agent")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
@@ -584,5 +599,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return simulate_command(args, sys.stdout, sys.stderr)
 
 
-_COMMANDS = {"run": _cmd_run, "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from .watch import WatchOptions, watch
+
+    return watch(WatchOptions(args.paths, args.config, args.filter, args.tag, args.agent), sys.stdout, sys.stderr)
+
+
+_COMMANDS = {"run": _cmd_run, "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate,
+             "watch": _cmd_watch, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate}
