@@ -84,8 +84,8 @@ def test_prose_and_garbage_replies_fall_back_to_the_rule_based_draft_with_a_note
     assert made.returncode == 0, made.stderr
     assert asked == 2  # the prose, then (asked again with the shape wanted) an object without this call's token
     text = (tmp_path / "suites" / "chat.yaml").read_text()
-    assert text.splitlines()[2].startswith("# --annotate: the judge's answer could not be used (")
-    assert text.splitlines()[2].endswith("); this is the rule-based draft")
+    assert text.splitlines()[3].startswith("# --annotate: the judge's answer could not be used (")
+    assert text.splitlines()[3].endswith("); this is the rule-based draft")
     assert "written by the judge" not in text and "story:" not in text
     assert "keywords: [Q69X3R, '327', 'June 12, 2025']" in text
     assert run_cli("run", "suites", cwd=tmp_path).returncode == 0

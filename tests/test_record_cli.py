@@ -197,3 +197,15 @@ def test_an_output_folder_that_is_a_file_is_a_usage_error(tmp_path: Path) -> Non
     made = run_cli("record", "--from", "chat.json", "-o", "drafts", cwd=tmp_path)
     assert made.returncode == 4
     assert made.stderr.splitlines()[0] == "evalrun record: drafts exists and is not a folder"
+
+
+def test_ids_avoid_every_case_a_run_of_the_suite_tree_collects(tmp_path: Path) -> None:
+    """Drafts written into suites/drafts/ of a project whose evalrun.yaml sits in suites/: a run of suites/
+    sees them beside the hand-written cases, so they take none of those ids (a duplicate stops a run)."""
+    shutil.copytree(REPO / "suites", tmp_path / "suites")
+    made = run_cli("record", "--from", "suites/hr/transcripts/hr-timeoff-basic.json", "-o", "suites/drafts",
+                   cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[0].startswith("case 'hr-timeoff-basic-2': ")
+    ran = run_cli("run", "suites", "-q", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -148,7 +148,7 @@ def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     user.show_new(conversation.messages)
     if conversation.error is not None:
         print(f"the agent failed: {conversation.error}", file=err)
-    return _save(conversation, name, case.id, args.output, out, err, loaded if args.annotate else None)
+    return _save(conversation, name, case.id, args.output, out, err, loaded, args.annotate)
 
 
 def _prepare_models(loaded, name: str) -> None:
@@ -160,10 +160,10 @@ def _prepare_models(loaded, name: str) -> None:
     configure(concurrency=1, cache_dir=None, no_cache=True)
 
 
-def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO,
-          annotate_with=None) -> int:
+def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO, loaded,
+          annotate: bool) -> int:
     from .draft import NothingToCheck, draft_case
-    from .output import OutputError, Planned, write_drafts
+    from .output import OutputError, Planned, suite_ids, write_drafts
     from .record_console import print_written, shown
 
     if not any(m.get("role") == "user" for m in conversation.messages):
@@ -177,15 +177,15 @@ def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO
         return 4
     draft.agent = agent_name
     draft.description = f"Recorded in a chat with {agent_name}"
-    if annotate_with is not None:  # the judge is set up now: the chat's agent had the LLM layer to itself
+    if annotate:  # the judge is set up now: the chat's agent had the LLM layer to itself
         from .annotate import annotator_for
 
-        annotator_for(annotate_with)(draft, recording)
+        annotator_for(loaded)(draft, recording)
     intro = [f"Draft written by `evalrun record` from a chat with {agent_name}: read the lines marked `check:`.",
              "It runs live against the agent; the chat itself is saved under transcripts/ beside this file."]
     planned = Planned(draft, recording, link_transcript=False)
     try:
-        written = write_drafts([planned], target, intro)
+        written = write_drafts([planned], target, intro, suite_ids(loaded, target))
     except OutputError as exc:
         print(f"evalrun record: {exc}", file=err)
         return exc.exit_code

@@ -15,7 +15,7 @@ JUDGE_MARK = "written by the judge"
 
 def suite_text(drafts: Sequence[DraftCase], intro: Sequence[str] = ()) -> str:
     """A whole suite file holding `drafts` (one case at the top level, or several under `cases:`)."""
-    head = "".join(f"# {one_line(line)}\n" for line in intro)
+    head = "".join(f"# {one_line(line)}\n" for line in intro) + ("\n" if intro else "")
     if len(drafts) == 1:
         return head + case_text(drafts[0])
     return head + "cases:\n" + "".join(list_item(case_text(d), indent=2) for d in drafts)

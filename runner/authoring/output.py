@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from ..atomic import open_atomically
 from ..transcripts.read import Recording
@@ -54,6 +54,21 @@ class Written:
     appended_to: Optional[Path] = None
 
 
+def suite_ids(loaded, target: Path) -> set[str]:
+    """The ids of the cases already around `target`: under the folder of evalrun.yaml when the target is
+    inside it (a run of that folder collects them all), else under the target's own folder. A draft
+    taking one of them would make that run stop on a duplicate id."""
+    from ..api import collect
+
+    folder = target if is_folder_target(target) else target.parent
+    folder = Path(os.path.abspath(folder))
+    if loaded.path is not None and Path(os.path.abspath(loaded.path)).parent in (folder, *folder.parents):
+        folder = Path(os.path.abspath(loaded.path)).parent
+    if not folder.is_dir():
+        return set()
+    return {case.id for case in collect([folder], config=loaded).cases}
+
+
 def is_folder_target(target: Path) -> bool:
     """A folder: one that exists, or a path that does not name a .yaml/.yml file."""
     return target.is_dir() or target.suffix.lower() not in SUITE_SUFFIXES
@@ -65,21 +80,24 @@ def safe_id(text: str) -> str:
     return cleaned[:80]
 
 
-def write_drafts(planned: Sequence[Planned], target: Path, intro: Sequence[str]) -> Written:
-    """Write the drafts (and their transcripts) to `target`; OutputError says why nothing was written."""
+def write_drafts(planned: Sequence[Planned], target: Path, intro: Sequence[str],
+                 taken_ids: Iterable[str] = ()) -> Written:
+    """Write the drafts (and their transcripts) to `target`; OutputError says why nothing was written.
+    `taken_ids`: the ids of the cases a run beside the drafts would collect too (see `suite_ids`)."""
+    taken = set(taken_ids)
     if not planned:
         raise OutputError("there is no draft to write")
     if is_folder_target(target):
         if target.exists() and not target.is_dir():
             raise OutputError(f"{target} exists and is not a folder")
-        jobs = _folder_jobs(planned, target, intro)
+        jobs = _folder_jobs(planned, target, intro, taken)
         appended = None
     elif target.exists():
-        jobs, appended = _append_jobs(planned, target)
+        jobs, appended = _append_jobs(planned, target, taken)
     else:
         if target.parent.exists() and not target.parent.is_dir():
             raise OutputError(f"{target.parent} is not a folder")
-        _give_ids(planned, taken=set(), folder=target.parent, own_files=False)
+        _give_ids(planned, taken=taken, folder=target.parent, own_files=False)
         jobs = [_Job(target, suite_text([p.draft for p in planned], intro), suite=True,
                      ids=[p.draft.id for p in planned])]
         appended = None
@@ -106,8 +124,8 @@ class _Job:
     kept: dict = field(default_factory=dict)  # the cases a file held before: they must load exactly as they did
 
 
-def _folder_jobs(planned: Sequence[Planned], folder: Path, intro: Sequence[str]) -> list[_Job]:
-    _give_ids(planned, taken=set(), folder=folder, own_files=True)
+def _folder_jobs(planned: Sequence[Planned], folder: Path, intro: Sequence[str], taken: set[str]) -> list[_Job]:
+    _give_ids(planned, taken=taken, folder=folder, own_files=True)
     jobs = []
     for item in planned:
         jobs.append(_Job(folder / f"{item.draft.id}.yaml", suite_text([item.draft], intro), suite=True,
@@ -115,7 +133,7 @@ def _folder_jobs(planned: Sequence[Planned], folder: Path, intro: Sequence[str])
     return jobs
 
 
-def _append_jobs(planned: Sequence[Planned], suite: Path) -> tuple[list[_Job], Path]:
+def _append_jobs(planned: Sequence[Planned], suite: Path, taken: set[str]) -> tuple[list[_Job], Path]:
     from ..suite.load import load_file
 
     if suite.suffix.lower() not in SUITE_SUFFIXES or not suite.is_file():
@@ -126,7 +144,7 @@ def _append_jobs(planned: Sequence[Planned], suite: Path) -> tuple[list[_Job], P
         raise OutputError(f"{suite} has problems; fix them before adding cases to it:\n"
                           + "\n".join(str(d) for d in errors[:5]))
     original = suite.read_bytes()
-    _give_ids(planned, taken={c.id for c in cases}, folder=suite.parent, own_files=False)
+    _give_ids(planned, taken=taken | {c.id for c in cases}, folder=suite.parent, own_files=False)
     try:
         text = append_cases(original.decode("utf-8-sig"), [p.draft for p in planned], stem=suite.stem)
     except AppendError as exc:

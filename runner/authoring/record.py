@@ -63,7 +63,7 @@ def read_conversations(path: Path) -> list[tuple[Optional[str], Recording]]:
 
 
 def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = None,
-                annotate=None) -> RecordOutcome:
+                annotate=None, taken_ids: Sequence[str] = ()) -> RecordOutcome:
     """Draft every conversation of `paths` and write the drafts to `target` (see output.py)."""
     sources = read_sources(paths)
     planned: list[Planned] = []
@@ -84,7 +84,7 @@ def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = N
     intro = [f"Drafts written by `evalrun record` from {', '.join(str(p) for p in paths)}.",
              "Read the lines marked `check:`; each case replays its recorded conversation (transcript:)."]
     try:
-        written = write_drafts(planned, target, intro)
+        written = write_drafts(planned, target, intro, taken_ids)
     except OutputError as exc:
         raise RecordError(str(exc), exc.exit_code) from None
     return RecordOutcome(written, [p.draft for p in planned], skipped)

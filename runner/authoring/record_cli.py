@@ -8,6 +8,7 @@ from .record_console import load_record_config, print_written
 
 
 def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .output import suite_ids
     from .record import RecordError, record_from
 
     if args.sources:
@@ -24,7 +25,8 @@ def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"evalrun record: {exc}", file=err)
                 return 4
         try:
-            outcome = record_from(args.sources, args.output, agent=args.agent, annotate=annotate)
+            outcome = record_from(args.sources, args.output, agent=args.agent, annotate=annotate,
+                                  taken_ids=suite_ids(loaded, args.output))
         except RecordError as exc:
             print(f"evalrun record: {exc}", file=err)
             print("nothing was written", file=err)
