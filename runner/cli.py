@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(prompts/annotate_draft.j2); the draft says which lines the judge wrote")
 
     simulate = sub.add_parser(
-        "simulate", help="play the simulated user against the agent and print the conversation, unscored",
+        "simulate", help="play the simulated user against the agent, printed unscored",
         description="Play each selected case live against its agent, as a run would (its scripted messages, then "
                     "evalrun.yaml's simulator from its `story`), even when it names a transcript, and print the "
                     "conversation without scoring it: to see a story play out before writing its goals. --batch N "
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--no-cache", action="store_true", help="ask the simulator again instead of its cache")
 
     watching = sub.add_parser(
-        "watch", help="rerun the affected cases whenever a suite, prompt, evalrun.yaml or agent source changes",
+        "watch", help="rerun the cases a changed file affects, as files change",
         description="Run the suites under PATH, then watch them: when a file changes, rerun the cases it affects "
                     "(a suite: its cases; a recorded conversation: the cases that replay it; an agent's source: "
                     "its live cases; evalrun.yaml or a prompt template: every case) and say what changed since the "
