@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -28,9 +29,10 @@ class TerminalUser:
 
     default_max_turns: Optional[int] = None
 
-    def __init__(self, out: TextIO, read_line=input):
+    def __init__(self, out: TextIO, read_line=input, echo: bool = False):
         self.out = out
         self.read_line = read_line
+        self.echo = echo  # input from a pipe is not echoed by a terminal: show it, so the log reads as a chat
         self.shown = 0  # messages of the conversation already shown
         self.ended_by: Optional[str] = None  # "/save", "Ctrl-D" or "Ctrl-C"
 
@@ -50,6 +52,8 @@ class TerminalUser:
                 self.ended_by = "Ctrl-C"
                 print(file=self.out)
                 return UserMove(stop="user_stop")
+            if self.echo:
+                print(line, file=self.out)
             text = line.strip()
             if text == SAVE:
                 self.ended_by = SAVE
@@ -122,8 +126,12 @@ def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 4
     stem = args.output.stem if not is_folder_target(args.output) and not args.output.exists() else "chat"
     case = Case(id=stem, source=SourceRef(path="<chat>"))
+    chatty = [n for n, agent in loaded.config.agents.items() if agent.type != "replay"]
+    chosen = args.agent or loaded.config.default_agent or (chatty[0] if len(chatty) == 1 else None)
     try:
-        name = agent_name_for(case, loaded.config, args.agent)
+        if chosen is None and len(loaded.config.agents) > 1:
+            raise AgentNotFound(f"which agent? name one with --agent (declared: {', '.join(loaded.config.agents)})")
+        name = agent_name_for(case, loaded.config, chosen)
         if loaded.config.agents[name].type == "replay":
             raise AgentNotFound(f"agent '{name}' replays recordings and cannot chat; use `evalrun record --from` "
                                 "with its transcripts, or name another agent with --agent")
@@ -133,7 +141,7 @@ def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"evalrun record: {exc.reason}", file=err)
         return 4
     case = case.model_copy(update={"agent": name})
-    user = TerminalUser(out)
+    user = TerminalUser(out, echo=not sys.stdin.isatty())
     conversation = Conversation()
     print(f"Chatting with agent '{name}'. Type the user's messages; /save, Ctrl-D or Ctrl-C ends the chat and "
           "writes the draft.", file=out)
