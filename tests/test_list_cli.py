@@ -22,7 +22,7 @@ def test_the_listing_names_each_case_its_place_format_tags_player_and_turns(proj
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == [
         "hr-timeoff-basic          suites/hr/timeoff.yaml:4         yaml  hr,smoke   replay transcripts/hr-timeoff-basic.json  1 turn",
-        "hr-timeoff-checks         suites/hr/timeoff_checks.yaml:6  yaml  hr,checks  replay transcripts/hr-timeoff-basic.json  1 turn",
+        "hr-timeoff-checks         suites/hr/timeoff_checks.yaml:7  yaml  hr,checks  replay transcripts/hr-timeoff-basic.json  1 turn",
         "live-timeoff-scripted     suites/live/timeoff.yaml:7       yaml  hr,live    agent hr_agent                            2 turns",
         "live-timeoff-one-message  suites/live/timeoff.yaml:31      yaml  hr,live    agent hr_agent                            1 turn",
     ]
@@ -59,3 +59,10 @@ def test_json_listing_has_every_field(project: Path) -> None:
     assert json.loads(listed.stdout) == [{
         "id": "live-timeoff-scripted", "source": "suites/live/timeoff.yaml:7", "format": "yaml", "tags": ["hr", "live"],
         "agent": "hr_agent", "transcript": None, "turns": 2, "simulated": False}]
+
+
+def test_a_foreign_eval_set_is_listed_with_its_format(project: Path) -> None:
+    listed = run_cli("list", "suites/adk_weather", "--format", "json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    assert [(c["id"], c["format"], c["agent"]) for c in json.loads(listed.stdout)] == [
+        ("paris_then_london", "ADK eval set", "weather_agent"), ("compare_in_celsius", "ADK eval set", "weather_agent")]
