@@ -52,6 +52,7 @@ class Project:
 
     config: Optional[Path]
     prompts: Optional[Path]
+    home: Path = field(default_factory=Path.cwd)  # where a run's .evalrun/reports/latest is
     cases: list[CaseInfo] = field(default_factory=list)
     agent_sources: dict[Path, str] = field(default_factory=dict)  # a file -> the agent it is the code of
 
@@ -88,7 +89,7 @@ class Project:
 def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     """The cases selected under the paths and what they depend on; problems as printable lines."""
     from .api import collect
-    from .config import find_config, load_config
+    from .config import find_config, load_config, project_home
     from .run.agent_choice import AgentNotFound, agent_name_for
     from .suite.containment import transcript_location
 
@@ -97,7 +98,8 @@ def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     collected = collect(options.paths, filters=options.filters, tags=options.tags, config=loaded)
     lines = [str(d) for d in [*problems, *collected.diagnostics] if d.severity == "error"]
     prompts = loaded.resolve(loaded.config.prompts_dir) if loaded.config.prompts_dir else None
-    project = Project(config=_real(config_path) if config_path else None, prompts=_real(prompts) if prompts else None)
+    project = Project(config=_real(config_path) if config_path else None, prompts=_real(prompts) if prompts else None,
+                      home=project_home(list(options.paths), config_path))
     for case in collected.cases:
         suite = _real(case.source.path)
         transcript = _real(transcript_location(suite, case.transcript)) if case.transcript else None
@@ -139,7 +141,7 @@ def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
         print(line, file=err)
     if problems:
         return 4
-    last = _run(options, None, out, err, {})
+    last = _run(options, project.home, None, out, err, {})
     roots = _roots(options, project)
 
     class Relevant(DefaultFilter):
@@ -163,7 +165,7 @@ def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
             if ids is not None and not ids:
                 continue
             print(f"\nchanged: {'; '.join(reasons)}", file=out)
-            last = _run(options, ids, out, err, last)
+            last = _run(options, project.home, ids, out, err, last)
     except KeyboardInterrupt:
         pass
     print("stopped watching", file=err)
@@ -182,7 +184,7 @@ def _roots(options: WatchOptions, project: Project) -> list[Path]:
     return sorted(r for r in roots if not any(other in r.parents for other in roots))
 
 
-def _run(options: WatchOptions, ids: Optional[list[str]], out: TextIO, err: TextIO,
+def _run(options: WatchOptions, home: Path, ids: Optional[list[str]], out: TextIO, err: TextIO,
          last: dict[str, str]) -> dict[str, str]:
     """One `evalrun run` of `ids` (None: the selection), in its own process; the statuses it reported,
     merged into `last` after printing what changed."""
@@ -197,7 +199,7 @@ def _run(options: WatchOptions, ids: Optional[list[str]], out: TextIO, err: Text
         command += [a for case_id in ids for a in ("-k", exact_glob(case_id))]
     out.flush()
     finished = subprocess.run(command, stdout=out, stderr=err, check=False)
-    report = REPORTS / "latest" / "report.json"
+    report = home / REPORTS / "latest" / "report.json"
     try:
         cases = json.loads(report.read_text(encoding="utf-8"))["cases"]
     except (OSError, ValueError, KeyError):

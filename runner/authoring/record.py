@@ -58,7 +58,14 @@ def read_sources(paths: Sequence[Path]) -> list[Source]:
 
 
 def read_conversations(path: Path) -> list[tuple[Optional[str], Recording]]:
-    """The conversations a transcript file holds, each with its name in the file when it has one."""
+    """The conversations a transcript file holds, each with its id in the file when it holds several: what
+    runner/transcripts/ reads. A trace file holds many; its reader (`read_conversations` there, from the
+    traces work) lists them all, and until it is present every file is one conversation."""
+    from ..transcripts import read as transcripts
+
+    every = getattr(transcripts, "read_conversations", None)
+    if every is not None:
+        return every(path)
     return [(None, read_recording(path))]
 
 
@@ -75,6 +82,8 @@ def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = N
             skipped.append(f"{source.label}: no draft: {exc}")
             continue
         draft.description = f"Recorded conversation from {source.label}"
+        for problem in getattr(source.recording, "problems", [])[:5]:  # parts of a trace that could not be read
+            draft.header.append(f"check: part of the recording could not be read: {problem}")
         draft.agent = agent
         if annotate is not None:
             annotate(draft, source.recording)
