@@ -141,7 +141,6 @@ def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
         print(line, file=err)
     if problems:
         return 4
-    last = _run(options, project.home, None, out, err, {})
     roots = _roots(options, project)
 
     class Relevant(DefaultFilter):
@@ -152,9 +151,17 @@ def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
             return super().__call__(change, path) and ".evalrun" not in where.parts \
                 and not where.name.startswith(".")
 
-    print(f"watching {', '.join(_shown(r) for r in roots)} (Ctrl-C stops)", file=err)
+    # Yielding on a timeout, the watcher is set up at the first step: a change made from then on (during the
+    # first run too) is seen.
+    changes = changes_of(*roots, watch_filter=Relevant(), debounce=options.debounce_ms, raise_interrupt=True,
+                         yield_on_timeout=True, rust_timeout=500)
     try:
-        for batch in changes_of(*roots, watch_filter=Relevant(), debounce=options.debounce_ms, raise_interrupt=True):
+        next(changes)
+        last = _run(options, project.home, None, out, err, {})
+        print(f"watching {', '.join(_shown(r) for r in roots)} (Ctrl-C stops)", file=err)
+        for batch in changes:
+            if not batch:
+                continue
             changed = sorted({_real(path) for _, path in batch})
             project, problems = read_project(options)
             ids, reasons = project.affected(changed)
