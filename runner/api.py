@@ -494,3 +494,77 @@ def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> tuple[di
     record["config_file"] = str(loaded.path) if loaded.path else None
     record["replay_dir"] = str(replay_dir) if replay_dir else None
     return protect_config(record)
+
+
+@dataclass
+class ListedCase:
+    """One case a run would collect, as `evalrun list` shows it."""
+
+    id: str
+    source: str  # file:line
+    format: str  # the file's format: yaml or json
+    tags: list[str]
+    agent: Optional[str]  # the agent that would play it, or None when it replays a transcript
+    transcript: Optional[str]  # the recording it replays, as written in the case
+    turns: int  # scripted user messages (starting_sentence and user_prompts)
+    simulated: bool  # a simulated user would go on from its story after the script
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Listing:
+    exit_code: int
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    cases: list[ListedCase] = field(default_factory=list)
+
+
+def list_cases(paths: Sequence[Path], *, config_path: Optional[Path] = None, filters: Sequence[str] = (),
+               tags: Sequence[str] = ()) -> Listing:
+    """The cases `run` would collect under `paths` with these -k/--tag selections (the same collection
+    code: evalrun.yaml's `exclude`, the case index, the selection), without running anything."""
+    from .run.agent_choice import AgentNotFound, agent_name_for
+    from .run.case_index import CaseLoader
+
+    loaded, config_problems = load_config(config_path or find_config(list(paths)))
+    if loaded.path is None:
+        loaded.home = project_home(list(paths), loaded.path)
+    roots = suite_roots(list(paths), loaded)
+    index = index_cases(paths, _exclusion(loaded), roots=roots, filters=filters, tags=tags, config=loaded.config)
+    diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
+    if has_errors(diagnostics):
+        return Listing(EXIT_USAGE, diagnostics)
+    if not index.refs:
+        return Listing(EXIT_NO_CASES, diagnostics)
+    reader = CaseLoader(roots)
+    listed = []
+    formats: dict[Path, str] = {}
+    for ref in index.refs:
+        case = reader.load(ref)
+        agent = None
+        if case.transcript is None:
+            try:
+                agent = agent_name_for(case, loaded.config)
+            except AgentNotFound:
+                agent = case.agent  # `run` would end this case in error, saying why
+        if ref.path not in formats:
+            formats[ref.path] = _file_format(ref.path)
+        listed.append(ListedCase(
+            id=ref.id, source=f"{ref.source.path}:{ref.source.line}", format=formats[ref.path],
+            tags=list(case.tags), agent=agent, transcript=case.transcript,
+            turns=(1 if case.starting_sentence else 0) + len(case.user_prompts),
+            simulated=bool(case.story) and loaded.config.simulator is not None))
+    return Listing(EXIT_OK, diagnostics, listed)
+
+
+def _file_format(path: Path) -> str:
+    """yaml or json for evalrun's own files; the kind of a foreign eval set (ADK, Agentflow) by its content."""
+    if path.suffix.lower() == ".json":
+        from .suite.formats.adk import shape_of
+        from .suite.reader import read_document
+
+        kind = shape_of(read_document(path).data)
+        if kind is not None:
+            return kind
+    return path.suffix.lower().lstrip(".") or "yaml"

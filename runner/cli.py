@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "schema", "init",
-            "calibrate", "convert", "import")
+COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list", "record",
+            "simulate", "watch", "schema", "init", "calibrate", "convert", "import")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -30,6 +30,11 @@ conversation against its goals and reports the result.
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
   evalrun merge A B -o DIR         join the reports of a CI matrix's shards (--shard I/N) into one
   evalrun validate suites/         check the suites and print every problem with its line and column
+  evalrun list suites/             the cases a run would collect: id, file:line, format, tags, agent, turns
+  evalrun record -o suites/        chat with an agent in the terminal; /save writes the chat as a draft suite
+  evalrun record --from chat.json  draft a suite from recorded conversations (one case per conversation)
+  evalrun simulate suites/x.yaml   play the simulated user against the agent and print the conversation
+  evalrun watch suites/            run, then rerun the cases a change affects whenever a file changes
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
@@ -63,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="play every live case with this agent from evalrun.yaml's `agents:`, whatever the case names")
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
+    run.add_argument("--save-failures", type=Path, metavar="FILE",
+                     help="write the cases that failed or ended in error to FILE as one suite (ids, tags and goals "
+                          "unchanged, a comment with each failure, transcript paths relative to FILE), to rerun them "
+                          "alone")
     _add_run_options(run)
 
     quick = sub.add_parser("quick", help="run cases with checks that need no reference (valid tool calls, judged "
@@ -186,6 +195,76 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--eval-config", type=Path, metavar="FILE",
                           help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
                                "the one beside each")
+
+    listing = sub.add_parser("list", help="print the cases a run would collect, without running them",
+                             description="Collect the suites under PATH as a run would (evalrun.yaml's `exclude`, "
+                                         "-k, --tag) and print each case: its id, where it is written (file:line), the "
+                                         "file's format, its tags, the agent that would play it (or the transcript "
+                                         "it replays) and its scripted user turns. Exit 0; 4 when a suite is invalid; "
+                                         "5 when no case is selected.")
+    listing.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    listing.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    listing.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                         help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    listing.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag; repeatable")
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="how to print the cases")
+
+    record = sub.add_parser(
+        "record", help="write a draft suite from a chat or from recorded conversations",
+        description="Without --from: chat with an agent of evalrun.yaml in the terminal. You type the user's "
+                    "messages; each agent turn shows its text and its tool calls with their arguments and results. "
+                    "/save, Ctrl-D or Ctrl-C ends the chat and writes it as a draft suite (and the conversation "
+                    "beside it, under transcripts/). With --from: one draft per conversation of each FILE (any "
+                    "transcript evalrun reads). A draft has the user's messages, one tool_call goal per call in "
+                    "order, each argument's mode chosen by rule, and the last answer as a text goal with its facts as "
+                    "keywords; comments mark the lines to check. Exit 0 when written; 4 on bad input (nothing is "
+                    "written); 3 when the files cannot be written.")
+    record.add_argument("--from", dest="sources", nargs="+", type=Path, metavar="FILE",
+                        help="recorded conversations to draft instead of chatting")
+    record.add_argument("-o", "--output", type=Path, default=Path("."), metavar="FILE|DIR",
+                        help="a folder (one suite file per draft; the default is the current folder), a new .yaml "
+                             "file, or an existing suite file the drafts are added to as new cases")
+    record.add_argument("--agent", metavar="NAME",
+                        help="the agent of evalrun.yaml to chat with (default: default_agent, or the only one); "
+                             "with --from, the agent the drafts name")
+    record.add_argument("-c", "--config", type=Path, metavar="FILE",
+                        help="the evalrun.yaml to use (default: the first one next to or above the output)")
+    record.add_argument("--annotate", action="store_true",
+                        help="ask evalrun.yaml's judge for a story, the keywords and each argument's mode "
+                             "(prompts/annotate_draft.j2); the draft says which lines the judge wrote")
+
+    simulate = sub.add_parser(
+        "simulate", help="play the simulated user against the agent, printed unscored",
+        description="Play each selected case live against its agent, as a run would (its scripted messages, then "
+                    "evalrun.yaml's simulator from its `story`), even when it names a transcript, and print the "
+                    "conversation without scoring it: to see a story play out before writing its goals. --batch N "
+                    "plays N conversations per case; -o DIR saves each as DIR/<case id>-<n>.json for `evalrun "
+                    "record --from`. Exit 0; 3 when a conversation ended in an error; 4 on invalid suites or "
+                    "options; 5 when no case is selected.")
+    simulate.add_argument("paths", nargs="+", type=Path, metavar="SUITE", help="suite files or folders")
+    simulate.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    simulate.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    simulate.add_argument("--batch", type=int, default=1, metavar="N", help="conversations per case (default 1)")
+    simulate.add_argument("-o", "--output", type=Path, metavar="DIR",
+                          help="save each conversation as a transcript in DIR")
+    simulate.add_argument("--agent", metavar="NAME", help="play every case with this agent of evalrun.yaml")
+    simulate.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    simulate.add_argument("--no-cache", action="store_true", help="ask the simulator again instead of its cache")
+
+    watching = sub.add_parser(
+        "watch", help="rerun the cases a changed file affects, as files change",
+        description="Run the suites under PATH, then watch them: when a file changes, rerun the cases it affects "
+                    "(a suite: its cases; a recorded conversation: the cases that replay it; an agent's source: "
+                    "its live cases; evalrun.yaml or a prompt template: every case) and say what changed since the "
+                    "last run. Each rerun is a fresh `evalrun run`. Needs `pip install 'evalrun[watch]'`. Ctrl-C "
+                    "stops watching (exit 0); 4 on invalid suites.")
+    watching.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    watching.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    watching.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB; repeatable")
+    watching.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    watching.add_argument("--agent", metavar="NAME", help="play every live case with this agent")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
@@ -470,6 +549,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
         elif outcome.exit_code == EXIT_USAGE:
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
+    if getattr(args, "save_failures", None) is not None:
+        _save_failures(args.save_failures, outcome, err)
     try:
         try:
             print_failures(out, outcome.results(only_problems=True))
@@ -488,6 +569,26 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     if args.otlp and outcome.report_path is not None:
         return _export_spans(outcome.report_path, args.otlp, outcome.exit_code, out, err)
     return outcome.exit_code
+
+
+def _save_failures(target: Path, outcome, err) -> None:
+    from .authoring.failures import save_failures
+    from .results.folder import describe_os_error
+
+    command = "evalrun " + " ".join(sys.argv[1:])
+    try:
+        saved = save_failures(outcome.results(only_problems=True), target, command)
+    except OSError as exc:
+        err.line(f"--save-failures: cannot write {target}: {describe_os_error(exc)}")
+        return
+    except ValueError as exc:  # the results file went away after the run
+        err.line(f"--save-failures: cannot read the results back: {exc}")
+        return
+    if saved:
+        err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: "
+                 f"evalrun run {target}")
+    else:
+        err.line(f"--save-failures: no case failed or ended in error; {target} was not written")
 
 
 def _shown(path: Path) -> str:
@@ -644,6 +745,50 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return import_command(args, sys.stdout, sys.stderr)
 
 
+def _cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    from .api import EXIT_NO_CASES, list_cases
+    from .report.console import visible
+
+    listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
+    for diagnostic in listing.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    if listing.exit_code == EXIT_NO_CASES:
+        print("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""), file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps([case.to_json() for case in listing.cases], indent=1))
+        return listing.exit_code
+    rows = [[case.id, case.source, case.format, ",".join(case.tags) or "-",
+             f"replay {case.transcript}" if case.transcript else f"agent {case.agent or '(none)'}",
+             f"{case.turns} turn{'' if case.turns == 1 else 's'}" + (" + simulated" if case.simulated else "")]
+            for case in listing.cases]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)] if rows else []
+    for row in rows:
+        print(visible("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]))
+    if rows:
+        print(f"{len(rows)} case{'' if len(rows) == 1 else 's'}", file=sys.stderr)
+    return listing.exit_code
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from .authoring.record_cli import record_command
+
+    return record_command(args, sys.stdout, sys.stderr)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .authoring.simulate_cli import simulate_command
+
+    return simulate_command(args, sys.stdout, sys.stderr)
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from .watch import WatchOptions, watch
+
+    return watch(WatchOptions(args.paths, args.config, args.filter, args.tag, args.agent), sys.stdout, sys.stderr)
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .api import EXIT_USAGE
     from .authoring.convert import convert
@@ -679,5 +824,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
-_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
-             "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}
+_COMMANDS = {"run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore,
+             "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate,
+             "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate, "watch": _cmd_watch,
+             "schema": _cmd_schema, "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert,
+             "import": _cmd_import}

@@ -8,8 +8,6 @@ from runner.transcripts.read import read_recording
 from tests.cli_helpers import run_cli
 from tests.fakes.otel_spans import Traces, genai_turn
 
-pytest.importorskip("runner.authoring.record", reason="the draft writer of `evalrun record --from` (branch record)")
-
 
 def _traces(tmp_path):
     traces = Traces()

@@ -14,12 +14,8 @@ __all__ = ["import_command"]
 
 
 def import_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        from .record_cli import record_command
-    except ImportError:  # built without `evalrun record`
-        print("evalrun import: this evalrun has no draft writer (`evalrun record --from`); nothing was written",
-              file=err)
-        return 4
+    from .record_cli import record_command
+
     for name, default in (("annotate", False), ("config", None)):
         if not hasattr(args, name):
             setattr(args, name, default)

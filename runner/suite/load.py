@@ -311,6 +311,15 @@ def _looks_like_transcript(data: Any) -> bool:
     return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
 
 
+def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:
+    """Each case of a suite file as written, with the file's shared keys applied (so that it stands
+    alone), and the line and column where it starts: for tools that copy cases (--save-failures)."""
+    doc = read_document(path, display_path(path))
+    if not isinstance(doc.data, dict):
+        return []
+    return [(case, doc.position(at)) for case, at in _split_cases(doc, doc.data, path.stem)]
+
+
 def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]]:
     """Each case's merged data and its location in the file."""
     cases = data.get("cases")
