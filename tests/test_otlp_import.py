@@ -2,7 +2,6 @@
 `evalrun import traces.jsonl -o suites/imported/` then `evalrun run suites/imported/`."""
 from __future__ import annotations
 
-import pytest
 
 from runner.transcripts.read import read_recording
 from tests.cli_helpers import run_cli
