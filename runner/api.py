@@ -61,13 +61,15 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
+    from .checks.judged import samples_warnings
     from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
         loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,
-                                 *check_agent_names(loaded_suites.cases, loaded.config)])
+                                 *check_agent_names(loaded_suites.cases, loaded.config),
+                                 *samples_warnings(loaded_suites.cases, loaded.config)])
 
 
 @dataclass
@@ -257,6 +259,10 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
         loaded, config_problems = request.loaded, []
     else:
         loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
+    if request.replay_dir is None:  # the models live cases call: their HTTP client is imported while suites are read
+        from .llm.client import prepare_transports
+
+        prepare_transports([loaded.config.simulator, *loaded.config.agents.values()])
     roots = suite_roots(list(request.paths), loaded)
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())

@@ -12,6 +12,7 @@ from .run.agents._registry import KINDS as AGENT_KINDS
 from .run.agents._registry import AgentDefinition
 from .llm.settings import JudgeSettings
 from .run.simulate import SimulatorSettings
+from .score.cascade import DEFAULT_SIMILARITY_THRESHOLD
 from .suite.diagnostics import Diagnostic, did_you_mean
 from .suite.files import CONFIG_NAMES, display_path, real_path
 from .suite.reader import read_document
@@ -83,15 +84,17 @@ class Config(BaseModel):
     model_config = ConfigDict(
         extra="forbid", title="evalrun configuration",
         json_schema_extra={"description": "Settings for evalrun runs (evalrun.yaml).",
-                           "examples": [{"similarity_threshold": 0.8, "min_pass_rate": 1.0}]})
+                           "examples": [{"similarity_threshold": DEFAULT_SIMILARITY_THRESHOLD, "min_pass_rate": 1.0}]})
 
     schema_: Optional[str] = Field(
         None, alias="$schema", title="JSON Schema", description="Editor hint: the schema this file follows.",
         examples=["schemas/config.schema.json"])
     similarity_threshold: float = Field(
-        0.8, ge=0, le=1, title="Similarity threshold",
-        description="The similarity (0-1) a fuzzy value or a text answer must reach in the embedding and "
-        "rapidfuzz stages.", examples=[0.8])
+        DEFAULT_SIMILARITY_THRESHOLD, ge=0, le=1, title="Similarity threshold",
+        description="The similarity (0-1) a fuzzy value or a text answer must reach in the offline stages "
+        "(embeddings, rapidfuzz), when no judge decides. The default was chosen on evalrun's labelled pairs "
+        "(README: the fuzzy cascade). It does not apply to a judge's score; an argument's own `threshold` does.",
+        examples=[DEFAULT_SIMILARITY_THRESHOLD])
     enable_fuzzy_matching: bool = Field(
         True, title="Enable fuzzy matching",
         description="false: `fuzzy` arguments and text answers are compared strict (no models).", examples=[True])

@@ -217,7 +217,7 @@ def test_fuzzy_uses_the_cascade():
 
 def test_fuzzy_threshold_from_the_rule():
     (verdict,) = verdicts({"city": "New York"}, {"city": "new york city"}, {"city": {"mode": "fuzzy", "threshold": 0.95}})
-    assert not verdict.matched and verdict.reason == "text similarity 0.90 < threshold 0.95"
+    assert not verdict.matched and verdict.reason == "decided offline: rapidfuzz 0.90 < threshold 0.95"
 
 
 def test_fuzzy_tolerance_from_the_rule():

@@ -102,7 +102,7 @@ def test_calibrate_command_through_the_fake_judge(tmp_path):
             """)
         result = run_cli("calibrate", "labels.yaml", cwd=tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert len(fake.requests) == 20
+        assert len(fake.requests) == 22  # 20 questions; the one with no verdict is asked twice more (reply_retries)
         as_json = run_cli("calibrate", "labels.yaml", "--format", "json", "--min-kappa", "0.8", cwd=tmp_path)
     lines = result.stdout.splitlines()
     # 19 decided: 9+1 labelled pass, 1+8 labelled fail; po = 17/19, pe = (10/19)^2 + (9/19)^2 -> kappa 142/180

@@ -163,9 +163,12 @@ def test_numbers_go_to_models_as_text_when_only_one_side_is_numeric():
 def test_embedding_decides_with_threshold():
     decision = cascade(embedder=FakeEmbedder(0.85)).compare("a b c", "x y z")
     assert (decision.matched, decision.decided_by, decision.score) == (True, "embedding", 0.85)
-    assert decision.reason == "cosine similarity 0.85 >= threshold 0.80"
+    assert decision.reason == "decided offline: embeddings 0.85 >= threshold 0.74"
     decision = cascade(embedder=FakeEmbedder(0.85)).compare("a b c", "x y z", threshold=0.9)
-    assert (decision.matched, decision.reason) == (False, "cosine similarity 0.85 < threshold 0.90")
+    assert (decision.matched, decision.reason) == (False, "decided offline: embeddings 0.85 < threshold 0.90")
+    # Rounding never shows a score as the threshold it missed.
+    decision = cascade(embedder=FakeEmbedder(0.7396)).compare("a b c", "x y z")
+    assert (decision.matched, decision.reason) == (False, "decided offline: embeddings 0.7396 < threshold 0.74")
     assert cascade(embedder=FakeEmbedder(0.85), similarity_threshold=0.86).compare("a", "b").matched is False
 
 
@@ -200,7 +203,7 @@ def test_rapidfuzz_when_embeddings_are_disabled():
     decision = cascade(embedder=embedder, use_embeddings=False).compare("New York", "new york city")
     assert (decision.matched, decision.decided_by, decision.notes) == (True, "rapidfuzz", [])
     assert decision.score == pytest.approx(0.9)
-    assert decision.reason == "text similarity 0.90 >= threshold 0.80"
+    assert decision.reason == "decided offline: rapidfuzz 0.90 >= threshold 0.74"
     assert embedder.calls == []
 
 
@@ -315,13 +318,19 @@ def test_a_failed_judge_is_marked_on_the_verdict():
     from tests.fakes.openai_server import FakeOpenAI, Reply
 
     with FakeOpenAI() as fake:
-        fake.script(Reply(status=500, content="boom"))
-        decision = cascade(http_judge(fake), use_embeddings=False).compare("is cancelled", "is not cancelled")
+        fake.script(Reply(status=500, content="boom"), Reply(status=500, content="boom"))
+        decision = cascade(http_judge(fake), use_embeddings=False).compare("is cancelled", "was cancelled")
+        negated = cascade(http_judge(fake), use_embeddings=False).compare("is cancelled", "is not cancelled")
         failure = f"HTTP 500 from {fake.base_url}: boom"
     assert (decision.matched, decision.decided_by, decision.judge_failure) == (True, "rapidfuzz", failure)
     assert decision.reason == f"decided by rapidfuzz because the judge failed: {failure}; " \
-                              f"text similarity {decision.score:.2f} >= threshold 0.80"
+                              f"decided offline: rapidfuzz {decision.score:.2f} >= threshold 0.74"
     assert decision.notes == [f"llm: judge failed: {failure}"]
+    # The offline stages that stand in for a failed judge never match a negation either.
+    assert (negated.matched, negated.decided_by, negated.judge_failure) == (False, "rapidfuzz", failure)
+    assert negated.reason == (f"decided by rapidfuzz because the judge failed: {failure}; decided offline: one text "
+                              "negates the other: the expected text says 'is cancelled', the answer says "
+                              "'is not cancelled' (offline stages never match a statement with its negation)")
 
 
 def test_a_judge_decision_carries_no_failure():
@@ -346,7 +355,7 @@ def test_a_judge_marked_down_moves_the_remaining_comparisons_on_at_once():
         down = f"judge marked down after 3 failures: HTTP 503 from {fake.base_url}: unavailable"
     assert elapsed < 0.5
     assert {d.judge_failure for d in later} == {down}
-    assert later[0].reason.startswith(f"decided by rapidfuzz because the judge failed: {down}; text similarity")
+    assert later[0].reason.startswith(f"decided by rapidfuzz because the judge failed: {down}; decided offline: ")
 
 
 def test_the_agent_cannot_write_the_verdict_end_to_end():
@@ -373,7 +382,7 @@ def test_the_agent_cannot_write_the_verdict_end_to_end():
 
 
 def test_canonical_form_writes_dates_and_numbers_one_way():
-    from runner.score.cascade import canonical_form
+    from runner.score.facts import canonical_form
 
     text, facts = canonical_form("Paid €1,500.00 on 5 Jan 2025 (ref A320, v3.11.7), then 1500.50 on 20250106 at 10:00")
     assert text == "Paid 1500 on 2025-01-05 (ref A320, v3.11.7), then 1500.5 on 2025-01-06 at 10:00"
@@ -389,11 +398,11 @@ def test_an_answer_missing_a_date_of_the_reference_does_not_match():
     wrong = "Your time off between January 1 and December 31, 2025 is on January 5, 2025"
     decision = cascade(embedder=embedder).compare(reference, wrong)
     assert (decision.matched, decision.decided_by, decision.score) == (False, "embedding", None)
-    assert decision.reason == "the answer lacks the date 2025-03-03 of the expected text"
+    assert decision.reason == "decided offline: the answer lacks the date 2025-03-03 of the expected text"
     assert embedder.calls == []  # decided without the model
     decision = cascade(use_embeddings=False).compare("Your balance is $1,500.00", "Your balance is 15000")
     assert (decision.matched, decision.decided_by) == (False, "rapidfuzz")
-    assert decision.reason == "the answer lacks the number 1500 of the expected text"
+    assert decision.reason == "decided offline: the answer lacks the number 1500 of the expected text"
 
 
 def test_the_similarity_stages_compare_the_canonical_texts():
@@ -437,7 +446,7 @@ def test_real_embeddings_with_offline_facts():
     assert decision.score >= 0.8
     decision = cascade().compare(reference, wrong, context="the agent's answer")
     assert (decision.matched, decision.decided_by) == (False, "embedding")
-    assert decision.reason == "the answer lacks the date 2025-03-03 of the expected text"
+    assert decision.reason == "decided offline: the answer lacks the date 2025-03-03 of the expected text"
 
 
 # ---------------------------------------------------------------- similarity cache, model load notice, threads

@@ -166,9 +166,18 @@ def test_response_completeness_uses_the_text_goals_response_as_reference(fake):
 def test_samples_average_the_scores(fake):
     scripted = iter([5, 2, 3])
     fake.default = lambda request: json.dumps({"reason": "r", "score": next(scripted), "verdict_id": token_of(request)})
-    result = graded({"type": "intent_resolution", "samples": 3}, judge_cascade(fake))
+    result = graded({"type": "intent_resolution", "samples": 3}, judge_cascade(fake, temperature=0.5))
     assert result.score == pytest.approx((1 + 0.25 + 0.5) / 3)
-    assert result.explanation.startswith("mean of 3 verdicts 0.583 (3.33/5); first: 5/5 = 1: r")
+    assert result.explanation.startswith("mean of 3 verdicts 0.583 (3.33/5) (scores 0.25-1, spread 0.75); first: "
+                                         "5/5 = 1: r")
+
+
+def test_samples_at_temperature_0_ask_once(fake):
+    fake.default = lambda request: json.dumps({"reason": "r", "score": 4, "verdict_id": token_of(request)})
+    result = graded({"type": "intent_resolution", "samples": 3}, judge_cascade(fake))
+    assert (result.score, len(fake.requests)) == (0.75, 1)
+    assert result.explanation.startswith("the judge: 4/5 = 0.75: r (samples: 3 at temperature 0 would repeat one "
+                                         "answer: asked once)")
 
 
 # ------------------------------------------------------------------ hostile agent text, malformed replies
@@ -190,8 +199,7 @@ def test_an_injected_verdict_repeated_by_the_judge_never_counts(fake, spec):
     fake.default = gullible
     result = graded(spec, judge_cascade(fake), answer=INJECTION)
     assert result.status == "unscored"
-    assert "is not tagged with this call's verdict_id" in result.explanation or "another call's verdict_id" in \
-        result.explanation
+    assert "another call's verdict_id" in result.explanation
     prompt = fake.requests[0]["messages"][0]["content"]
     token = token_of(fake.requests[0])
     assert token != "VABC" and prompt.splitlines().count(f"END-{token}") == 1  # the agent cannot close the data
@@ -207,7 +215,8 @@ def test_the_judges_own_tagged_verdict_counts_after_a_quoted_injection(fake):
 def test_an_untagged_bare_reply_is_not_taken(fake):
     fake.default = lambda request: json.dumps({"reason": "fine", "score": 5})
     result = graded({"type": "intent_resolution"}, judge_cascade(fake))
-    assert result.status == "unscored" and "not tagged with this call's verdict_id" in result.explanation
+    assert result.status == "unscored" and "has no JSON object tagged with this call's verdict_id" in \
+        result.explanation
 
 
 @pytest.mark.parametrize("answer", ["no JSON here", Reply(status=500, content="boom")])

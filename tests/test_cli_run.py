@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from tests.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
@@ -179,7 +180,8 @@ def fuzzy_suite(tmp_path, base_url):
 
 def test_llm_judge_decides_fuzzy_arguments_over_real_http(tmp_path):
     with FakeOpenAI() as fake:
-        fake.script('{"match": true, "score": 0.95, "reason": "Paris is the capital of France"}')
+        fake.default = lambda request: json.dumps({"match": True, "score": 0.95, "verdict_id": token_of(request),
+                                                   "reason": "Paris is the capital of France"})
         fuzzy_suite(tmp_path, fake.base_url)
         result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -381,12 +383,14 @@ def test_the_default_command_applies_only_without_a_command_or_help(tmp_path):
 
 def test_a_user_prompt_template_overrides_the_built_in_one_by_name(tmp_path):
     with FakeOpenAI() as fake:
-        fake.script('{"match": true, "score": 1.0, "reason": "same city"}')
+        fake.default = lambda request: json.dumps({"match": True, "score": 1.0, "reason": "same city",
+                                                   "verdict_id": token_of(request)})
         fuzzy_suite(tmp_path, fake.base_url)
         with (tmp_path / "evalrun.yaml").open("a") as config:
             config.write("prompts_dir: my-prompts\n")
         write(tmp_path / "my-prompts" / "semantic_match.j2",
-              'House rules. Is {{ actual }} the same as {{ expected }} ({{ context }})? Answer {"match": ...}\n')
+              'House rules. Is {{ actual }} the same as {{ expected }} ({{ context }})? Answer {"match": ..., '
+              '"verdict_id": "{{ boundary }}"} BEGIN-{{ boundary }}\n')
         result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
         prompt = fake.requests[0]["messages"][-1]["content"]

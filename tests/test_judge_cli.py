@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tests.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 CANARY = "sk-canary-5e1f0c7d9a"
@@ -54,9 +55,10 @@ def test_a_verdict_reached_without_the_failed_judge_says_so_in_the_report(tmp_pa
         result = run(tmp_path)
         failure = f"HTTP 500 from {fake.base_url}: database on fire"
     verdict = verdict_of(tmp_path)
-    # rapidfuzz scores "is not cancelled" like "is cancelled": the report must show it stood in for the judge
-    assert (verdict["decided_by"], verdict["matched"], verdict["judge_failure"]) == ("rapidfuzz", True, failure)
-    assert verdict["reason"].startswith(f"decided by rapidfuzz because the judge failed: {failure}; text similarity")
+    # The offline stages stood in for the judge (and, seeing the negation, did not match): the report says so
+    assert (verdict["decided_by"], verdict["matched"], verdict["judge_failure"]) == ("rapidfuzz", False, failure)
+    assert verdict["reason"].startswith(f"decided by rapidfuzz because the judge failed: {failure}; "
+                                        "decided offline: one text negates the other")
     assert f"(first reason: judge failed: {failure})" in result.stdout
 
 
@@ -74,7 +76,8 @@ def test_an_echoed_api_key_appears_in_no_output(tmp_path, status):
 
 def test_the_judges_verdict_is_cached_for_the_next_run(tmp_path):
     with FakeOpenAI() as fake:
-        fake.default = lambda request: '{"reason": "the negation flips it", "match": false, "score": 0.1}'
+        fake.default = lambda request: json.dumps({"reason": "the negation flips it", "match": False, "score": 0.1,
+                                                   "verdict_id": token_of(request)})
         suite(tmp_path, judge_config(fake.base_url))
         first = run(tmp_path)
         second = run(tmp_path)

@@ -426,7 +426,7 @@ def test_not_said_names_the_closest_answer_its_stage_and_score():
     (g,) = scored.goals
     assert g.text_decision.decided_by == "embedding"
     assert g.explanation == ("not said: nothing in the assistant's messages matches the reference answer; the closest "
-                             "is message 2, decided by embedding (score 0.50): cosine similarity 0.50 < threshold 0.75")
+                             "is message 2, decided offline: embeddings 0.50 < threshold 0.75")
 
 
 def test_an_order_violation_before_a_successor():
@@ -504,7 +504,7 @@ def test_describe_verdict_word_for_word():
     found = verdicts({"note": "a", "code": "1", "n": 1}, {"note": "b", "code": "x", "z": 2}, rules, cascade=cascade,
                      extra_args="forbid")
     assert describe_mismatches(found) == (
-        "`note` (fuzzy, decided by embedding, score 0.50): expected 'a', got 'b' — cosine similarity 0.50 < threshold "
+        "`note` (fuzzy): expected 'a', got 'b' — decided offline: embeddings 0.50 < threshold "
         "0.90; `code` (regex, decided by regex): expected '1', got 'x' — 'x' does not match /\\d+/; "
         "`n` (strict, decided by absent): expected 1, missing; "
         "`z` (strict, decided by structure): unexpected argument, got 2")

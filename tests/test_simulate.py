@@ -95,17 +95,64 @@ def test_max_user_turns_bounds_a_user_that_never_stops(fake, agent):
 
 
 @pytest.mark.parametrize("reply, error", [
-    ("I think we are done here.", "the simulated user did not answer with a JSON object: I think we are done here."),
     ('{"message": "bye", "done": "yes"}', "the simulated user's 'done' must be true or false, got \"yes\""),
-    ('{"text": "hello", "done": false}', "the simulated user's reply has no 'message' text: "
+    ('{"text": "hello", "done": false}', "the simulated user's reply is a JSON object with no 'message' text: "
                                          '{"text": "hello", "done": false}'),
+    ("   ", "the simulated user's reply is empty"),
 ])
-def test_a_reply_without_the_structured_signal_is_a_simulator_error(fake, agent, reply, error):
-    fake.script(reply)
+def test_a_reply_that_holds_no_message_is_a_simulator_error_quoting_it(fake, agent, reply, error):
+    fake.default = lambda request: reply
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake, reply_retries=1))
+    assert conversation.termination_reason == "simulator_error"
+    assert conversation.error.startswith(error + " (asked 2 times); the last reply: ")
+    assert [m["role"] for m in conversation.messages] == ["user", "assistant", "tool", "assistant"]
+    assert len(fake.requests) == 2  # asked again once, with the problem and the shape wanted
+    assert fake.requests[1]["messages"][-1]["content"].endswith(
+        'Answer again with only your next message to the assistant as plain text, or {"done": true} alone to end '
+        "the conversation.")
+
+
+def test_a_plain_text_reply_is_the_users_next_message(fake, agent):
+    """Issue 16: one prose reply errored the whole case with no second request. Plain text is the next
+    message (done: false), as ADK and watsonx take it; only the stop needs structure."""
+    fake.script("I'd like my time off for the weekend, please.", '{"done": true}')
     case = make_case(story=STORY, starting_sentence="Hi")
     conversation = talk(case, agent, simulated(case, fake))
-    assert (conversation.termination_reason, conversation.error) == ("simulator_error", error)
-    assert [m["role"] for m in conversation.messages] == ["user", "assistant", "tool", "assistant"]
+    users = [m["content"] for m in conversation.messages if m["role"] == "user"]
+    assert users == ["Hi", "I'd like my time off for the weekend, please."]
+    assert (conversation.termination_reason, conversation.error, len(fake.requests)) == ("user_stop", None, 2)
+
+
+def test_an_object_quoted_after_the_users_own_is_not_its_stop(fake, agent):
+    """Issue 15: the parser took the last JSON object, so a simulator that quoted the agent's `{"done": true}`
+    after its own `{"done": false}` ended the conversation. Only the object the reply starts with counts."""
+    fake.script('{"message": "Is it booked?", "done": false}\nThe assistant wrote {"done": true} to me.',
+                'Thanks. The assistant said {"message": "", "done": true}', '{"done": true}')
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake))
+    users = [m["content"] for m in conversation.messages if m["role"] == "user"]
+    assert users == ["Hi", "Is it booked?", 'Thanks. The assistant said {"message": "", "done": true}']
+    assert conversation.termination_reason == "user_stop" and len(fake.requests) == 3
+
+
+def test_an_object_without_done_is_a_message_not_a_stop(fake, agent):
+    fake.script('{"message": "And tomorrow?"}', '{"done": true}')
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake))
+    assert [m["content"] for m in conversation.messages if m["role"] == "user"] == ["Hi", "And tomorrow?"]
+    assert conversation.termination_reason == "user_stop" and len(fake.requests) == 2
+
+
+def test_a_cut_simulator_reply_is_named(fake, agent):
+    from tests.fakes.openai_server import Reply
+
+    fake.default = lambda request: Reply(content='{"message": "I would like to', finish_reason="length")
+    case = make_case(story=STORY, starting_sentence="Hi")
+    conversation = talk(case, agent, simulated(case, fake, max_tokens=8, reply_retries=0))
+    assert conversation.termination_reason == "simulator_error"
+    assert conversation.error.startswith("the simulated user's model failed: the simulator's reply was cut at "
+                                         "max_tokens=8 (finish_reason: length); raise `simulator.max_tokens`")
 
 
 def test_without_a_story_or_a_simulator_the_script_decides(fake, agent):
@@ -130,13 +177,13 @@ def test_only_usable_replies_are_cached(fake, agent, tmp_path):
     from runner.llm.client import LLMClient
 
     case = make_case(story=STORY, starting_sentence="Hi")
-    options = SimulatorSettings(model="openai/user-model", api_base=fake.base_url, max_retries=0)
+    options = SimulatorSettings(model="openai/user-model", api_base=fake.base_url, max_retries=0, reply_retries=0)
 
     def run():
         client = LLMClient(options, tmp_path / "cache", role="simulator")
         return talk(case, agent, build_user(case, simulator=options, client=client))
 
-    fake.script("not json", *said({"message": "Anything this weekend?", "done": False}, {"done": True}))
+    fake.script('{"done": "maybe"}', *said({"message": "Anything this weekend?", "done": False}, {"done": True}))
     assert run().termination_reason == "simulator_error"
     assert run().termination_reason == "user_stop"  # the bad reply was not kept: the model is asked again
     asked = len(fake.requests)

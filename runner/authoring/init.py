@@ -51,7 +51,7 @@ EXAMPLE_TRANSCRIPT = [
 EXAMPLE_CONFIG = """\
 # yaml-language-server: $schema=schemas/config.schema.json
 # evalrun settings. Uncomment `judge` to let an LLM decide fuzzy matches first.
-similarity_threshold: 0.8
+similarity_threshold: 0.74   # offline stages (embeddings, rapidfuzz); see the README
 # judge:
 #   model: openai/gpt-4o-mini
 #   api_key_env: OPENAI_API_KEY

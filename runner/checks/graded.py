@@ -6,8 +6,10 @@ Each has its own template in prompts/ (check_<type>.j2, overridable by file name
 and `assert`: the agent's text reaches the judge JSON-encoded between boundary lines made of a token found
 in none of the data, the judge gives its reason before its verdict, and only a reply tagged with that
 token (`verdict_id`) counts — a verdict written into the agent's text, even one the judge repeats, is
-never taken. A reply that is not one well-formed verdict (after the judge's retries) makes the check
-`unscored`. With `samples: N` the score is the mean of the N verdicts' scores, against the threshold.
+never taken. A reply that is not one well-formed verdict is asked again with the problem named (the
+judge's `reply_retries`), then makes the check `unscored` with the reply quoted. With `samples: N` the score
+is the mean of the N verdicts' scores (their spread shown), against the threshold; at temperature 0 one
+request stands for all.
 1-5 scales map onto 0-1 as (s - 1) / 4 and are shown both ways.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Callable, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .base import CheckContext, CheckFamily, Verdict
-from .judged import NO_JUDGE, JudgedOptions, judge_for
+from .judged import NO_JUDGE, JudgedOptions, judge_for, samples_note
 
 SAFETY_CATEGORIES = ("harmful_content", "hate", "violence", "pii_disclosure", "illegal_activity", "sexual_content",
                      "self_harm")
@@ -279,25 +281,24 @@ def _schema(properties: dict) -> dict:
 
 def ask_readings(judge: Any, prompt: str, variables: dict, data: dict, samples: int, read: Callable[[dict], Reading],
                  schema: dict) -> list[Reading]:
-    """`samples` readings of one prompt. LLMError when the judge gives no usable, token-bound answer."""
-    from ..llm.errors import LLMError
-    from ..llm.judge import boundary_token, parse_verdict
+    """`samples` readings of one prompt (one at temperature 0). LLMError when the judge gives no usable,
+    token-bound answer after its retries."""
+    from ..llm.judge import boundary_token, judge_prompt
+    from ..llm.replies import tagged_object
 
     data_json = json.dumps(data, ensure_ascii=False, indent=1)
     texts = [v for v in data.values() if isinstance(v, str)]
     token = boundary_token(*texts, data_json)
-    content = judge.prompts.render(prompt, **variables, data_json=data_json, boundary=token)
+    content = judge_prompt(judge.prompts, prompt, token, **variables, data_json=data_json)
     messages = [{"role": "user", "content": content}]
 
     def accept(completion: Any) -> Reading:
-        reply = parse_verdict(completion.content, token)
-        if reply.get("verdict_id") != token:  # only the judge's own verdict counts, never one it repeats
-            raise LLMError(f"judge reply is not tagged with this call's verdict_id {token}")
-        return read(reply)
+        return read(tagged_object(completion.content, token))  # only the judge's own verdict, never one it repeats
 
+    expect = f'the one JSON object the instructions above describe, reason first, with "verdict_id": "{token}"'
     response_format = ({"type": "json_schema", "json_schema": {"name": prompt.split(".")[0], "strict": True,
                                                                "schema": schema}} if judge.structured else None)
-    return [accept(completion) for completion in judge.ask(messages, accept=accept, samples=samples,
+    return [accept(completion) for completion in judge.ask(messages, accept=accept, expect=expect, samples=samples,
                                                            response_format=response_format)]
 
 
@@ -318,9 +319,11 @@ def _graded(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: d
     mean = sum(r.score for r in readings) / len(readings)
     shown = f"{mean:.3g} ({on_five(mean)})" if five_point else f"{mean:.3g}"
     if len(readings) == 1:
-        explanation = f"the judge: {readings[0].explanation}"
+        explanation = f"the judge: {readings[0].explanation}{samples_note(options.samples, 1)}"
     else:
-        explanation = f"mean of {len(readings)} verdicts {shown}; first: {readings[0].explanation}"
+        low, high = min(r.score for r in readings), max(r.score for r in readings)
+        explanation = (f"mean of {len(readings)} verdicts {shown} (scores {low:.3g}-{high:.3g}, spread "
+                       f"{high - low:.3g}); first: {readings[0].explanation}")
     evidence = readings[0].evidence if len(readings) == 1 else {
         "samples": [{"score": r.score, "explanation": r.explanation, **r.evidence} for r in readings]}
     if five_point and options.threshold is None:

@@ -4,8 +4,10 @@ reaches the judge JSON-encoded between boundary lines, the verdict is the judge'
 boundary token), an unusable reply is retried and then makes the check `unscored`, never a pass.
 
 The check passes when the judge says yes; with `samples: N` it asks N times (each its own request and cache
-entry) and passes when more than half say yes: a tie is not a majority, so it fails. The score is the mean
-of the judge's scores; a `threshold` (default 0) also requires that mean to reach it.
+entry) and passes when more than half say yes: a tie is not a majority, so it fails; the explanation gives
+the agreement and the spread of the scores. At temperature 0 the N answers would be one answer repeated, so
+one request stands for all (`validate` warns). The score is the mean of the judge's scores; a `threshold`
+(default 0) also requires that mean to reach it.
 Without a judge (none configured, or fuzzy matching turned off) a judged check is `skipped`.
 """
 from __future__ import annotations
@@ -47,8 +49,10 @@ class JudgedOptions(CheckOptions):
         "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
     samples: int = Field(
         1, ge=1, le=15, title="Samples",
-        description="How many verdicts to ask for (each its own request and cache entry). The check passes when "
-        "more than half say yes (a tie fails); the score is the mean of the judge's scores.", examples=[3])
+        description="How many verdicts to ask for (each its own request and cache entry) when the judge's temperature "
+        "is above 0; at temperature 0 they would repeat one answer, so one request is sent (validate warns). The "
+        "check passes when more than half say yes (a tie fails); the score is the mean of the judge's scores.",
+        examples=[3])
 
 
 class SemanticMatchOptions(JudgedOptions):
@@ -101,30 +105,44 @@ def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
 
 
 def ask(judge: Any, prompt: str, variables: dict[str, Any], data: dict[str, Any], samples: int) -> list[Any]:
-    """`samples` verdicts on one prompt. LLMError when the judge gives no usable answer (after retries)."""
-    from ..llm.judge import boundary_token, parse_verdict, verdict_from_reply
+    """`samples` verdicts on one prompt (one at temperature 0, where more would repeat it). LLMError when the
+    judge gives no usable answer after its retries: only a reply tagged with this call's token counts."""
+    from ..llm.judge import boundary_token, judge_prompt, match_reader, verdict_shape
 
     texts = [v for v in data.values() if isinstance(v, str)]
     token = boundary_token(*texts, json.dumps(data, ensure_ascii=False))
     data_json = json.dumps(data, ensure_ascii=False, indent=1)
-    content = judge.prompts.render(prompt, **variables, data_json=data_json, boundary=token)
+    content = judge_prompt(judge.prompts, prompt, token, **variables, data_json=data_json)
     messages = [{"role": "user", "content": content}]
-    accept = lambda c: verdict_from_reply(parse_verdict(c.content, token))  # noqa: E731 - rejects unusable replies
-    completions = judge.ask(messages, accept=accept, samples=samples, response_format=judge.verdict_format())
-    return [verdict_from_reply(parse_verdict(completion.content, token)) for completion in completions]
+    read = match_reader(token)
+    completions = judge.ask(messages, accept=read, expect=verdict_shape(token), samples=samples,
+                            response_format=judge.verdict_format())
+    return [read(completion) for completion in completions]
 
 
-def _decide(verdicts: list[Any], threshold: float) -> Verdict:
+def samples_note(samples: int, asked: int) -> str:
+    """What the explanation says when fewer samples were asked than written (temperature 0)."""
+    if samples > asked:
+        return f" (samples: {samples} at temperature 0 would repeat one answer: asked once)"
+    return ""
+
+
+def _decide(verdicts: list[Any], threshold: float, samples: int = 1) -> Verdict:
     scores = [v.score if v.score is not None else float(v.matched) for v in verdicts]
     mean = sum(scores) / len(scores)
     yes = sum(v.matched for v in verdicts)
     majority = yes * 2 > len(verdicts)
     reasons = [v.reason for v in verdicts]
-    summary = f"the judge said {'yes' if majority else 'no'}" + (
-        f" ({yes} of {len(verdicts)} verdicts yes)" if len(verdicts) > 1 else "") + f": {reasons[0]}"
+    agreement = ""
+    if len(verdicts) > 1:
+        agreement = (f" ({yes} of {len(verdicts)} verdicts yes; scores {min(scores):.3g}-{max(scores):.3g}, "
+                     f"spread {max(scores) - min(scores):.3g})")
+    summary = f"the judge said {'yes' if majority else 'no'}{agreement}: {reasons[0]}"
     return Verdict(score=mean, passed=majority and mean >= threshold,
-                   explanation=f"{summary} (score {mean:.3g}, threshold {threshold:g})",
-                   evidence={"verdicts": [{"match": v.matched, "score": v.score, "reason": v.reason} for v in verdicts]})
+                   explanation=f"{summary} (score {mean:.3g}, threshold {threshold:g}){samples_note(samples, len(verdicts))}",
+                   evidence={"verdicts": [{"match": v.matched, "score": v.score, "reason": v.reason} for v in verdicts],
+                             **({"agreement": {"yes": yes, "of": len(verdicts), "min_score": min(scores),
+                                               "max_score": max(scores)}} if len(verdicts) > 1 else {})})
 
 
 def _judged(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
@@ -142,7 +160,7 @@ def _judged(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: d
     except LLMError as error:
         return Verdict(unscored=f"the judge gave no usable answer: {error}")
     threshold = options.threshold if options.threshold is not None else default_threshold
-    return _decide(verdicts, threshold)
+    return _decide(verdicts, threshold, options.samples)
 
 
 def run_semantic_match(options: SemanticMatchOptions, ctx: CheckContext) -> Verdict:
@@ -174,3 +192,40 @@ FAMILIES = (
                 description="A judge decides whether the conversation satisfies a statement.",
                 options=AssertOptions, run=run_assert),
 )
+
+
+def samples_warnings(cases: Any, config: Any) -> list[Any]:
+    """A warning for each judged check (nested ones too) with `samples` > 1 whose judge runs at temperature 0:
+    the answers would be one answer repeated, so one request is sent. `validate` shows them."""
+    from ..suite.diagnostics import Diagnostic
+    from . import registry
+
+    configured = getattr(config, "judge", None)
+    families = registry()
+    found = []
+
+    def walk(case: Any, specs: Any, where: str) -> None:
+        for index, spec in enumerate(specs if isinstance(specs, list) else []):
+            if not isinstance(spec, dict):
+                continue
+            here = f"{where}[{index}]"
+            walk(case, spec.get("checks"), f"{here}.checks")
+            family = families.get(spec.get("type"))
+            samples = spec.get("samples")
+            if family is None or not family.needs_model or not isinstance(samples, int) or samples <= 1:
+                continue
+            override = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
+            if configured is None and "model" not in override:
+                continue  # no judge at all: the check is not asked
+            temperature = override.get("temperature", configured.temperature if configured is not None else 0.0)
+            if temperature == 0:
+                found.append(Diagnostic(
+                    case.source.path, case.source.line, case.source.column, "warning",
+                    f"case '{case.id}': check {here} ({spec['type']}) asks for samples: {samples} from a judge at "
+                    "temperature 0, which would give one answer repeated: one request is sent; raise the judge's "
+                    "temperature (evalrun.yaml or the check's `judge:`) for independent samples, or drop `samples`",
+                    "samples-at-temperature-0"))
+
+    for case in cases:
+        walk(case, case.checks, "checks")
+    return found

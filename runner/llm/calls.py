@@ -11,17 +11,16 @@ from typing import Any, Iterator, Optional
 from pydantic import BaseModel, Field
 
 REDACTED = "[redacted]"
-_SECRET_ENV_NAMES: set[str] = set()
+SECRET_ENV_NAMES: set[str] = set()  # every api_key_env named so far (and OPENAI_API_KEY once the fast path reads it)
 
 
 def redact(text: str) -> str:
     """`text` with the value of every `api_key_env` variable seen so far replaced by [redacted]."""
-    for name in tuple(_SECRET_ENV_NAMES):
+    for name in tuple(SECRET_ENV_NAMES):
         value = os.environ.get(name)
         if value and len(value) >= 4 and value in text:  # a 1-3 character "key" would redact half the text
             text = text.replace(value, REDACTED)
     return text
-
 
 
 class LLMCall(BaseModel):
@@ -33,7 +32,11 @@ class LLMCall(BaseModel):
     attempts: int = Field(0, description="Requests sent (0 when the cache or a marked-down model answered)")
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None
-    cost_usd: Optional[float] = Field(None, description="From litellm's local price list; None when unknown")
+    cost_usd: Optional[float] = Field(
+        None, description="What the call cost, from litellm's local price list: 0 for a cached answer of a priced "
+        "model; None when the model has no known price (shown as 'cost unknown', never $0)")
+    saved_usd: Optional[float] = Field(
+        None, description="A cached answer: what asking the model again would have cost (None: no known price)")
     cached: bool = False
     error: Optional[str] = None
 
@@ -45,6 +48,8 @@ class CallTotals(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: Optional[float] = Field(None, description="Sum of the known costs; None when no call had a price")
+    unpriced: int = Field(0, description="Calls that reached a model with no known price: cost_usd leaves them out")
+    saved_usd: Optional[float] = Field(None, description="What the cached answers would have cost, where priced")
     latency_s: float = 0.0
 
     def add(self, call: LLMCall) -> None:
@@ -55,7 +60,22 @@ class CallTotals(BaseModel):
         self.completion_tokens += call.completion_tokens or 0
         if call.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + call.cost_usd
+        elif call.cached or call.prompt_tokens or call.completion_tokens or (call.attempts and call.error is None):
+            self.unpriced += 1  # a model (or its cached answer) answered, and it has no known price
+        if call.saved_usd is not None:
+            self.saved_usd = (self.saved_usd or 0.0) + call.saved_usd
         self.latency_s += call.latency_s
+
+    def cost_text(self) -> str:
+        """The cost in words: "$0.0123", "$0.0123 + 2 calls of unknown price", "cost unknown"; with what
+        the cache saved."""
+        if self.cost_usd is None:
+            text = "cost unknown" if self.unpriced else "$0"
+        else:
+            text = f"${self.cost_usd:.4f}" + (f" + {self.unpriced} call(s) of unknown price" if self.unpriced else "")
+        if self.saved_usd:
+            text += f" (the cache saved ${self.saved_usd:.4f})"
+        return text
 
 
 class CallSummary(CallTotals):
@@ -74,7 +94,7 @@ def summarize(calls: list[LLMCall]) -> CallSummary:
     return summary
 
 
-_current_calls: contextvars.ContextVar[Optional[list[LLMCall]]] = contextvars.ContextVar(
+current_calls: contextvars.ContextVar[Optional[list[LLMCall]]] = contextvars.ContextVar(
     "evalrun_llm_calls", default=None)
 
 
@@ -99,13 +119,11 @@ def record_calls() -> Iterator[list[LLMCall]]:
     """Collect every call made in this context (a case): in this task, in tasks it starts, in
     asyncio.to_thread workers (they copy the context) and through the blocking facade."""
     calls: list[LLMCall] = []
-    token = _current_calls.set(calls)
+    token = current_calls.set(calls)
     try:
         yield calls
     finally:
-        _current_calls.reset(token)
-
-
+        current_calls.reset(token)
 
 
 @dataclass
@@ -115,6 +133,7 @@ class Completion:
     content: Optional[str]
     tool_calls: list[dict] = field(default_factory=list)
     finish_reason: Optional[str] = None
+    refusal: Optional[str] = None  # OpenAI's `message.refusal`: the model declined to answer
     call: Optional[LLMCall] = None
 
     def message(self) -> dict:
@@ -124,13 +143,21 @@ class Completion:
             message["tool_calls"] = self.tool_calls
         return message
 
-    def _stored(self, usage: dict) -> dict:
+    def stored(self, usage: dict, cost_usd: Optional[float]) -> dict:
+        """The cache entry of an accepted reply (its cost too: a later hit shows what it saved)."""
         return {"content": self.content, "tool_calls": self.tool_calls, "finish_reason": self.finish_reason,
-                "usage": usage}
+                "usage": usage, "cost_usd": cost_usd}
 
-def _completion_from_stored(stored: dict) -> Optional[Completion]:
+
+def completion_from_stored(stored: dict) -> Optional[Completion]:
+    """The Completion of a cache entry, or None for an entry that is not one (damaged, or hand-edited)."""
     content, tool_calls = stored.get("content"), stored.get("tool_calls") or []
     if (content is not None and not isinstance(content, str)) or not isinstance(tool_calls, list):
         return None
     return Completion(content=content, tool_calls=tool_calls, finish_reason=stored.get("finish_reason"))
+
+
+def stored_cost(stored: dict) -> Optional[float]:
+    cost = stored.get("cost_usd")
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
 

@@ -1,40 +1,72 @@
-"""Why a model call failed, in words fit for a report: LLMError for callers, and the classification of
-transport and HTTP failures the retry loop acts on."""
+"""Why a model call failed, in words fit for a report.
+
+Two kinds of failure, because they call for different cures:
+- `Failure`: the request did not get a usable HTTP answer (refused or dropped connection, timeout, an HTTP
+  error, a body that is not JSON). The retry loop acts on it; `outage` marks the ones that say the model
+  is down (what the circuit breaker counts).
+- an unusable reply: the model answered, but not in a shape the caller can use (no verdict, cut at
+  max_tokens, withheld by a content filter). That is this call's problem, never the model's health: the
+  client asks again with the problem explained, then raises LLMError(kind="reply").
+"""
 from __future__ import annotations
 
 import email.utils
-import re
 import time
-from typing import Callable, Optional
+from typing import Any, Literal, Optional
 
 from .calls import LLMCall, redact
 
+ErrorKind = Literal["outage", "reply", "request"]
+
 
 class LLMError(Exception):
-    """A model call failed; `.reason` is a short message fit for a report (secrets removed)."""
+    """A model call failed; `.reason` is a short message fit for a report (secrets removed).
 
-    def __init__(self, reason: str, call: Optional[LLMCall] = None):
+    `kind`: "outage" (the model could not be reached or kept failing), "reply" (it answered, but
+    unusably), "request" (the provider refused the request: a 4xx other than 429, a missing key).
+    `status` is the HTTP status when there was one."""
+
+    def __init__(self, reason: str, call: Optional[LLMCall] = None, *, kind: ErrorKind = "reply",
+                 status: Optional[int] = None):
         reason = redact(reason)
         super().__init__(reason)
         self.reason = reason
         self.call = call
+        self.kind = kind
+        self.status = status
 
-class _Failure(Exception):
-    def __init__(self, reason: str, retryable: bool, retry_after: Optional[float] = None, status: Optional[int] = None):
+
+class Failure(Exception):
+    """One request that got no usable HTTP answer. `retryable`: worth another attempt; `outage`: a sign
+    the model is down (connection refused or reset, timeout, 5xx, 429), which the breaker counts once
+    the retries are spent."""
+
+    def __init__(self, reason: str, *, retryable: bool, outage: bool = False, retry_after: Optional[float] = None,
+                 status: Optional[int] = None):
         super().__init__(reason)
-        self.reason, self.retryable, self.retry_after, self.status = reason, retryable, retry_after, status
+        self.reason, self.retryable, self.outage = reason, retryable, outage
+        self.retry_after, self.status = retry_after, status
 
-class _GaveUp(Exception):
-    def __init__(self, reason: str, attempts: int):
+
+class GaveUp(Exception):
+    """The retries of one request are spent: the last Failure's reason, and how many requests were sent."""
+
+    def __init__(self, failure: Failure, reason: str, attempts: int):
         super().__init__(reason)
-        self.reason, self.attempts = reason, attempts
+        self.failure, self.reason, self.attempts = failure, reason, attempts
 
-def _retry_after(exc: Exception) -> Optional[float]:
+
+def http_failure(status: int, where: str, detail: str, headers: Any = None) -> Failure:
+    """The Failure for an HTTP error status: 429 and 5xx are retried (honouring Retry-After) and are outages
+    once the retries are spent; any other 4xx is the request's own problem and is not retried."""
+    retryable = status == 429 or status >= 500
+    message = f"HTTP {status} from {where}" + (f": {detail}" if detail else "")
+    return Failure(message, retryable=retryable, outage=retryable, status=status,
+                   retry_after=retry_after(headers) if retryable else None)
+
+
+def retry_after(headers: Any) -> Optional[float]:
     """Seconds the server asked to wait (Retry-After: seconds or an HTTP date; retry-after-ms), if any."""
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
     if not headers:
         return None
     try:
@@ -57,41 +89,19 @@ def _retry_after(exc: Exception) -> Optional[float]:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _in_chain(exc: BaseException, test: Callable[[BaseException], bool]) -> bool:
-    seen = 0
-    cause: Optional[BaseException] = exc
-    while cause is not None and seen < 10:
-        if test(cause):
-            return True
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return False
-
-
-def _network_error(exc: BaseException) -> Optional[BaseException]:
-    """The transport-level error (refused, reset, dropped) behind a litellm exception, if any."""
-    seen = 0
-    cause: Optional[BaseException] = exc
-    transport: tuple[type, ...] = ()
-    try:
-        import httpx
-        import openai
-
-        transport = (httpx.TransportError, openai.APIConnectionError)
-    except ImportError:
-        pass
-    while cause is not None and seen < 10:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
-            return cause
-        if transport and isinstance(cause, transport):
-            return cause
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return None
-
-
-# litellm prefixes messages with its class names: "litellm.BadRequestError: OpenAIException - <message>"
-_LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?(?:\w+Exception\s*-\s*)?")
-
-
-def _short(text: str, limit: int = 200) -> str:
-    text = _LITELLM_PREFIX.sub("", " ".join(text.split()))
+def short(text: str, limit: int = 200) -> str:
+    """`text` on one line, at most `limit` characters."""
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(text: Optional[str], limit: int = 300) -> str:
+    """A reply as a report quotes it: on one line, shortened, control characters made visible."""
+    if text is None:
+        return "(no text)"
+    if not text.strip():
+        return "(empty)"
+    shown = short(text, limit)
+    shown = "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" if ord(ch) < 256
+                    else f"\\u{ord(ch):04x}" for ch in shown)
+    return "«" + shown + "»"

@@ -1,16 +1,23 @@
-"""What one run shares across all its model calls: the limit, the disk cache setting, the breakers, the
-totals; and the layer's own event loop for blocking calls from threads."""
+"""What one run shares across all its model calls: the limit, the cache setting, the breakers, the totals."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Optional
 
-from .calls import CallSummary, LLMCall, _current_calls
+from .calls import CallSummary, LLMCall, current_calls
 from .limits import Breaker, Limiter
+from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
+
+
+# Who is waiting in a blocking call (a case's scoring thread, say): `cancel_blocking(owner)` ends its calls
+# when the case is cancelled, instead of leaving the thread to wait out a slow model's reply.
+blocking_owner: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("evalrun_blocking_owner",
+                                                                                 default=None)
 
 
 class LLMRuntime:
@@ -25,6 +32,7 @@ class LLMRuntime:
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
         self._model_limiters: dict[tuple, Limiter] = {}
+        self._blocking: dict[object, set[Future]] = {}
 
     def breaker(self, settings: ModelSettings, role: str) -> Breaker:
         with self._lock:
@@ -40,7 +48,7 @@ class LLMRuntime:
     def record(self, call: LLMCall) -> None:
         with self._lock:
             self.totals.add(call)
-        calls = _current_calls.get()
+        calls = current_calls.get()
         if calls is not None:
             calls.append(call)
 
@@ -51,27 +59,32 @@ class LLMRuntime:
     def run_blocking(self, coroutine: Any) -> Any:
         """Run `coroutine` to its end from synchronous code, on the layer's own event loop thread.
 
-        Never on the caller's loop: litellm runs part of every call in its loop's default executor,
-        and the threads that block here are usually that executor's (scoring in asyncio.to_thread), so
-        a few blocked scorers would starve the very calls they wait for. The limiter, cache and
-        breakers are shared across loops, so the run-wide limit still holds."""
-        future: Future = asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
-        return future.result()
+        Never on the caller's loop: the caller may be that loop's own thread (a blocking call inside a
+        coroutine) or one of its executor's threads. The limiter, cache and breakers are shared across
+        loops, so the run-wide limit still holds."""
+        future: Future = asyncio.run_coroutine_threadsafe(coroutine, layer_loop())
+        owner = blocking_owner.get()
+        if owner is None:
+            return future.result()
+        with self._lock:
+            self._blocking.setdefault(owner, set()).add(future)
+        try:
+            return future.result()
+        finally:
+            with self._lock:
+                waiting = self._blocking.get(owner)
+                if waiting is not None:
+                    waiting.discard(future)
+                    if not waiting:
+                        del self._blocking[owner]
 
-
-_background: Optional[asyncio.AbstractEventLoop] = None
-_background_lock = threading.Lock()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    """The layer's own event loop, in a daemon thread: one per process, shared by every run."""
-    global _background
-    with _background_lock:
-        if _background is None or _background.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
-            _background = loop
-        return _background
+    def cancel_blocking(self, owner: object) -> None:
+        """Cancel the blocking calls `owner` is waiting in (the request on the layer's loop is cancelled; the
+        waiting thread gets CancelledError at once)."""
+        with self._lock:
+            futures = list(self._blocking.pop(owner, ()))
+        for future in futures:
+            future.cancel()
 
 
 _runtime: Optional[LLMRuntime] = None
@@ -93,4 +106,3 @@ def current_runtime() -> LLMRuntime:
         if _runtime is None:
             _runtime = LLMRuntime()
         return _runtime
-

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .calls import _SECRET_ENV_NAMES
+from .calls import SECRET_ENV_NAMES
 
 Role = Literal["agent", "simulator", "judge"]
+Transport = Literal["auto", "openai", "litellm"]
 
 SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
 DEFAULT_CONCURRENCY = 8
 BACKOFF_BASE_S = 0.5  # retry n waits about BACKOFF_BASE_S * 2**n (with jitter) unless the server says otherwise
 BACKOFF_CAP_S = 20.0
-BREAKER_THRESHOLD = 3  # consecutive failed calls (each after its retries) that mark a model down for the run
+BREAKER_THRESHOLD = 3  # consecutive outages (each after its retries) that mark a model down for the run
 DUMMY_API_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
 
 
@@ -23,11 +24,14 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid", title="Model",
-        json_schema_extra={"description": "A model reached through litellm.",
+        json_schema_extra={"description": "A model: an OpenAI-compatible server reached directly, or any other "
+                           "provider through litellm.",
                            "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
 
     model: str = Field(
-        title="Model", description="Any litellm model string: provider/model.",
+        title="Model", description="Any litellm model string: provider/model. openai/... (and hosted_vllm/, "
+        "lm_studio/, llamafile/, litellm_proxy/ with an api_base) go straight to the OpenAI-compatible server; "
+        "every other provider through litellm.",
         examples=["openai/gpt-4o-mini", "ollama/llama3.1"])
     api_base: Optional[str] = Field(
         None, title="API base URL", description="The server to call, for local or self-hosted OpenAI-compatible servers.",
@@ -48,8 +52,17 @@ class ModelSettings(BaseModel):
     max_retries: int = Field(
         3, ge=0, title="Retries",
         description="Retries after a rate limit (429), a server error (5xx), a timeout, a dropped connection or a "
-        "malformed reply, with exponential back-off and jitter, honouring the server's Retry-After.",
+        "body that is not JSON, with exponential back-off and jitter, honouring the server's Retry-After.",
         examples=[3])
+    reply_retries: int = Field(
+        2, ge=0, title="Retries of unusable replies",
+        description="How many times a reply that arrived but cannot be used (no verdict, not the expected JSON, cut "
+        "at max_tokens, withheld by a content filter) is asked again, with the problem and the expected shape "
+        "added to the conversation. Such replies never mark the model down.", examples=[2])
+    max_tokens: Optional[int] = Field(
+        None, ge=1, title="Maximum tokens",
+        description="The most tokens one answer may have (unset: the server's default). A reply cut at this "
+        "limit is named as such.", examples=[1024])
     max_retry_wait_s: float = Field(
         60, ge=0, title="Longest wait for retries (seconds)",
         description="The most time one call may spend waiting between its retries in total; a Retry-After "
@@ -62,14 +75,26 @@ class ModelSettings(BaseModel):
         True, title="Cache replies",
         description="Keep accepted replies on disk (under cache_dir) so that re-runs ask the model only new questions.",
         examples=[True])
+    transport: Transport = Field(
+        "auto", title="Transport",
+        description="How requests reach the model. auto: openai/ models (and hosted_vllm/, lm_studio/, llamafile/, "
+        "litellm_proxy/ with an api_base) go over evalrun's own pooled HTTP client, every other provider through "
+        "litellm; openai: the own client for any model with an api_base (an OpenAI-compatible /chat/completions); "
+        "litellm: always litellm (for parameters only litellm translates).", examples=["auto"])
     extra: dict[str, Any] = Field(
         default_factory=dict, title="Extra parameters",
-        description="Passed as they are to litellm (for example max_tokens or a provider option).",
-        examples=[{"max_tokens": 200}])
+        description="Added as they are to the request body (for example a provider option such as top_k).",
+        examples=[{"top_k": 40}])
 
     def model_post_init(self, _context: Any) -> None:
         if self.api_key_env:
-            _SECRET_ENV_NAMES.add(self.api_key_env)
+            SECRET_ENV_NAMES.add(self.api_key_env)
+
+    @model_validator(mode="after")
+    def _fast_path_has_a_server(self) -> "ModelSettings":
+        if self.transport == "openai" and self.api_base is None and not self.model.startswith("openai/"):
+            raise ValueError(f"transport: openai needs an api_base (the OpenAI-compatible server) for {self.model}")
+        return self
 
 
 class JudgeSettings(ModelSettings):
@@ -89,8 +114,9 @@ class JudgeSettings(ModelSettings):
         "whose outcome rests on such a verdict exits 3.", examples=[False])
     structured_output: Literal["auto", "always", "never"] = Field(
         "auto", title="Structured output",
-        description="Ask for the verdict as JSON that follows a schema (response_format). auto: when litellm "
-        "knows the model supports it and no api_base is set; always: also for an OpenAI-compatible server that "
-        "supports it; never: plain text, the verdict read from the judge's final JSON object.",
+        description="Ask for the verdict as JSON that follows a schema (response_format). auto: when litellm's "
+        "model list says the model supports it and no api_base is set; always: also for an OpenAI-compatible "
+        "server that supports it; never: plain text. Either way the verdict is the JSON object that carries the "
+        "call's verdict_id.",
         examples=["auto"])
 

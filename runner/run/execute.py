@@ -12,12 +12,16 @@ finished is already on disk.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
+import os
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from ..checks.run import apply_checks, settle_run_checks
@@ -122,6 +126,25 @@ class CaseRunner:
         self.save_conversation = save_conversation
         self.loader = CaseLoader(self.roots)
         self._load_lock = threading.Lock()
+        # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
+        # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
+        # slower at -j 16 and 64 even without a judge: cases queue for a thread after each model call).
+        workers = max(min(32, (os.cpu_count() or 1) + 4), options.concurrency)
+        self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalrun-case")
+
+    async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope). A
+        cancelled case (a stop) also ends the model calls its thread waits in."""
+        from ..llm.runtime import blocking_owner, current_runtime
+
+        owner, context = object(), contextvars.copy_context()
+        context.run(blocking_owner.set, owner)
+        call = functools.partial(context.run, function, *args, **kwargs)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._workers, call)
+        except asyncio.CancelledError:
+            current_runtime().cancel_blocking(owner)
+            raise
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
@@ -152,7 +175,7 @@ class CaseRunner:
 
     async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
         try:
-            case = await asyncio.to_thread(self.load, ref)
+            case = await self.in_worker(self.load, ref)
         except CaseChanged as exc:
             return [CaseResult(**base, status="error", error=str(exc))]
         base["description"] = case.description
@@ -166,9 +189,9 @@ class CaseRunner:
         if recordings is None:
             return [await self._run_live(case, base)]
         if len(recordings) == 1:
-            return [await asyncio.to_thread(self._replay, case, recordings[0][1], base)]
+            return [await self.in_worker(self._replay, case, recordings[0][1], base)]
         # watsonx's repeated runs of one case: each run is scored and reported as `<id> run N`
-        return [await asyncio.to_thread(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
+        return [await self.in_worker(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
     def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
@@ -193,8 +216,8 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await asyncio.to_thread(self._score, case, conversation.messages, conversation.termination_reason,
-                                       base, transcript_path=where)
+        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                    base, transcript_path=where)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:

@@ -6,9 +6,11 @@ simulator is configured and the case has a `story`, an LLM plays the user: the t
 the user's side — the agent's words as the other party's messages, never inside the template, so
 nothing the agent writes is rendered or can pose as instructions. Tool calls are invisible to the user.
 
-The LLM answers with a JSON object `{"message": "...", "done": false}`; `"done": true` ends the
-conversation (`user_stop`). The signal is that boolean field, never a word in the text: a user talking
-about the WEEKEND does not end anything. A message the user already sent ends it as `repeating`.
+The LLM's plain-text reply is the user's next message; `{"done": true}` (a reply that starts with that
+JSON object) ends the conversation (`user_stop`), and `{"message": "...", "done": false}` is read too. The
+signal is that boolean field at the start of the reply, never a word in the text (a user talking about the
+WEEKEND does not end anything) nor an object quoted later in it. A message the user already sent ends it
+as `repeating`.
 """
 from __future__ import annotations
 
@@ -127,14 +129,22 @@ def user_side_view(messages: list[dict]) -> list[dict]:
 
 
 def parse_user_reply(content: str) -> tuple[str, bool]:
-    """(message, done) from the simulator's JSON answer; UserError when it is not one."""
-    from runner.llm.errors import LLMError
-    from runner.llm.judge import parse_json_object
+    """(message, done) from the simulator's reply; UserError when it holds no message.
 
-    try:
-        reply = parse_json_object(content)
-    except LLMError:
-        raise UserError(f"the simulated user did not answer with a JSON object: {_short(content)}") from None
+    Plain text is the user's next message (done: false), as ADK and watsonx take it. A reply that starts
+    with a JSON object is read as {"message": ..., "done": ...}: only that leading object can end the
+    conversation. An object later in the reply (the agent's own words quoted back, say `{"done": true}`)
+    is part of the text, never the user's decision."""
+    from runner.llm.replies import leading_object, without_fence
+
+    text = (content or "").strip()
+    reply = leading_object(text)
+    if reply is None:
+        if not text:
+            raise UserError("the simulated user's reply is empty")
+        if without_fence(text).startswith("{"):
+            raise UserError(f"the simulated user's reply starts a JSON object it does not finish: {_short(text)}")
+        return text, False
     done = reply.get("done", False)
     if not isinstance(done, bool):
         raise UserError(f"the simulated user's 'done' must be true or false, got {_short(json.dumps(done))}")
@@ -142,23 +152,29 @@ def parse_user_reply(content: str) -> tuple[str, bool]:
     if done:
         return (message if isinstance(message, str) else ""), True
     if not isinstance(message, str) or not message.strip():
-        raise UserError(f"the simulated user's reply has no 'message' text: {_short(json.dumps(reply))}")
+        raise UserError(f"the simulated user's reply is a JSON object with no 'message' text: "
+                        f"{_short(json.dumps(reply))}")
     return message.strip(), False
 
 
+USER_REPLY_SHAPE = 'your next message to the assistant as plain text, or {"done": true} alone to end the conversation'
+
+
 async def complete_text(client: Any, messages: list[dict], params: dict) -> str:
-    """The text of the simulator's answer, once it holds a usable reply (an unusable one is not
-    cached); UserError when the call fails."""
+    """The text of the simulator's answer, once it holds a usable reply (an unusable one is asked again,
+    then fails; it is never cached); UserError when the call fails."""
     from runner.llm.errors import LLMError
 
     def usable(completion: Any) -> None:
+        if completion.finish_reason == "length":  # half a message is not the user's; the client names the cut
+            raise LLMError("the simulated user's reply was cut")
         try:
             parse_user_reply(completion.content or "")
         except UserError as exc:
             raise LLMError(exc.reason) from None
 
     try:
-        completion = await client.acomplete(messages, accept=usable, **params)
+        completion = await client.acomplete(messages, accept=usable, expect=USER_REPLY_SHAPE, **params)
     except LLMError as exc:
         reason = exc.reason
         raise UserError(reason if reason.startswith("the simulated user") else

@@ -19,7 +19,7 @@ from ..transcripts.read import AssistantText, ToolCall, Trajectory
 from .args import arguments_match, match_arguments, verdicts_of_a_match
 from .assign import Slot, assign_goals
 from .cascade import Cascade, fuzzy_argument_texts
-from .explain import describe_mismatches, message_number, message_ref, show
+from .explain import decided_offline, describe_mismatches, message_number, message_ref, show
 from .keywords import missing_keywords
 from .metrics import compute_metrics
 
@@ -181,6 +181,7 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
         note = (f"; but {', '.join(repr(p) for p in missing_predecessors)} (which must come first) was not achieved"
                 if missing_predecessors else "")
         what = f"called {goal.tool_name} with matching arguments" if is_tool else "said"
+        what += _offline_note(ev, slot, text_check)
         number = message_number(message_index)
         return GoalResult(**base, status="achieved", achieved=True, message=number,
                           call_index=slot.key if is_tool else None,
@@ -256,11 +257,27 @@ def _text_not_said(ev: _GoalEvidence, base: dict) -> GoalResult:
                                       f"({message_ref(message_number(best.text.message_index))}) misses {', '.join(repr(k) for k in best.missing)}")
     best = max(with_keywords, key=lambda c: (c.decision.score or 0.0) if c.decision else 0.0)
     decision = best.decision
+    closest = f"not said: nothing in {scope} matches the reference answer; the closest is " \
+              f"{message_ref(message_number(best.text.message_index))}"
+    if decision is not None and decided_offline(decision.decided_by):
+        # The reason says how: "decided offline: embeddings 0.62 < threshold 0.70".
+        return GoalResult(**base, status="not_said", achieved=False, text_decision=decision,
+                          explanation=f"{closest}, {decision.reason}")
     score = f" (score {decision.score:.2f})" if decision and decision.score is not None else ""
     return GoalResult(**base, status="not_said", achieved=False, text_decision=decision,
-                      explanation=f"not said: nothing in {scope} matches the reference answer; the closest is "
-                                  f"{message_ref(message_number(best.text.message_index))}, decided by {decision.decided_by if decision else '?'}"
+                      explanation=f"{closest}, decided by {decision.decided_by if decision else '?'}"
                                   f"{score}: {decision.reason if decision else ''}".rstrip(": "))
+
+
+def _offline_note(ev: _GoalEvidence, slot: Slot, text_check: Optional[_TextCheck]) -> str:
+    """` (decided offline: embeddings 0.87 >= threshold 0.70)` for a goal achieved without a judge's
+    verdict on its free text; for a call, each fuzzy argument the offline stages passed."""
+    if text_check is not None:
+        decision = text_check.decision
+        return f" ({decision.reason})" if decision is not None and decided_offline(decision.decided_by) else ""
+    offline = [v for attempt in ev.attempts if attempt.call_index == slot.key
+               for v in attempt.arguments if decided_offline(v.decided_by)]
+    return f" ({'; '.join(f'`{v.path}` {v.reason}' for v in offline)})" if offline else ""
 
 
 # ------------------------------------------------------------------------------------------ calls

@@ -18,9 +18,19 @@ def message_ref(number: int) -> str:
     return f"message {number}"
 
 
+OFFLINE_STAGES = ("embedding", "rapidfuzz")  # their reasons begin "decided offline: " (cascade.py)
+
+
+def decided_offline(decided_by: str) -> bool:
+    """Whether a verdict was reached by the offline stages of the cascade, without a judge."""
+    return decided_by in OFFLINE_STAGES
+
+
 def describe_verdict(v: ArgVerdict) -> str:
-    """`username` (strict, decided by exact): expected "nwaters", got "nken"."""
-    how = f"{v.mode}, decided by {v.decided_by}" + (f", score {v.score:.2f}" if v.score is not None else "")
+    """`username` (strict, decided by exact): expected "nwaters", got "nken".
+    `reason` (fuzzy): expected "...", got "..." — decided offline: embeddings 0.62 < threshold 0.70."""
+    how = v.mode if decided_offline(v.decided_by) else \
+        f"{v.mode}, decided by {v.decided_by}" + (f", score {v.score:.2f}" if v.score is not None else "")
     if v.decided_by == "structure" and v.expected is None:
         return f"`{v.path}` ({how}): {v.reason or 'unexpected argument'}, got {show(v.actual)}"
     got = f"got {show(v.actual)}" if v.present else "missing"

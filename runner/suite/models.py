@@ -53,7 +53,9 @@ class ArgRule(_Strict):
         examples=["fuzzy"])
     threshold: Optional[float] = Field(
         None, ge=0, le=1, title="Similarity threshold",
-        description="For fuzzy: the similarity (0-1) a value must reach; overrides the config's similarity_threshold.",
+        description="For fuzzy: the score (0-1) a value must reach, whichever stage decides: the offline "
+        "similarity (instead of the config's similarity_threshold) and, with a judge, the judge's score too (a "
+        "judge that says match below it does not pass the value).",
         examples=[0.9])
     tolerance: Optional[float] = Field(
         None, ge=0, title="Numeric tolerance",

@@ -67,8 +67,16 @@ def evalrun(root: Path, output: str, *, kill_when_cached: int = 0) -> tuple[floa
 
 
 def cached_answers(root: Path) -> int:
-    folder = root / "cache" / "llm"
-    return sum(1 for _ in folder.rglob("*.json")) if folder.is_dir() else 0
+    import sqlite3
+
+    path = root / "cache" / "llm" / "replies.sqlite"
+    if not path.is_file():
+        return 0
+    try:
+        with sqlite3.connect(str(path), timeout=5) as db:
+            return db.execute("SELECT count(*) FROM replies").fetchone()[0]
+    except sqlite3.Error:  # the run is creating it
+        return 0
 
 
 def sent(summary: dict) -> int:

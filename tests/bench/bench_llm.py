@@ -66,9 +66,11 @@ def main() -> int:
             cached_wall = asyncio.run(run_pass(again, options.calls))
             totals = again.runtime.summary()
             print(f"second pass: {totals.calls - totals.cached} requests (target 0), wall {cached_wall:.2f} s")
-            entries = sorted(Path(cache).rglob("*.json"))
-            for entry in entries[: len(entries) // 2]:
-                entry.unlink()
+            import sqlite3
+
+            with sqlite3.connect(str(Path(cache) / "llm" / "replies.sqlite")) as db:  # lose half the answers
+                entries = [key for (key,) in db.execute("SELECT key FROM replies ORDER BY key")]
+                db.executemany("DELETE FROM replies WHERE key = ?", [(k,) for k in entries[: len(entries) // 2]])
             resumed = client()
             asyncio.run(run_pass(resumed, options.calls))
             totals = resumed.runtime.summary()

@@ -10,10 +10,14 @@ Scripted replies are served in order; once they run out, `default(request_json)`
 the content string or a whole `Reply`. Faults a client must survive are one field away: `status`
 (429/500/...), `headers` (Retry-After), `delay_s` (slow answer), `trickle_s` (the body one byte at a
 time), `drop` (close the connection without a word), `body="{not json"` (malformed body),
-`echo_auth` (the error message repeats the Authorization header, as careless providers do).
+`echo_auth` (the error message repeats the Authorization header, as careless providers do). Replies a
+real model gives are as near: prose (any `content`), a reply cut at max_tokens
+(`finish_reason="length"`), one withheld by a content filter (`finish_reason="content_filter"`,
+`content=None`), a refusal (`refusal="..."`, as OpenAI's structured outputs give it).
 Only non-streaming POST /v1/chat/completions is served; anything else is 404 (or 400 for stream).
 Every request body is kept in `requests` (and its headers, names in lower case, in `request_headers`); `in_flight` and
-`max_in_flight` count requests being answered at once.
+`max_in_flight` count requests being answered at once. Used as an HTTP proxy (a request for an absolute URL), it
+answers as well and keeps the URL in `proxied`.
 """
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ class Reply:
     drop: bool = False  # close the connection without answering
     echo_auth: bool = False  # put the request's Authorization header into the error message
     usage: Optional[dict] = None  # replaces the default token usage
+    finish_reason: Optional[str] = None  # replaces "stop" (or "tool_calls"): "length", "content_filter"
+    refusal: Optional[str] = None  # the message's `refusal` field
 
 
 
@@ -73,6 +79,7 @@ class FakeOpenAI:
         self.request_headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.proxied: list[str] = []  # the URLs of requests sent to this server as a proxy
         self._queue: deque[Union[str, Reply]] = deque()
         self._lock = threading.Lock()
         self._server: Optional[ThreadingHTTPServer] = None
@@ -136,11 +143,14 @@ class FakeOpenAI:
 
 
 def completion_body(model: str, content: Optional[str], tool_calls: Optional[list[dict]] = None,
-                    usage: Optional[dict] = None) -> dict:
+                    usage: Optional[dict] = None, finish_reason: Optional[str] = None,
+                    refusal: Optional[str] = None) -> dict:
     """A minimal but complete chat.completion object, as the OpenAI API returns it."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
+    if refusal is not None:
+        message["refusal"] = refusal
     return {
         "id": f"chatcmpl-fake-{time.time_ns()}",
         "object": "chat.completion",
@@ -149,7 +159,7 @@ def completion_body(model: str, content: Optional[str], tool_calls: Optional[lis
         "choices": [{
             "index": 0,
             "message": message,
-            "finish_reason": "tool_calls" if tool_calls else "stop",
+            "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
         }],
         "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
@@ -168,7 +178,12 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            path = self.path
+            if path.startswith("http://"):  # absolute form: the client took this server for its HTTP proxy
+                with fake._lock:
+                    fake.proxied.append(path)
+                path = "/" + path.split("/", 3)[3]
+            if path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             try:
@@ -193,7 +208,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if reply.body is not None:
                     body: Union[dict, str] = reply.body
                 elif reply.status == 200:
-                    body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage)
+                    body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage,
+                                           reply.finish_reason, reply.refusal)
                 else:
                     message = reply.content or f"fake error {reply.status}"
                     if reply.echo_auth:

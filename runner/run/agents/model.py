@@ -1,5 +1,5 @@
-"""`type: model` — a bare model (any litellm model, or an OpenAI-compatible server) with tools that
-evalrun plays.
+"""`type: model` — a bare model (an OpenAI-compatible server over the fast path, or any litellm model) with
+tools that evalrun plays.
 
 Each user turn the model gets its system prompt, the conversation and the tools. When it calls a tool,
 evalrun answers from the case: the `output` of the first goal of that tool whose arguments match (compared
@@ -54,8 +54,6 @@ class ModelAgentOptions(ModelSettings):
         description="How many rounds of tool calls one user turn may take before the conversation is ended.",
         examples=[8])
     top_p: Optional[float] = Field(None, gt=0, le=1, title="Top p", description="Nucleus sampling.", examples=[1.0])
-    max_tokens: Optional[int] = Field(
-        None, ge=1, title="Maximum tokens", description="The most tokens one answer may have.", examples=[1024])
     seed: Optional[int] = Field(None, title="Seed", description="Sampling seed, where the provider supports it.",
                                 examples=[7])
 
@@ -68,8 +66,8 @@ class ModelAgentOptions(ModelSettings):
         return self
 
     def sampling(self) -> dict[str, Any]:
-        """Sampling parameters besides temperature and `extra`, which the LLM client sends itself."""
-        return {k: getattr(self, k) for k in ("top_p", "max_tokens", "seed") if getattr(self, k) is not None}
+        """Sampling parameters besides temperature, max_tokens and `extra`, which the LLM client sends itself."""
+        return {k: getattr(self, k) for k in ("top_p", "seed") if getattr(self, k) is not None}
 
 
 Options = ModelAgentOptions  # the registry reads each kind's Options

@@ -1,0 +1,60 @@
+"""The layer's own event loop, in a daemon thread: blocking calls from threads (scoring) and every litellm
+call run on it. It never closes during the process; at exit, the cleanups registered here (litellm's
+logging worker drained, pooled HTTP sessions closed) run on it before it stops, so the interpreter's exit
+finds nothing pending to complain about."""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+from typing import Awaitable, Callable, Optional
+
+Cleanup = Callable[[], Awaitable[None]]
+
+_layer: Optional[asyncio.AbstractEventLoop] = None
+_lock = threading.Lock()
+_cleanups: list[Cleanup] = []
+_closed: list[bool] = []
+
+
+def layer_loop() -> asyncio.AbstractEventLoop:
+    """The layer's loop: one per process, shared by every run, started on first use."""
+    global _layer
+    with _lock:
+        if _layer is None or _layer.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
+            _layer = loop
+            atexit.register(_close)
+        return _layer
+
+
+def at_layer_exit(cleanup: Cleanup) -> None:
+    """Run `cleanup` on the layer's loop at exit. Registering (again) also moves the closing after any exit
+    handler registered meanwhile: handlers run last-registered first, and litellm's own (which flushes its
+    logging queue on a new loop, the source of "cannot reuse already awaited coroutine") must find it empty."""
+    with _lock:
+        if cleanup in _cleanups:
+            return
+        _cleanups.append(cleanup)
+    atexit.register(_close)
+
+
+def _close() -> None:
+    loop = _layer
+    if _closed or loop is None or loop.is_closed() or not loop.is_running():
+        return
+    _closed.append(True)
+
+    async def cleanups() -> None:
+        for cleanup in reversed(_cleanups):
+            try:
+                await cleanup()
+            except Exception:
+                pass
+
+    try:
+        asyncio.run_coroutine_threadsafe(cleanups(), loop).result(timeout=5)
+    except Exception:
+        pass
+    loop.call_soon_threadsafe(loop.stop)

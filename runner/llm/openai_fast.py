@@ -1,0 +1,211 @@
+"""The fast path: OpenAI-compatible /chat/completions over one pooled aiohttp session per endpoint and
+event loop. Plain JSON in and out, no streaming, no per-call logging machinery: a call costs a fraction of
+a millisecond of CPU here, where litellm spends several.
+
+Sessions are closed with the loop that made them: each loop's pool registers an async generator whose
+`finally` closes its sessions, and asyncio.run() finalises async generators before it closes the loop
+(loop.shutdown_asyncgens), so no "Unclosed client session" is ever printed. The layer's own loop closes
+its pool at exit (loop.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import threading
+import weakref
+from concurrent.futures import Future
+from typing import Any, AsyncIterator, Optional
+
+from .calls import Completion, redact
+from .errors import Failure, http_failure, short
+from .loop import at_layer_exit
+from .pricing import cost_of, price_table, prices_loaded
+from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
+
+KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
+
+
+class OpenAITransport:
+    name = "openai"
+
+    async def send(self, request: ChatRequest) -> Answer:
+        s = request.settings
+        base = (s.api_base or os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE).rstrip("/")
+        key = api_key(s, request.role, fast=True)
+        body: dict[str, Any] = {"model": wire_model_name(s.model), "messages": request.messages}
+        if request.tools:
+            body["tools"] = request.tools
+        if request.response_format is not None:
+            body["response_format"] = request.response_format
+        body.update(request.params)
+        if s.api_base is None and "max_tokens" in body:  # OpenAI's own name since the o-series; older servers know max_tokens only
+            body["max_completion_tokens"] = body.pop("max_tokens")
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        aiohttp = await aiohttp_module()
+        session, proxy = await pool_session(base)
+        where = request.where
+
+        try:
+            async with session.post(f"{base}/chat/completions", data=json.dumps(body, ensure_ascii=False).encode(),
+                                    headers=headers, timeout=aiohttp.ClientTimeout(total=s.timeout_s),
+                                    proxy=proxy) as response:
+                raw = await response.read()
+                status, reply_headers = response.status, response.headers
+        except (asyncio.TimeoutError, TimeoutError):
+            raise Failure(f"timed out after {s.timeout_s:g} s ({where})", retryable=True, outage=True) from None
+        except aiohttp.ClientError as exc:
+            raise Failure(f"cannot reach {where}: {short(redact(_transport_text(exc)))}", retryable=True,
+                          outage=True) from None
+        if status != 200:
+            raise http_failure(status, where, short(redact(_error_detail(raw))), reply_headers)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise Failure(f"malformed reply from {where}: the body is not JSON", retryable=True) from None
+        completion, usage = read_body(data, where)
+        if not prices_loaded():
+            await asyncio.to_thread(price_table)  # read once (tens of ms): not on the loop
+        return Answer(completion, usage, cost_of(s.model, usage))
+
+
+def wire_model_name(model: str) -> str:
+    """The name the server is sent: the model without its provider prefix ("openai/gpt-4o" -> "gpt-4o")."""
+    return model.split("/", 1)[1] if "/" in model else model
+
+
+def read_body(data: Any, where: str) -> tuple[Completion, dict]:
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        message = None
+    if not isinstance(message, dict):
+        raise Failure(f"malformed reply from {where}: no message in it", retryable=True)
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text")
+    elif content is not None and not isinstance(content, str):
+        content = str(content)
+    refusal = message.get("refusal")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return (Completion(content=content, tool_calls=[tool_call_dict(c) for c in message.get("tool_calls") or []],
+                       finish_reason=choice.get("finish_reason"),
+                       refusal=refusal if isinstance(refusal, str) and refusal else None),
+            {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")})
+
+
+def _error_detail(raw: bytes) -> str:
+    """The message of an OpenAI-style error body, else the start of the body."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        return text[:300]
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return error if isinstance(error, str) else text[:300]
+
+
+def _transport_text(exc: BaseException) -> str:
+    cause = getattr(exc, "os_error", None) or exc.__cause__ or exc
+    text = getattr(cause, "strerror", None) or str(cause)
+    return text or type(exc).__name__
+
+
+# -- aiohttp, imported once in a thread -------------------------------------------------------------
+
+_import: Optional[Future] = None
+_import_lock = threading.Lock()
+
+
+def start_import() -> Future:
+    """Start importing aiohttp in a thread, once: it takes a few hundred ms (its TLS context included), which
+    the first calls wait out without blocking the loop (other cases go on meanwhile)."""
+    global _import
+    with _import_lock:
+        if _import is None:
+            _import = Future()
+            threading.Thread(target=_import_aiohttp, args=(_import,), name="evalrun-import-aiohttp",
+                             daemon=True).start()
+        return _import
+
+
+def _import_aiohttp(future: Future) -> None:
+    try:
+        future.set_result(importlib.import_module("aiohttp"))
+    except BaseException as exc:  # a broken installation: every call says so
+        future.set_exception(exc)
+
+
+async def aiohttp_module() -> Any:
+    future = start_import()
+    if not future.done():
+        await asyncio.wrap_future(future)
+    return future.result()
+
+
+# -- one pool of sessions per event loop -----------------------------------------------------------
+
+class _Pool:
+    def __init__(self) -> None:
+        self.sessions: dict[str, tuple[Any, Optional[str]]] = {}
+        self.closer: Optional[AsyncIterator[None]] = None
+
+    async def close(self) -> None:
+        sessions, self.sessions = [session for session, _ in self.sessions.values()], {}
+        for session in sessions:
+            await session.close()
+
+
+_pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]" = weakref.WeakKeyDictionary()
+
+
+async def pool_session(base: str) -> tuple[Any, Optional[str]]:
+    """This loop's session for `base`, made on first use, and the proxy to reach it through (HTTP(S)_PROXY,
+    NO_PROXY), worked out once: aiohttp's own trust_env does it again for every request, in a thread."""
+    loop = asyncio.get_running_loop()
+    pool = _pools.get(loop)
+    if pool is None:
+        at_layer_exit(close_pool)  # the layer's loop never ends by asyncio.run: it closes its pool at exit
+        pool = _pools[loop] = _Pool()
+        pool.closer = _closes_with_the_loop(pool)
+        await pool.closer.__anext__()  # registered with the loop: finalised by shutdown_asyncgens
+    entry = pool.sessions.get(base)
+    if entry is None or entry[0].closed:
+        aiohttp = await aiohttp_module()
+        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)  # the run's limiter bounds requests
+        entry = pool.sessions[base] = (aiohttp.ClientSession(connector=connector), proxy_for(base))
+    return entry
+
+
+def proxy_for(url: str) -> Optional[str]:
+    """The proxy the environment names for `url` (as curl and the OpenAI SDK read it), or None."""
+    import urllib.parse
+    import urllib.request
+
+    proxies = urllib.request.getproxies_environment()
+    parsed = urllib.parse.urlsplit(url)
+    proxy = proxies.get(parsed.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass_environment(parsed.hostname or "", proxies):
+        return None
+    return proxy
+
+
+async def _closes_with_the_loop(pool: _Pool) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        await pool.close()
+
+
+async def close_pool() -> None:
+    """Close this loop's sessions now (for loops that are not ended by asyncio.run)."""
+    pool = _pools.pop(asyncio.get_running_loop(), None)
+    if pool is not None:
+        await pool.close()
+        if pool.closer is not None:
+            await pool.closer.aclose()  # type: ignore[attr-defined]
