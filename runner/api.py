@@ -114,6 +114,7 @@ class RunRequest:
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
+    executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -122,7 +123,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
-        last_failed: bool = False, profile: Optional[str] = None,
+        last_failed: bool = False, profile: Optional[str] = None, executor: str = "auto",
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -131,7 +132,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile)
+                         repeats, repeat_policy, shard, last_failed, profile, executor=executor)
     return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
                        handle_signals=handle_signals)
 
@@ -159,27 +160,19 @@ def _fewer_gc_passes():
 
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
          on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
-    from .run.execute import run_cases
-
     prepared = prepare_run(request)
     if isinstance(prepared, RunOutcome):
         return prepared
+    executor = prepared.executor()
+    if isinstance(executor, RunOutcome):
+        return executor
     opened = prepared.open(on_result=on_result)
     if isinstance(opened, RunOutcome):
         return opened
-    runner = prepared.case_runner(opened.folder.save_conversation, on_notice)
-    on_start(len(prepared.index.refs) * request.repeats)
-
-    async def run_all() -> None:
-        signals.loop = asyncio.get_running_loop()
-        try:
-            await run_cases(prepared.index.refs, runner, opened.save, opened.stop, request.concurrency,
-                            request.repeats)
-        finally:
-            signals.loop = None
-
+    work = prepared.work(opened, on_notice)
+    on_start(work.jobs)
     with _SignalsStopTheRun(opened.stop, handle_signals) as signals:
-        asyncio.run(run_all())
+        signals.run(executor.run(work))
         return opened.finish()
 
 
@@ -189,6 +182,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 # plays them on its caller's event loop. All of them go through these parts, so a run's checks, its
 # folder, its verdict and its report are the same however it was driven:
 #   prepare_run(request) -> PreparedRun      the config, the selected cases, the gates; or the usage problem
+#   PreparedRun.executor()                   what runs the cases, and where (runner.run.executors)
 #   PreparedRun.case_runner(...)             what plays one case (runner.run.execute.CaseRunner)
 #   PreparedRun.open(...) -> OpenRun         the run folder: each result saved as it comes, the tally
 #   OpenRun.finish() -> RunOutcome           report.json, the --format files, `latest`; the exit code
@@ -225,10 +219,38 @@ class PreparedRun:
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
                                          cache_dir=self.loaded.resolve(self.loaded.config.cache_dir),
                                          no_cache=request.no_cache)
-        return CaseRunner(self.loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
-                                                  agent=request.agent, conversations_dir=request.conversations_dir,
-                                                  profile=request.profile),
-                          roots=self.roots, save_conversation=save_conversation, on_notice=on_notice)
+        return CaseRunner(self.loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
+                          on_notice=on_notice)
+
+    @functools.cached_property
+    def run_options(self):
+        from .run.execute import RunOptions
+
+        request = self.request
+        return RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency, agent=request.agent,
+                          conversations_dir=request.conversations_dir, profile=request.profile)
+
+    def executor(self):
+        """The executor for this run (runner.run.executors), or the RunOutcome when the one asked for
+        (--executor) cannot run it."""
+        from .run.executors import ExecutorUnavailable, choose_executor
+
+        request = self.request
+        try:
+            return choose_executor(request.executor, self.index.refs, repeats=request.repeats,
+                                   concurrency=request.concurrency, config=self.loaded.config,
+                                   options=self.run_options)
+        except ExecutorUnavailable as exc:
+            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error", str(exc),
+                                                                         "usage")])
+
+    def work(self, opened: "OpenRun", on_notice: Callable[[str], None] = lambda message: None):
+        """What an executor runs: every selected case, played by this run's case runner, saved in `opened`."""
+        from .run.executors import Work
+
+        runner = self.case_runner(opened.folder.save_conversation, on_notice)
+        return Work(self.index.refs, self.request.repeats, self.request.concurrency, runner, opened.save,
+                    opened.stop, opened.folder.serialise)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None,
@@ -319,13 +341,14 @@ class OpenRun:
         self.stop = Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
-    def save(self, position: int, part: int, result: CaseResult) -> None:
-        """Save one result (`position`: its case's place in the prepared run's cases); never raises."""
+    def save(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> None:
+        """Save one result (`position`: its case's place in the prepared run's cases); never raises.
+        `line`: the result already serialised by `folder.serialise` (in a worker process)."""
         stop, request = self.stop, self.prepared.request
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
         try:
-            saved = self.folder.add(position, part, result)
+            saved = self.folder.add(position, part, result, line)
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
@@ -492,6 +515,17 @@ class _SignalsStopTheRun:
     def __exit__(self, *exc_info) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+    def run(self, coroutine) -> None:
+        """Run the executor's coroutine on a new event loop; a signal meanwhile asks the run to stop."""
+        async def watched() -> None:
+            self.loop = asyncio.get_running_loop()
+            try:
+                await coroutine
+            finally:
+                self.loop = None
+
+        asyncio.run(watched())
 
     def _received(self, number: int, frame) -> None:
         name = signal.Signals(number).name

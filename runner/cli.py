@@ -150,6 +150,11 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="only cases with this tag; repeatable")
     command.add_argument("-j", "--concurrency", type=int, default=8, metavar="N",
                          help="run at most N cases at once (default 8); also the limit on model calls in flight")
+    command.add_argument("--executor", choices=("auto", "local", "processes"), default="auto",
+                         help="what runs the cases: `local` (this process; live cases and judges), `processes` "
+                              "(recorded cases scored in one process per CPU, at most -j), `auto` (default: "
+                              "processes when the run only scores recordings, has no judge and enough cases; -j 1 "
+                              "stays in one process)")
     command.add_argument("--output-dir", type=Path, metavar="DIR",
                          help="where to write results.jsonl (as cases finish), report.json and the live "
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
@@ -314,7 +319,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
-                  shard=args.shard, last_failed=args.last_failed, profile=args.profile,
+                  shard=args.shard, last_failed=args.last_failed, profile=args.profile, executor=args.executor,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
