@@ -18,8 +18,6 @@ import asyncio
 import datetime as _dt
 import functools
 import gc
-import signal
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +25,10 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from . import __version__
 from .run.case_index import CaseIndex, index_cases
-from .config import LoadedConfig, find_config, load_config, suite_roots
-from .results.models import CaseResult, Summary
+from .config import LoadedConfig, find_config, load_config, project_home, suite_roots
+from .results.models import CaseResult, Selection, Summary
 from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
-from .secrets import Redactor, redact_config, secret_values
+from .secrets import Redactor, protect_config
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
 from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
@@ -40,7 +38,7 @@ __all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "E
            "validate"]
 
 REPORT_FORMAT_VERSION = "2"
-DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"
+DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"  # under the project's folder (runner.config.project_home)
 
 
 def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequence[str] = (),
@@ -59,16 +57,21 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
     return Exclusion(loaded.base_dir, loaded.config.exclude) if loaded.config.exclude else None
 
 
-def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
-    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
+def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
+             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
+    ADK/Agentflow eval config for every eval set (--eval-config)."""
     from .checks.judged import samples_warnings
+    from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
-        return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,
-                                 *check_agent_names(loaded_suites.cases, loaded.config),
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
+                                    eval_config=eval_config)
+        return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
+                                 *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
+                                 *check_cases_against_config(loaded_suites.cases, loaded.config),
                                  *samples_warnings(loaded_suites.cases, loaded.config)])
 
 
@@ -113,6 +116,8 @@ class RunRequest:
     shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
+    saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
     executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
 
@@ -123,7 +128,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         conversations_dir: Optional[Path] = None, formats: Sequence[str] = (), min_pass_rate: Optional[float] = None,
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
-        last_failed: bool = False, profile: Optional[str] = None, executor: str = "auto",
+        last_failed: bool = False, profile: Optional[str] = None, saved_selection: Optional[Selection] = None,
+        eval_config: Optional[Path] = None, executor: str = "auto",
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -132,7 +138,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, executor=executor)
+                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
+                         executor=executor)
     return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
                        handle_signals=handle_signals)
 
@@ -160,19 +167,42 @@ def _fewer_gc_passes():
 
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
          on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
-    prepared = prepare_run(request)
-    if isinstance(prepared, RunOutcome):
-        return prepared
-    executor = prepared.executor()
-    if isinstance(executor, RunOutcome):
-        return executor
-    opened = prepared.open(on_result=on_result)
-    if isinstance(opened, RunOutcome):
-        return opened
-    work = prepared.work(opened, on_notice)
-    on_start(work.jobs)
-    with _SignalsStopTheRun(opened.stop, handle_signals) as signals:
-        signals.run(executor.run(work))
+    """The run in its stages: choose the cases (collect, check, narrow) and what runs them, open the run
+    folder, play and score them as results stream to disk, then write the report. Signals are handled
+    from the first file read to the last byte written (runner.signals)."""
+    from .run.execute import Stop
+    from .signals import CollectionInterrupted, RunSignals
+
+    with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
+        stop = signals.stop = Stop()
+        try:
+            prepared = prepare_run(request)
+        except CollectionInterrupted as exc:
+            return RunOutcome(EXIT_INTERRUPTED, notes=[
+                f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing was "
+                "run and no report was written: exit 2"])
+        if isinstance(prepared, RunOutcome):
+            return prepared
+        executor = prepared.executor()
+        if isinstance(executor, RunOutcome):
+            return executor
+        signals.phase = "starting"
+        opened = prepared.open(on_result=on_result, stop=stop)
+        if isinstance(opened, RunOutcome):
+            return opened
+        work = prepared.work(opened, on_notice)
+        on_start(work.jobs)
+
+        async def run_all() -> None:
+            signals.loop = asyncio.get_running_loop()
+            try:
+                await executor.run(work)
+            finally:
+                signals.loop = None
+
+        signals.phase = "running"
+        asyncio.run(run_all())
+        signals.phase = "finishing"
         return opened.finish()
 
 
@@ -197,29 +227,39 @@ class PreparedRun:
     roots: list[Path]
     index: CaseIndex
     diagnostics: list[Diagnostic]
-    gate: object = None  # runner.report.compare.Baseline, with --baseline
+    home: Path  # the project folder: its .evalrun/ holds the reports, `latest` and the caches
+    selection: dict  # as report.json records it (runner.results.models.Selection)
+    gate: Optional[object] = None  # the --baseline gate (runner.report.compare.Baseline)
     llm_runtime: object = None  # the LLM layer's runtime, once case_runner() configured it
 
-    @functools.cached_property
-    def config_record(self) -> dict:
-        return _config_record(self.loaded, self.request.replay_dir)
+    @property
+    def reports_root(self) -> Path:
+        return self.home / DEFAULT_REPORTS_ROOT
 
     @functools.cached_property
+    def _protected(self) -> tuple[dict, Redactor]:
+        return _config_record(self.loaded, self.request.replay_dir)
+
+    @property
+    def config_record(self) -> dict:
+        """The config as report.json records it, credentials masked."""
+        return self._protected[0]
+
+    @property
     def redact(self) -> Redactor:
-        return Redactor(secret_values(self.config_record))
+        return self._protected[1]
 
     def case_runner(self, save_conversation: Callable[[str, dict], Optional[Path]],
                     on_notice: Callable[[str], None] = lambda message: None):
         """What plays a case and scores it (runner.run.execute.CaseRunner), its live conversations saved
         with `save_conversation`; the LLM layer is set up for this run (its limit, cache, totals)."""
-        from .run.execute import CaseRunner, RunOptions
+        from .run.execute import CaseRunner
         from .llm.runtime import configure as configure_llm
 
-        request = self.request
+        request, loaded = self.request, self.loaded
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
-                                         cache_dir=self.loaded.resolve(self.loaded.config.cache_dir),
-                                         no_cache=request.no_cache)
-        return CaseRunner(self.loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
+                                         cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
+        return CaseRunner(loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
                           on_notice=on_notice)
 
     @functools.cached_property
@@ -228,7 +268,8 @@ class PreparedRun:
 
         request = self.request
         return RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency, agent=request.agent,
-                          conversations_dir=request.conversations_dir, profile=request.profile)
+                          conversations_dir=request.conversations_dir, profile=request.profile,
+                          eval_config=request.eval_config)
 
     def executor(self):
         """The executor for this run (runner.run.executors), or the RunOutcome when the one asked for
@@ -253,13 +294,14 @@ class PreparedRun:
                     opened.stop, opened.folder.serialise)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
-             selected: Optional[Sequence[int]] = None,
-             on_result: Callable[[CaseResult], None] = lambda r: None) -> "OpenRun | RunOutcome":
+             selected: Optional[Sequence[int]] = None, on_result: Callable[[CaseResult], None] = lambda r: None,
+             stop=None) -> "OpenRun | RunOutcome":
         """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
-        `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them."""
+        `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
+        `stop`: the run's runner.run.execute.Stop when the caller made it already (signals hold it)."""
         started = _dt.datetime.now(_dt.timezone.utc)
         run_id = run_id or new_run_id(started)
-        folder_path = folder_path or self.request.output_dir or DEFAULT_REPORTS_ROOT / run_id
+        folder_path = folder_path or self.request.output_dir or self.reports_root / run_id
         try:
             folder, moved = RunFolder.open(folder_path, run_id, redact=self.redact)
             folder.start_results()
@@ -271,13 +313,13 @@ class PreparedRun:
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
-        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result)
+        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop)
 
 
 def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
-    """Read the configuration and the suites, select the cases, check the options: a PreparedRun, or the
-    RunOutcome that ends the run before it starts (usage problems, nothing to run)."""
-    if request.loaded is not None:
+    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or the
+    RunOutcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
+    if request.loaded is not None:  # a configuration given as an object (runner.evaluation): no file is read
         loaded, config_problems = request.loaded, []
     else:
         loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
@@ -285,47 +327,80 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
         from .llm.client import prepare_transports
 
         prepare_transports([loaded.config.simulator, *loaded.config.agents.values()])
+    home = project_home(list(request.paths), loaded.path)
+    if loaded.path is None:
+        loaded.home = home  # relative paths (the cache) start from the project, not the current folder
     roots = suite_roots(list(request.paths), loaded)
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())
     # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
-                                   tags=request.tags, config=loaded.config if request.agent is None else None)
+                                   tags=request.tags, config=loaded.config if request.agent is None else None,
+                                   eval_config=request.eval_config)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
     usage = _usage_problems(request, loaded)
     if usage:
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
-    if request.shard is not None:
-        from .shard import parse_shard
-
-        part = parse_shard(request.shard)  # the CLI checked it
-        index.refs = [ref for ref in index.refs if part.holds(ref.id)]
-    if request.last_failed:
-        from .results.last_failed import NoLatestReport, last_failed_ids
-
-        try:
-            latest, failed = last_failed_ids(DEFAULT_REPORTS_ROOT)
-        except NoLatestReport as exc:
-            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--last-failed", 1, 1, "error", str(exc), "usage")])
-        index.refs = [ref for ref in index.refs if ref.id in failed]
-        if not index.refs:
-            return RunOutcome(EXIT_NO_CASES, [*diagnostics, Diagnostic(
-                "--last-failed", 1, 1, "warning", f"no case to rerun: {latest} has no failed, errored or unscored "
-                "case" + (" among the cases selected" if failed else ""), "usage")])
-    if not index.refs:
-        return RunOutcome(EXIT_NO_CASES, diagnostics)
-    gate = None
+    prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
+                           {"filters": list(request.filters), "tags": list(request.tags), "only": None})
+    ended = _narrow(request, prepared)
+    if ended is not None:
+        return ended
     if request.baseline is not None:
         from .report.compare import Baseline
         from .report.saved import NotAReport
 
         try:
-            gate = Baseline(request.baseline, request.max_regression)
+            prepared.gate = Baseline(request.baseline, request.max_regression)
         except NotAReport as exc:
-            return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic("--baseline", 1, 1, "error", str(exc), "not-a-report")])
-    return PreparedRun(request, loaded, roots, index, diagnostics, gate)
+            return RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])
+    return prepared
+
+
+def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
+    """The cases of the selection: --shard's part, the saved run's own selection (rescore), the cases
+    --last-failed finds; -k and --tag were applied while collecting. Records what was applied."""
+    index = prepared.index
+    if request.shard is not None:
+        from .shard import parse_shard
+
+        part = parse_shard(request.shard)  # the CLI checked it
+        index.refs = [ref for ref in index.refs if part.holds(ref.id)]
+    saved = request.saved_selection
+    if saved is not None:
+        from .run.case_index import selected
+
+        only = None if saved.only is None else set(saved.only)
+        index.refs = [ref for ref in index.refs if selected(ref.id, ref.tags, saved.filters, saved.tags)
+                      and (only is None or ref.id in only)]
+        if request.filters or request.tags or saved.only is not None:
+            prepared.selection = {"filters": [], "tags": [], "only": [ref.id for ref in index.refs]}
+        else:
+            prepared.selection = saved.model_dump()
+    if request.last_failed:
+        from .results.last_failed import NoLatestReport, last_failed_ids
+        from .suite.files import display_path
+
+        try:
+            latest, failed = last_failed_ids(prepared.reports_root)
+        except NoLatestReport as exc:
+            return RunOutcome(EXIT_USAGE, [*prepared.diagnostics, _option_problem("--last-failed", str(exc))])
+        index.refs = [ref for ref in index.refs if ref.id in failed]
+        prepared.selection["only"] = [ref.id for ref in index.refs]
+        if not index.refs:
+            return RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
+                "--last-failed", f"no case to rerun: {display_path(latest)} has no failed, errored or unscored case"
+                + (" among the cases selected" if failed else ""), "warning")])
+    if not index.refs:
+        return RunOutcome(EXIT_NO_CASES, prepared.diagnostics)
+    return None
+
+
+def _option_problem(option: str, message: str, severity: str = "error") -> Diagnostic:
+    """A problem with a command-line option (not with a file): the CLI prints it as a usage error."""
+    return Diagnostic(option, 1, 1, severity, message, "usage")
 
 
 class OpenRun:
@@ -333,12 +408,12 @@ class OpenRun:
     once at the end. `stop` is what a signal, a full disk or -x asks of whoever plays the cases."""
 
     def __init__(self, prepared: PreparedRun, folder: RunFolder, run_id: str, started: _dt.datetime, tally: Tally,
-                 notes: list[str], on_result: Callable[[CaseResult], None]):
+                 notes: list[str], on_result: Callable[[CaseResult], None], stop=None):
         from .run.execute import Stop
 
         self.prepared, self.folder, self.run_id, self.started = prepared, folder, run_id, started
         self.tally, self.notes, self.on_result = tally, notes, on_result
-        self.stop = Stop()
+        self.stop = stop if stop is not None else Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
     def save(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> None:
@@ -366,7 +441,7 @@ class OpenRun:
         `stop_reason`/`interrupted`: why the driver stopped early, when it did (the run's own stop otherwise);
         `stopped_on_failure`: the driver stopped after failures as asked (pytest -x), the run's verdict as -x."""
         prepared, request, folder, stop = self.prepared, self.prepared.request, self.folder, self.stop
-        loaded, gate, notes = prepared.loaded, prepared.gate, self.notes
+        loaded, gate, notes, redact = prepared.loaded, prepared.gate, self.notes, prepared.redact
         first_failure = [stopped_on_failure] if stopped_on_failure else self.first_failure
         folder.close_results()
         elapsed = (_dt.datetime.now(_dt.timezone.utc) - self.started).total_seconds()
@@ -386,13 +461,12 @@ class OpenRun:
         if gate is not None:
             gate.check(summary, self.tally.policy)
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
-                  "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths],
-                  "config": prepared.config_record}
+                  "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
             from .shard import parse_shard
 
             header["shard"] = str(parse_shard(request.shard))
-        redact = prepared.redact
+        header.update(selection=prepared.selection, agent=request.agent, config=prepared.config_record)
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -401,64 +475,18 @@ class OpenRun:
                                                                   f"finished cases are in {folder.results_path}", "io")
             code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
             return RunOutcome(code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
-        extra_reports = _write_formats(request.formats, report_path, notes)
+        from .report.render import render_beside
+
+        extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []
         if request.output_dir is None:
             try:
-                point_latest(DEFAULT_REPORTS_ROOT, folder.path)
+                point_latest(prepared.reports_root, folder.path)
             except OSError as exc:  # the report is written; only the shortcut to it is missing
-                notes.append(f"cannot point '{DEFAULT_REPORTS_ROOT / 'latest'}' at the report: "
+                notes.append(f"cannot point '{prepared.reports_root / 'latest'}' at the report: "
                              f"{describe_os_error(exc)}")
         folder.release()
         return RunOutcome(summary.exit_code, prepared.diagnostics, summary, report_path, folder, notes, redact,
                           extra_reports)
-
-
-def _write_formats(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
-    """The --format files, rendered from the report.json just written (never from memory, so they
-    equal what `evalrun report` makes later). A format that cannot be written is a note, not a failed run."""
-    if not names:
-        return []
-    from .report.render import render_many
-
-    try:
-        return render_many(names, report_path, problems=notes)
-    except (OSError, ValueError) as exc:  # report.json could not be read back
-        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
-        return []
-
-
-@dataclass
-class SavedRun:
-    """What `evalrun rescore` needs from a finished run folder: what was run, with which config."""
-
-    folder: Path
-    paths: list[Path]
-    config_file: Optional[Path]
-    conversations: Path
-    repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
-    shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
-
-
-def read_saved_run(folder: Path) -> SavedRun:
-    """The run saved in `folder` (its report.json header). ValueError with a reason people can act on."""
-    import json
-
-    report = folder / "report.json"
-    if not report.is_file():
-        raise ValueError(f"{folder} holds no report.json: give the folder of a finished run "
-                         "(for example .evalrun/reports/latest)")
-    try:
-        with report.open("rb") as source:  # only the header: the cases come after it and may be large
-            head = source.read(1 << 20).decode("utf-8", "replace")
-        header = json.loads(head.split(', "cases": [', 1)[0] + "}")
-    except ValueError as exc:
-        raise ValueError(f"{report} is not a report evalrun wrote: {exc}") from None
-    if "paths" not in header:
-        raise ValueError(f"{report} was written by an evalrun that did not record its suites; run them again")
-    config_file = (header.get("config") or {}).get("config_file")
-    repeats = ((header.get("summary") or {}).get("repeats") or {}).get("runs") or 1
-    return SavedRun(folder, [Path(p) for p in header["paths"]], Path(config_file) if config_file else None,
-                    folder / "conversations", int(repeats), header.get("shard"))
 
 
 def _usage_or_none(usage):
@@ -466,6 +494,7 @@ def _usage_or_none(usage):
 
 
 def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnostic]:
+    """Problems with the options of the request, each naming its option (the CLI prints them as usage errors)."""
     from .run.agent_choice import check_agent_override
 
     problems = []
@@ -478,64 +507,22 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
 
         wrong = unknown_profile(loaded, request.profile)
         if wrong:
-            problems.append(Diagnostic("--profile", 1, 1, "error", wrong, "unknown-profile"))
+            problems.append(Diagnostic("--profile", 1, 1, "error", wrong.removeprefix("--profile: "), "unknown-profile"))
     if request.replay_dir is not None and not request.replay_dir.is_dir():
-        problems.append(Diagnostic(str(request.replay_dir), 1, 1, "error", "--replay: no such folder", "not-found"))
+        problems.append(Diagnostic("--replay", 1, 1, "error", f"no such folder: '{request.replay_dir}'", "not-found"))
     out = request.output_dir
     if out is not None and out.exists() and not out.is_dir():
-        problems.append(Diagnostic(str(out), 1, 1, "error", f"--output-dir: '{out}' exists and is not a folder",
-                                   "not-a-folder"))
+        problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))
     if request.repeats < 1:
-        problems.append(Diagnostic("--repeat", 1, 1, "error", "--repeat must be at least 1", "usage"))
+        problems.append(_option_problem("--repeat", f"must be at least 1, got {request.repeats}"))
     if request.concurrency < 1:
-        problems.append(Diagnostic("--concurrency", 1, 1, "error", "-j/--concurrency must be at least 1", "usage"))
+        problems.append(_option_problem("-j/--concurrency", f"must be at least 1, got {request.concurrency}"))
     return problems
 
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class _SignalsStopTheRun:
-    """From the first case to the last byte of the report, SIGINT and SIGTERM ask the run to stop
-    (cases in flight are cancelled, what finished is reported) instead of killing the process. Held
-    for the whole run, so there is no moment between running and writing where a signal would cut
-    the report short; a signal after the cases ended is only noted."""
-
-    def __init__(self, stop, enabled: bool):
-        self.stop = stop
-        self.enabled = enabled and threading.current_thread() is threading.main_thread()
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
-        self._previous: dict = {}
-
-    def __enter__(self) -> "_SignalsStopTheRun":
-        if self.enabled:
-            self._previous = {sig: signal.signal(sig, self._received) for sig in _SIGNALS}
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def run(self, coroutine) -> None:
-        """Run the executor's coroutine on a new event loop; a signal meanwhile asks the run to stop."""
-        async def watched() -> None:
-            self.loop = asyncio.get_running_loop()
-            try:
-                await coroutine
-            finally:
-                self.loop = None
-
-        asyncio.run(watched())
-
-    def _received(self, number: int, frame) -> None:
-        name = signal.Signals(number).name
-        loop = self.loop
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(functools.partial(self.stop.request, name, interrupted=True))
-
-
-def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> dict:
+def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> tuple[dict, Redactor]:
+    """The config as the report records it (credentials masked), and the redactor of every secret it names."""
     record = loaded.config.model_dump(mode="json", by_alias=True, exclude={"schema_"})
     record["config_file"] = str(loaded.path) if loaded.path else None
     record["replay_dir"] = str(replay_dir) if replay_dir else None
-    return redact_config(record)
+    return protect_config(record)

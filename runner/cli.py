@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "convert")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -28,6 +28,7 @@ conversation against its goals and reports the result.
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
+  evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
 scored, 4 usage error or invalid suites, 5 no cases collected.
@@ -58,13 +59,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
     _add_run_options(run)
 
-    rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling nothing",
+    rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling no agent",
                              description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
                                          "the recordings its replayed cases used) against the suites as they are now: "
-                                         "after changing an `arg_matching`, say. No agent is called; a case without a "
-                                         "saved conversation ends in error.")
+                                         "after changing an `arg_matching`, say. The cases are those the run selected "
+                                         "(its -k, --tag, --shard, --last-failed, recorded in its report.json); -k and "
+                                         "--tag narrow them further. No agent is called; the judge answers from its "
+                                         "cache (a comparison it has not seen is asked). A case without a saved "
+                                         "conversation ends in error. The suites and evalrun.yaml come from the "
+                                         "command line or the current project, never from RUN_DIR: without PATH, the "
+                                         "suites the run recorded are used when they lie inside the current project.")
     rescore.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                          help="a run's folder (for example .evalrun/reports/latest)")
+    rescore.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                         help="the suites to score (default: those the run recorded, if inside the current project)")
+    rescore.add_argument("-c", "--config", type=Path, metavar="FILE",
+                         help="the evalrun.yaml to use (default: the first one next to or above PATH)")
+    rescore.add_argument("--no-cache", action="store_true", help="ask the judge again instead of using its cache")
     _add_run_options(rescore)
 
     report = sub.add_parser("report", help="write a report format from a finished run",
@@ -118,10 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--eval-config", type=Path, metavar="FILE",
+                          help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
+                               "the one beside each")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
-    schema.add_argument("kind", nargs="?", default="suite", choices=("suite", "config", "report"))
+    schema.add_argument("kind", nargs="?", default="suite",
+                        choices=("suite", "config", "report", "adk-evalset", "adk-eval-config"))
 
     calibrate = sub.add_parser(
         "calibrate", help="measure a judged check against examples people labelled",
@@ -140,6 +155,19 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Write an example suite (with the schema modeline), an evalrun.yaml and editor "
                                       "settings that map suites to the schema. Existing files are never overwritten.")
     init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR")
+
+    convert = sub.add_parser("convert", help="write ADK or Agentflow eval sets as evalrun YAML",
+                             description="Write the evalrun YAML equivalent of Google ADK eval files (*.evalset.json, "
+                                         "*.test.json, ADK's older list formats) and Agentflow eval sets, with the "
+                                         "criteria of their eval config (test_config.json, eval_config.json) as checks. "
+                                         "evalrun runs the JSON files as they are too; the YAML gives the same "
+                                         "verdicts and takes what JSON cannot say (fuzzy, optional, one_of, regex "
+                                         "arguments per turn, per-turn checks). Existing files are never overwritten.")
+    convert.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="eval files, or folders searched for them")
+    convert.add_argument("-o", "--output-dir", type=Path, metavar="DIR",
+                         help="where to write the YAML (a folder keeps its layout under DIR; default: beside each file)")
+    convert.add_argument("--eval-config", type=Path, metavar="FILE",
+                         help="the eval config to convert with, instead of the one beside each file")
     return parser
 
 
@@ -147,8 +175,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
                          help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
     command.add_argument("--tag", action="append", default=[], metavar="TAG",
-                         help="only cases with this tag; repeatable")
-    command.add_argument("-j", "--concurrency", type=int, default=8, metavar="N",
+                         help="only cases with this tag (Smoke and smoke are the same tag); repeatable")
+    command.add_argument("-j", "--concurrency", type=_at_least_one, default=8, metavar="N",
                          help="run at most N cases at once (default 8); also the limit on model calls in flight")
     command.add_argument("--executor", choices=("auto", "local", "processes"), default="auto",
                          help="what runs the cases: `local` (this process; live cases and judges), `processes` "
@@ -173,7 +201,7 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--min-pass-rate", type=_share, metavar="RATE",
                          help="exit 0 when at least this share (0-1) of the scored cases passed, even if some failed; "
                               "overrides evalrun.yaml's min_pass_rate")
-    command.add_argument("--repeat", type=int, default=1, metavar="N", dest="repeats",
+    command.add_argument("--repeat", type=_at_least_one, default=1, metavar="N", dest="repeats",
                          help="run every case N times (each run with its own model-cache slot, so a rerun replays the "
                               "same N answers); reports pass@k, pass^k and the flaky cases (default 1; rescore uses "
                               "the saved run's N)")
@@ -186,6 +214,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--shard", type=_shard, metavar="I/N",
                          help="run only part I of N of the cases (1 <= I <= N), split by a hash of each case id so "
                               "every machine of a CI matrix agrees; join the parts with `evalrun merge`")
+    command.add_argument("--eval-config", type=Path, metavar="FILE",
+                         help="the Google ADK or Agentflow eval config (criteria) for every ADK/Agentflow eval set, "
+                              "instead of the test_config.json or eval_config.json beside each")
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
@@ -193,6 +224,12 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
                               "percentage points (default 0.0)")
+
+
+def _eval_config_problem(path: Optional[Path]) -> Optional[str]:
+    if path is None or path.is_file():
+        return None
+    return f"--eval-config {path}: {'no such file' if not path.exists() else 'not a file'}"
 
 
 def _format_names() -> tuple[str, ...]:
@@ -214,6 +251,16 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -260,7 +307,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from .suite.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
-    diagnostics = validate(args.paths)
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        print(f"evalrun validate: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    diagnostics = validate(args.paths, eval_config=args.eval_config)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))
@@ -275,24 +326,29 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_rescore(args: argparse.Namespace) -> int:
-    from .api import EXIT_USAGE, read_saved_run
+    from .api import EXIT_USAGE
+    from .rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
 
     try:
         saved = read_saved_run(args.run_dir)
-    except ValueError as exc:
+        args.paths = suites_to_rescore(saved, args.paths, current_project())
+    except NotRescorable as exc:
         print(f"evalrun rescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    args.paths, args.config, args.replay, args.agent, args.no_cache = saved.paths, saved.config_file, None, None, True
+    if args.shard is not None and saved.shard is not None and args.shard != saved.shard:
+        print(f"evalrun rescore: error: --shard: the run was shard {saved.shard}; its conversations are of that part",
+              file=sys.stderr)
+        return EXIT_USAGE
+    args.replay, args.agent = None, None  # nothing is played: the saved conversations are scored
     args.repeats = saved.repeats  # the saved conversations are per repeat
-    args.shard = saved.shard  # the same part of the suite
-    return _cmd_run(args, conversations_dir=saved.conversations)
+    args.shard = saved.shard or args.shard  # the same part of the suite
+    return _cmd_run(args, conversations_dir=saved.conversations, saved_selection=saved.selection)
 
 
-def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None) -> int:
-    from .api import EXIT_NO_CASES, run
-    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
-
+def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
+    from .api import EXIT_NO_CASES, EXIT_USAGE, run
     from .config import config_line
+    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
@@ -314,23 +370,30 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
         elif shown:
             out.line(line)
 
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        err.line(f"evalrun: {problem}")
+        return EXIT_USAGE
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
-                  shard=args.shard, last_failed=args.last_failed, profile=args.profile, executor=args.executor,
+                  shard=args.shard, last_failed=args.last_failed, profile=args.profile,
+                  saved_selection=saved_selection, eval_config=args.eval_config, executor=args.executor,
                   on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:
-        err.line(str(diagnostic))
+        err.line(_diagnostic_line(diagnostic, args.command))
     if outcome.summary is None:
+        for note in outcome.notes:
+            err.line(note)
         if outcome.exit_code == EXIT_NO_CASES:
             err.line("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""))
-        else:
+        elif outcome.exit_code == EXIT_USAGE:
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
     try:
@@ -339,15 +402,34 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None)
         except (OSError, ValueError) as exc:  # the results file went away after the run: the summary stands
             err.line(f"cannot read the results back for the failure details: {exc}")
         print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
-                      report_path=str(outcome.report_path) if outcome.report_path is not None else None)
+                      report_path=_shown(outcome.report_path) if outcome.report_path is not None else None,
+                      agent=args.agent)
         for path in outcome.extra_reports:
-            out.line(f"{path.name}: {path}")
+            out.line(f"{path.name}: {_shown(path)}")
     except KeyboardInterrupt:  # Ctrl-C while the details scroll by: the run and its report are complete
         err.line(f"stopped printing; {outcome.summary.exit_reason}")
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
     return outcome.exit_code
+
+
+def _shown(path: Path) -> str:
+    """A path as the console shows it: relative to the current folder when it lies below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def _diagnostic_line(diagnostic, command: str) -> str:
+    """A problem with a file as a compiler prints it (path:line:col: error: ...); a problem with a
+    command-line option as a usage error that names the option (evalrun run: error: --agent: ...)."""
+    if diagnostic.path.startswith("-"):
+        said = diagnostic.message if diagnostic.message.startswith(diagnostic.path) \
+            else f"{diagnostic.path}: {diagnostic.message}"
+        return f"evalrun {command}: {diagnostic.severity}: {said}"
+    return str(diagnostic)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -412,9 +494,11 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     summary = Summary.model_validate(merged["summary"])
     out = Console(sys.stdout)
     print_summary(out, summary, notes=[f"merged {len(merged['merged_from'])} shard(s): "
-                                       + ", ".join(merged["merged_from"])], report_path=str(target))
+                                       + ", ".join(merged["merged_from"])], report_path=str(target),
+                  agent=merged.get("agent"))
     for path in written:
-        out.line(f"{path.name}: {path}")
+        if path != target:  # --format json: the merged report.json itself
+            out.line(f"{path.name}: {path}")
     return summary.exit_code
 
 
@@ -458,11 +542,28 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print("the check decided none of the examples (see why above): exit 3", file=sys.stderr)
         return 3
     if args.min_kappa is not None and (agreement.kappa is None or agreement.kappa < args.min_kappa):
-        print(f"Cohen's kappa {agreement.kappa if agreement.kappa is not None else 'undefined'} is below --min-kappa "
-              f"{args.min_kappa:g}: exit 1", file=sys.stderr)
+        kappa = "undefined" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+        print(f"Cohen's kappa {kappa} is below --min-kappa {args.min_kappa:g}: exit 1", file=sys.stderr)
         return 1
     return 0
 
 
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .api import EXIT_USAGE
+    from .authoring.convert import convert
+    from .suite.files import display_path
+
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        print(f"evalrun convert: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    result = convert(args.paths, args.output_dir, args.eval_config)
+    for diagnostic in result.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    for done in result.written:
+        print(f"wrote {display_path(done.target)}: {done.cases} case(s) from {display_path(done.source)} {done.note}")
+    return 0 if result.ok else EXIT_USAGE
+
+
 _COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
-             "init": _cmd_init, "calibrate": _cmd_calibrate}
+             "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}

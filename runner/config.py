@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -18,8 +18,11 @@ from .suite.files import CONFIG_NAMES, display_path, real_path
 from .suite.reader import read_document
 from .suite.schema_check import check_document
 
+if TYPE_CHECKING:
+    from .suite.models import Case
+
 __all__ = ["CONFIG_NAMES", "Config", "ConfigSearch", "LoadedConfig", "config_line", "config_search", "find_config",
-           "load_config", "suite_roots"]
+           "load_config", "project_home", "suite_roots"]
 
 
 class EmbeddingsConfig(BaseModel):
@@ -131,6 +134,13 @@ class Config(BaseModel):
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
         examples=[0.9])
+    forbid_extra_calls: Union[bool, list[str]] = Field(
+        False, title="Forbid extra calls",
+        description="The project's default for every case that does not set `forbid_extra_calls` itself (a file's "
+        "or a case's own value wins). true: every tool call must achieve a goal. A list of tool names or globs: "
+        "calls to these tools that achieve no goal fail the case. Default false: extra calls only lower precision "
+        "(and are named on the case's line).",
+        examples=[["cancel_*", "issue_refund"]])
     repeat_policy: Literal["all", "majority", "any"] = Field(
         "all", title="Repeat policy",
         description="With `--repeat N`, when a case passes: `all` its runs pass (the default), a `majority` of them, "
@@ -180,13 +190,61 @@ class Config(BaseModel):
         return value
 
 
+def with_project_defaults(case: "Case", config: Config) -> "Case":
+    """The case with the project's defaults for what neither it nor its file sets (`forbid_extra_calls`)."""
+    if "forbid_extra_calls" in case.model_fields_set or not config.forbid_extra_calls:
+        return case
+    return case.model_copy(update={"forbid_extra_calls": config.forbid_extra_calls})
+
+
+def check_cases_against_config(cases: list["Case"], config: Config) -> list[Diagnostic]:
+    """What shows only when both the cases and evalrun.yaml are known (validate's warnings): a gating check
+    that needs a judge model while there is none to ask (the case would be unscored), and a `story` that
+    no simulated user will play in a live run (the conversation would end after the scripted messages;
+    without declared agents a case without a transcript can only be replayed, where the story plays no part)."""
+    judge_off = ("evalrun.yaml turns the judge off (enable_fuzzy_matching: false)" if config.judge is not None
+                 else "evalrun.yaml configures none") if config.judge is None or not config.enable_fuzzy_matching else None
+    found = []
+    for case in cases:
+        where = (case.source.path, case.source.line, case.source.column)
+        judged = [name for spec in case.checks if spec.get("gate", True) is not False for name in _judged_checks(spec)]
+        if judged and judge_off is not None:
+            names = ", ".join(f"'{n}'" for n in dict.fromkeys(judged))
+            found.append(Diagnostic(*where, "warning", f"case '{case.id}': check{'s' if len(judged) > 1 else ''} {names} "
+                                    f"need{'' if len(judged) > 1 else 's'} a judge model, and {judge_off}: the case will "
+                                    "be unscored (exit 3); add `judge:` to evalrun.yaml, or run with a --profile whose "
+                                    "`judged: false` leaves judged checks out", "no-judge"))
+        if case.story and not case.transcript and config.simulator is None and config.agents:  # it runs live
+            found.append(Diagnostic(*where, "warning", f"case '{case.id}' has a `story`, but evalrun.yaml configures no "
+                                    "`simulator`: nobody plays the user after the scripted messages, so a live "
+                                    "conversation ends there (script_end); add `simulator:` to evalrun.yaml, or write "
+                                    "the user's turns as `user_prompts`", "story-without-simulator"))
+    return found
+
+
+def _judged_checks(spec: object) -> list[str]:
+    """The names of the checks in `spec` (a composition's nested ones too) that need a judge model and
+    bring none of their own (`judge: {model: ...}`)."""
+    from .checks import registry
+
+    if not isinstance(spec, dict) or spec.get("type") not in registry():
+        return []
+    family = registry()[spec["type"]]
+    own = spec.get("judge")
+    names = [str(spec.get("name") or spec["type"])] if family.needs_model and not (
+        isinstance(own, dict) and own.get("model")) else []
+    nested = spec.get("checks")
+    return names + [n for child in (nested if isinstance(nested, list) else []) for n in _judged_checks(child)]
+
+
 class LoadedConfig(BaseModel):
     config: Config
     path: Optional[Path] = None  # None: built-in defaults
+    home: Optional[Path] = None  # without a file: the project folder (`project_home`) that relative paths start from
 
     @property
     def base_dir(self) -> Path:
-        return self.path.parent if self.path else Path.cwd()
+        return self.path.parent if self.path else (self.home or Path.cwd())
 
     def resolve(self, relative: Optional[str]) -> Optional[Path]:
         return None if relative is None else (self.base_dir / relative).resolve()
@@ -260,6 +318,23 @@ def config_line(paths: list[Path], config_path: Optional[Path] = None, cwd: Opti
     nearest, furthest = display_path(search.searched[0]), display_path(search.searched[-1])
     where = nearest if len(search.searched) == 1 else f"{nearest} .. {furthest}"
     return f"config: none found (searched {where}); using defaults"
+
+
+def project_home(paths: list[Path], config_path: Optional[Path] = None) -> Path:
+    """The project's folder, where its `.evalrun/` (reports, `latest`, caches, the --last-failed
+    history) lives whatever folder evalrun is started from: the folder of its evalrun.yaml; without
+    one, the repository the first suite path is in (the nearest folder above it holding `.git`); else
+    that path's own folder."""
+    if config_path is not None:
+        return real_path(config_path).parent
+    if not paths:
+        return real_path(Path.cwd())
+    first = real_path(paths[0])
+    folder = first if first.is_dir() else first.parent
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return folder
 
 
 def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:

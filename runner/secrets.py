@@ -4,10 +4,15 @@ config keys that carry credentials.
 Two layers. The report's copy of the config has credential-looking keys blanked (`redact_config`).
 Then every line evalrun writes (results.jsonl, report.json, the console) passes through a `Redactor`
 holding the secret values themselves, because a provider may echo a key back inside an error message
-that ends up in a case's reason.
+that ends up in a case's reason, and an agent may say a token it was given.
+
+`protect_config` does both in the one safe order: the names to redact are collected from the config
+as written, before masking. Masking first would blank `Authorization: Bearer ${TOKEN}` and with it
+the only mention of TOKEN, so the values that matter most would go unredacted.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Iterable, Mapping
@@ -54,11 +59,22 @@ def secret_values(config_record: Any, environ: Mapping[str, str] = os.environ) -
     return sorted((v for v in values if len(v) >= _MIN_SECRET_LENGTH), key=len, reverse=True)
 
 
+def protect_config(record: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, "Redactor"]:
+    """(the record with credential keys masked, a Redactor of every secret value it names)."""
+    return redact_config(record), Redactor(secret_values(record, environ))
+
+
 class Redactor:
-    """Replaces each known secret value in text with ***; the longest first, so no part of one survives."""
+    """Replaces each known secret value in text with ***; the longest first, so no part of one survives.
+    A value is also looked for as JSON writes it (a quote or a backslash escaped, other characters as
+    \\u escapes), since results.jsonl and report.json hold text as JSON strings."""
 
     def __init__(self, secrets: Iterable[str] = ()):
-        self.secrets = [s for s in secrets if len(s) >= _MIN_SECRET_LENGTH]
+        forms = set()
+        for secret in secrets:
+            if len(secret) >= _MIN_SECRET_LENGTH:
+                forms.update((secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]))
+        self.secrets = sorted(forms, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         for secret in self.secrets:

@@ -122,3 +122,143 @@ def test_a_process_that_never_reads_its_input_times_out():
     conversation = talk(case, agent)
     assert time.monotonic() - started < 6
     assert conversation.error.startswith("the agent process did not read turn 1 within 0.5 s")
+
+
+# ------------------------------------------------------------------ the process group, whatever the leader did
+
+def child_pid(agent) -> int:
+    return int(next(line for line in agent.stderr_tail() if line.startswith("child pid")).split()[-1])
+
+
+def test_the_children_of_an_agent_that_exits_are_killed_and_its_death_is_seen_at_once():
+    agent = command_agent("orphan", timeout_s=20)
+    started = time.monotonic()
+    conversation = talk(make_case(**THREE_TURNS), agent, timeout_s=30)
+    assert time.monotonic() - started < 5  # the child holds stdout open: EOF alone never comes
+    assert [m["content"] for m in conversation.messages] == ["one", "you said: one", "two"]
+    assert conversation.error.startswith("the agent process exited with code 0 before answering turn 2; "
+                                         "last stderr lines:\n  agent started in mode orphan\n  turn 1: one\n"
+                                         "  child pid ")
+    child = child_pid(agent)
+    for _ in range(50):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    alive = _alive(child)
+    if alive:
+        os.kill(child, 9)  # a failing test leaves nothing behind
+    assert not alive
+
+
+def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_conversation():
+    agent = command_agent("escape", timeout_s=20)
+    started = time.monotonic()
+    try:
+        conversation = talk(make_case(**THREE_TURNS), agent, timeout_s=30)
+        assert time.monotonic() - started < 8
+        assert conversation.error.startswith("the agent process exited with code 0 before answering turn 2")
+    finally:
+        os.kill(child_pid(agent), 9)  # out of evalrun's reach by design (setsid): the test cleans up
+
+
+def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path):
+    from tests.cli_helpers import run_cli, write
+
+    write(tmp_path / "evalrun.yaml", f"""
+        embeddings: {{enabled: false}}
+        agents:
+          forks: {{type: command, command: ["{sys.executable}", "{SCRIPT}", "orphan"], timeout_s: 20}}
+          escapes: {{type: command, command: ["{sys.executable}", "{SCRIPT}", "escape"], timeout_s: 20}}
+        """)
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - {id: forks, agent: forks, starting_sentence: one, user_prompts: [two], goal_details: [{type: text, name: t, keywords: [one]}]}
+          - {id: answers-once, agent: forks, starting_sentence: one, goal_details: [{type: text, name: t, keywords: [one]}]}
+          - {id: escapes, agent: escapes, starting_sentence: one, goal_details: [{type: text, name: t, keywords: [one]}]}
+        """)
+    started = time.monotonic()
+    result = run_cli("suites", "--output-dir", "out", "-v", cwd=tmp_path, timeout=120)
+    import json
+
+    def children(case_id: str) -> list[int]:
+        saved = json.loads((tmp_path / "out" / "conversations" / f"{case_id}.json").read_text())
+        return [int(line.split()[-1]) for line in saved.get("stderr", []) if line.startswith("child pid")]
+
+    for pid in children("escapes"):
+        os.kill(pid, 9)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "Event loop is closed" not in result.stderr, result.stderr
+    cases = {c["id"]: c for c in json.loads((tmp_path / "out" / "report.json").read_text())["cases"]}
+    assert (cases["forks"]["status"], cases["answers-once"]["status"], cases["escapes"]["status"]) == (
+        "error", "passed", "passed")
+    leftovers = children("answers-once") + children("forks")
+    alive = [pid for pid in leftovers if _alive(pid)]
+    for pid in alive:
+        os.kill(pid, 9)  # a failing test leaves nothing behind
+    assert len(leftovers) == 2 and not alive
+
+
+# ------------------------------------------------------------------ the environment
+
+def test_the_process_gets_a_minimal_environment_and_what_env_names(monkeypatch):
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-123")
+    monkeypatch.setenv("LC_TIME", "C")
+    monkeypatch.setenv("PASSED_ON", "yes")
+    for decoy in ("LANGUAGE_MODEL_KEY", "LCTOKEN", "LD_SECRET", "PATH_TOKEN", "HOMEBREW_GITHUB_API_TOKEN", "TZ_KEY"):
+        monkeypatch.setenv(decoy, "secret")  # near the names that pass, but not them
+    conversation = talk(make_case(starting_sentence="hi"),
+                        command_agent("envnames", env={"AGENT_MODE": "test", "FROM_EVALRUN": "${PASSED_ON}"}))
+    names = set(conversation.messages[-1]["content"].split())
+    expected = {n for n in os.environ if n in {"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE"} or
+                n.startswith("LC_")} | {"AGENT_MODE", "FROM_EVALRUN"}
+    assert names - {"LC_CTYPE"} == expected - {"LC_CTYPE"}  # Python may set LC_CTYPE itself (PEP 538)
+    assert "LC_TIME" in names and "PATH" in names
+
+
+def test_inherit_env_passes_the_whole_environment(monkeypatch):
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-123")
+    conversation = talk(make_case(starting_sentence="hi"), command_agent("envnames", inherit_env=True))
+    assert "JUDGE_API_KEY" in conversation.messages[-1]["content"].split()
+
+
+def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
+    from tests.cli_helpers import cli_env, write
+
+    write(tmp_path / "dump_env.py", """
+        import json, os, sys
+        for line in sys.stdin:
+            with open("seen_env.json", "w") as out:
+                json.dump(dict(os.environ), out)
+            print(json.dumps({"messages": [{"role": "assistant", "content": "done"}]}), flush=True)
+        """)
+    write(tmp_path / "evalrun.yaml", f"""
+        embeddings: {{enabled: false}}
+        judge: {{model: openai/fake, api_key_env: EVAL_JUDGE_KEY, api_base: "http://127.0.0.1:9"}}
+        agents:
+          bot: {{type: command, command: ["{sys.executable}", dump_env.py]}}
+        """)
+    write(tmp_path / "suites" / "s.yaml", """
+        cases:
+          - {id: a, agent: bot, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [done]}]}
+        """)
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
+                            env=cli_env(EVAL_JUDGE_KEY="sk-very-secret-judge-key"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = (tmp_path / "seen_env.json").read_text()
+    assert "sk-very-secret-judge-key" not in seen and "EVAL_JUDGE_KEY" not in seen
+    assert '"PATH"' in seen
+
+
+def test_an_agent_that_exits_near_its_deadline_is_reported_as_exited_not_slow(tmp_path):
+    """The agent answers, leaves a helper holding its output, and exits just before the next turn's
+    deadline, inside evalrun's short grace for a line already written: it still says the process exited."""
+    agent = make_agent({"type": "command", "timeout_s": 1.5, "command": [
+        "sh", "-c", "read line; echo '{\"messages\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}'; "
+                    "sleep 30 & sleep 1.35; exit 4"]})
+    conversation = talk(make_case(**THREE_TURNS), agent)
+    assert [m["content"] for m in conversation.messages] == ["one", "hi", "two"]
+    assert conversation.error == "the agent process exited with code 4 before answering turn 2 (nothing on stderr)"

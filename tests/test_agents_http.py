@@ -60,7 +60,7 @@ def test_a_request_timeout_keeps_the_conversation_so_far(server):
     conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/slow"), timeout_s=0.3))
     assert time.monotonic() - started < 1.5
     assert (conversation.termination_reason, conversation.error) == (
-        "agent_error", f"no answer from {server.url('/slow')} within 0.3 s")
+        "agent_error", f"no complete answer from {server.url('/slow')} within 0.3 s")
     assert conversation.messages == [{"role": "user", "content": "hi"}]
 
 
@@ -91,3 +91,60 @@ def test_an_openai_compatible_endpoint_works_as_it_is():
         assert fake.requests == [{"model": "my-agent", "messages": [{"role": "user", "content": "hi"}]}]
     assert conversation.messages[-1] == {"role": "assistant", "content": "Hello! How can I help?"}
     assert (conversation.termination_reason, conversation.error) == ("script_end", None)
+
+
+# ------------------------------------------------------------------ replies that misbehave on the wire
+
+def test_a_trickled_reply_is_bounded_by_one_deadline_for_the_whole_request(server):
+    started = time.monotonic()
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/trickle"), timeout_s=0.5))
+    assert time.monotonic() - started < 2.5  # each byte came quickly, the whole would take 3.2 s
+    assert (conversation.termination_reason, conversation.error) == (
+        "agent_error", f"no complete answer from {server.url('/trickle')} within 0.5 s")
+    assert conversation.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_a_trickled_reply_within_the_deadline_is_read(server):
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/trickle"), timeout_s=30))
+    assert conversation.messages[-1] == {"role": "assistant", "content": "you said: hi"}
+
+
+@pytest.mark.parametrize("path, error", [
+    ("/huge", "the reply from {url} is larger than 16 MiB (max_reply_bytes: 16777216; raise it to allow larger "
+              "replies)"),
+    ("/declared", "the reply from {url} is larger than 16 MiB (max_reply_bytes: 16777216; raise it to allow larger "
+                  "replies): it says it holds 314,572,800 bytes"),
+    ("/gzipbomb", "the reply from {url} is larger than 16 MiB (max_reply_bytes: 16777216; raise it to allow larger "
+                  "replies)"),
+])
+def test_a_reply_above_the_size_limit_is_the_case_error_and_is_not_read_whole(server, path, error):
+    started = time.monotonic()
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url(path), timeout_s=20), timeout_s=8)
+    assert time.monotonic() - started < 8
+    assert (conversation.termination_reason, conversation.error) == ("agent_error", error.format(url=server.url(path)))
+
+
+def test_the_size_limit_is_configurable(server):
+    conversation = talk(make_case(starting_sentence="hi"),
+                        http_agent(server.url("/huge"), max_reply_bytes=32 * 1024 * 1024))
+    assert conversation.error is None and len(conversation.messages[-1]["content"]) == 20 * 1024 * 1024
+    small = talk(make_case(starting_sentence="hi"), http_agent(server.url("/messages"), max_reply_bytes=20))
+    assert small.error == (f"the reply from {server.url('/messages')} is larger than 20 bytes (max_reply_bytes: 20; "
+                           "raise it to allow larger replies): it says it holds 64 bytes")
+
+
+def test_a_redirect_is_reported_with_where_it_points_and_not_followed(server):
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/redirect")))
+    assert (conversation.termination_reason, conversation.error) == (
+        "agent_error", f"HTTP 302 from {server.url('/redirect')}: the endpoint redirects to "
+                       "http://elsewhere.example/chat; evalrun does not follow redirects: set the agent's `url` to "
+                       "where it points")
+    assert [path for path, _, _ in server.requests] == ["/redirect"]
+
+
+def test_where_a_redirect_points_is_quoted_as_agent_text(server):
+    server.redirect_to = "http://elsewhere.example/\x85" + "a" * 300  # a C1 control, then far too long
+    conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/redirect")))
+    pointed = "http://elsewhere.example/\\x85" + "a" * 170 + "…"
+    assert conversation.error == (f"HTTP 302 from {server.url('/redirect')}: the endpoint redirects to {pointed}; "
+                                  "evalrun does not follow redirects: set the agent's `url` to where it points")

@@ -32,6 +32,12 @@ def test_cohen_kappa_known_values(table, kappa):
     assert cohen_kappa(pairs(*table)) == pytest.approx(kappa)
 
 
+def test_cohen_kappa_is_exact_where_floats_would_not_be():
+    # po 0.7, pe 0.5: (0.7 - 0.5) / 0.5 is 0.3999999999999999 in floats; a --min-kappa of 0.4 must be met
+    assert cohen_kappa(pairs(20, 5, 10, 15)) == 0.4
+    assert repr(cohen_kappa(pairs(45, 15, 25, 15))) == repr(3 / 23)
+
+
 def test_cohen_kappa_is_undefined_when_every_label_and_verdict_is_the_same():
     assert cohen_kappa(pairs(7, 0, 0, 0)) is None
     assert cohen_kappa([]) is None
@@ -121,7 +127,7 @@ def test_calibrate_command_through_the_fake_judge(tmp_path):
     report = json.loads(as_json.stdout)
     assert report["kappa"] == pytest.approx(142 / 180) and report["agreement"] == pytest.approx(17 / 19)
     assert report["confusion"] == {"pass": {"pass": 9, "fail": 1}, "fail": {"pass": 1, "fail": 8}}
-    assert "Cohen's kappa 0.788" in as_json.stderr and "below --min-kappa 0.8: exit 1" in as_json.stderr
+    assert as_json.stderr.splitlines()[-1] == "Cohen's kappa 0.789 is below --min-kappa 0.8: exit 1"
 
 
 def test_calibrate_on_an_invalid_file_exits_4(tmp_path):
@@ -141,6 +147,6 @@ def test_calibrate_without_a_judge_decides_nothing_and_exits_3(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[:3] == ["calibrating semantic_match on 20 labelled example(s); the check decided 0", "agreement: n/a",
                          "Cohen's kappa: undefined (nothing decided)"]
-    assert "  date-other-format: skipped: no judge model is configured: add `judge:` to evalrun.yaml (with " \
-        "enable_fuzzy_matching on), or give this check `judge: {model: ...}`" in lines
+    assert "  date-other-format: unscored: no judge model is configured: add `judge:` to evalrun.yaml, or give this " \
+        "check `judge: {model: ...}` (a --profile with `judged: false` leaves judged checks out on purpose)" in lines
     assert result.stderr.splitlines()[-1] == "the check decided none of the examples (see why above): exit 3"

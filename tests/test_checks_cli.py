@@ -46,8 +46,8 @@ def test_every_registered_check_has_a_description_and_only_judged_ones_need_a_mo
     for family in families():
         assert family.description and 0 <= family.default_threshold <= 1
     assert sorted(f.type for f in families() if f.needs_model) == [
-        "assert", "factual_accuracy", "groundedness", "intent_resolution", "response_completeness", "rubric", "safety",
-        "semantic_match", "task_adherence", "tool_call_accuracy"]
+        "assert", "factual_accuracy", "groundedness", "intent_resolution", "per_turn_user_simulator_quality_v1",
+        "response_completeness", "rubric", "safety", "semantic_match", "task_adherence", "tool_call_accuracy"]
 
 
 # ------------------------------------------------------------------ validate
@@ -198,7 +198,7 @@ def test_readme_check_examples_validate(tmp_path):
     from runner.config import Config
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 11
+    assert len(blocks) == 12
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
         if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite
@@ -215,11 +215,11 @@ def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
-    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"] * 3
+    assert [c["status"] for c in case["checks"]] == ["passed"] * 6 + ["skipped"] + ["unscored"] * 2
     assert case["checks"][5]["explanation"].startswith("1 of 2 nested check(s) passed (any): [passed] contains: ")
-    # the judged checks are shown, and skipped with the way to turn them on while no judge is configured
-    assert all(c["explanation"].startswith("skipped: no judge model is configured: add `judge:` to evalrun.yaml")
-               for c in case["checks"][7:])
+    # the judged checks (gate: false) are shown, unscored with the way to turn them on while no judge is configured
+    assert all(c["explanation"].startswith("unscored: no judge model is configured: add `judge:` to evalrun.yaml")
+               and not c["gate"] for c in case["checks"][7:])
 
 
 # ------------------------------------------------------------------ judged checks through the CLI
@@ -251,13 +251,14 @@ def test_judged_check_through_the_cli_with_a_configured_judge(tmp_path):
     assert case["model_usage"]["by_role"]["judge"]["calls"] == 2
 
 
-def test_judged_check_without_a_judge_is_skipped_and_the_run_passes(tmp_path):
+def test_judged_check_without_a_judge_is_unscored_and_the_run_exits_3(tmp_path):
     replay_project(tmp_path, """
           - {type: semantic_match, reference: "The id of nwaters is 15778303."}
           - {type: contains, value: "15778303"}
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    checks = report_of(tmp_path)["cases"][0]["checks"]
-    assert [c["status"] for c in checks] == ["skipped", "passed"]
-    assert checks[0]["explanation"].startswith("skipped: no judge model is configured")
+    assert result.returncode == 3, result.stdout + result.stderr
+    case = report_of(tmp_path)["cases"][0]
+    assert [c["status"] for c in case["checks"]] == ["unscored", "passed"]
+    assert case["status"] == "unscored"
+    assert case["unscored_reason"].startswith("check 'semantic_match': unscored: no judge model is configured")

@@ -14,7 +14,8 @@ from .test_checks_text import case_with, texts
 ANSWER = "Your id is 15778303."
 PASS = {"type": "contains", "value": "15778303", "name": "has id"}
 FAIL = {"type": "contains", "value": "January", "name": "has month"}
-SKIP = {"type": "semantic_match", "reference": "x", "name": "judged"}  # no judge configured: skipped
+SKIP = {"type": "response_match", "name": "no reference"}  # the case has no reference answer: skipped
+NO_JUDGE = {"type": "semantic_match", "reference": "x", "name": "judged"}  # no judge configured: unscored
 UNSCORED = {"type": "regex", "pattern": "(a|aa)+$", "name": "slow"}  # stopped after 1 s: unscored
 SLOW_ANSWER = "a" * 5000 + "b"
 
@@ -31,6 +32,7 @@ def one(spec, answer=ANSWER, selection=None):
     ("any", [FAIL, PASS], "passed", 0.5),
     ("any", [FAIL, FAIL], "failed", 0.0),
     ("any", [FAIL, SKIP], "failed", 0.0),
+    ("any", [NO_JUDGE, PASS], "passed", 0.5),  # a judged child without a judge is unscored, not left out
     ("average", [PASS, FAIL], "passed", 0.5),  # default threshold 0.5
     ("average", [PASS, FAIL, FAIL], "failed", 1 / 3),
 ])
@@ -81,7 +83,8 @@ def test_average_with_an_unscored_child_is_unscored():
 def test_every_child_skipped_skips_the_composition():
     result = one({"type": "all", "checks": [SKIP]})
     assert result.status == "skipped"
-    assert result.explanation.startswith("skipped: every nested check was skipped: [skipped] judged: skipped: no judge")
+    assert result.explanation.startswith("skipped: every nested check was skipped: [skipped] no reference: skipped: "
+                                         "no reference answer")
 
 
 def test_compositions_nest_and_the_profile_reaches_nested_checks():

@@ -235,8 +235,8 @@ def test_structured_output_sends_the_checks_own_schema(fake):
     assert list(schema["schema"]["properties"]) == ["reason", "score", "verdict_id"]
 
 
-def test_without_a_judge_they_are_skipped():
+def test_without_a_judge_they_are_unscored():
     from runner.score.cascade import Cascade, CascadeSettings
 
     result = graded(RUBRIC, Cascade(CascadeSettings(use_embeddings=False)))
-    assert result.status == "skipped" and result.explanation.startswith("skipped: no judge model is configured")
+    assert result.status == "unscored" and result.explanation.startswith("unscored: no judge model is configured")

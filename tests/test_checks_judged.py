@@ -52,11 +52,20 @@ def judged(spec, answer, cascade):
 SEMANTIC = {"type": "semantic_match", "reference": "Your time off is on January 5, 2025."}
 
 
-def test_without_a_judge_the_check_is_skipped_with_the_reason():
+def test_without_a_judge_the_check_is_unscored_with_the_reason():
     result = judged(SEMANTIC, "Jan 5", Cascade(CascadeSettings(use_embeddings=False)))
-    assert result.status == "skipped"
-    assert result.explanation == ("skipped: no judge model is configured: add `judge:` to evalrun.yaml (with "
-                                  "enable_fuzzy_matching on), or give this check `judge: {model: ...}`")
+    assert result.status == "unscored"  # nobody decided it: never skipped into a pass
+    assert result.explanation == ("unscored: no judge model is configured: add `judge:` to evalrun.yaml, or give this "
+                                  "check `judge: {model: ...}` (a --profile with `judged: false` leaves judged checks "
+                                  "out on purpose)")
+
+
+def test_with_fuzzy_matching_off_the_reason_is_that_not_a_missing_judge():
+    result = judged(SEMANTIC, "Jan 5", Cascade(CascadeSettings(enable_fuzzy_matching=False, use_embeddings=False)))
+    assert result.status == "unscored"
+    assert "no judge model is configured" not in result.explanation
+    assert result.explanation.startswith("unscored: evalrun.yaml sets enable_fuzzy_matching: false, which turns the "
+                                         "judge off: set it to true")
 
 
 def test_a_yes_verdict_passes_and_the_answer_reaches_the_judge_as_delimited_json(fake):

@@ -54,8 +54,8 @@ def test_without_a_profile_or_with_an_empty_one_every_check_runs(tmp_path):
     result = run_cli("run", "suites", "--profile", "nightly", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr  # "no username" fails: the answer names nwaters
     found = statuses(tmp_path)
-    assert [s for _, s, _ in found] == ["passed", "skipped", "passed", "failed"]
-    assert found[1][2].startswith("skipped: no judge model is configured")  # skipped for its own reason
+    assert [s for _, s, _ in found] == ["passed", "unscored", "passed", "failed"]
+    assert found[1][2].startswith("unscored: no judge model is configured")  # not left out: nobody could decide it
 
 
 def test_an_unknown_profile_is_a_usage_error_with_did_you_mean(tmp_path):
@@ -63,7 +63,7 @@ def test_an_unknown_profile_is_a_usage_error_with_did_you_mean(tmp_path):
     write(tmp_path / "evalrun.yaml", PROFILES)
     result = run_cli("run", "suites", "--profile", "nightyl", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
-    assert (f"--profile:1:1: error: --profile: unknown profile 'nightyl' ({tmp_path / 'evalrun.yaml'} declares "
+    assert (f"evalrun run: error: --profile: unknown profile 'nightyl' ({tmp_path / 'evalrun.yaml'} declares "
             "profiles: ci, nightly, only_text) (did you mean 'nightly'?)") in result.stderr.splitlines()
     assert not (tmp_path / "out" / "report.json").exists()
 

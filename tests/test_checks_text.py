@@ -173,11 +173,11 @@ def test_cost_budget():
 
 # ------------------------------------------------------------------ folding into the case status
 
-def _folded(spec, status="passed"):
+def _folded(spec, status="passed", **fields):
     from runner.checks.run import apply_checks
 
     result = CaseResult(id="t", status=status, source="t.yaml:1:1")
-    return apply_checks(result, case_with(spec), texts("hello"))
+    return apply_checks(result, case_with(spec, **{"forbid_extra_calls": True, **fields}), texts("hello"))
 
 
 def test_gating_and_non_gating_checks():

@@ -257,7 +257,9 @@ def test_exit_code_precedence():
     assert code(**{**counts, "error": 0}) == (1, "1 case(s) failed: exit 1")
     assert code(0.75, **{**counts, "error": 0}) == (0, "min_pass_rate 0.75 reached (0.75) although 1 case(s) failed: exit 0")
     assert code(0.8, **{**counts, "error": 0}) == (1, "1 case(s) failed; pass rate 0.75 is below min_pass_rate 0.80: exit 1")
-    assert code(0.9, skipped=2) == (0, "nothing failed: exit 0")
+    # every case skipped: nothing was checked, which must not read as a green run (exit 5, as "nothing ran")
+    assert code(0.9, skipped=2) == (5, "every case was skipped (2): nothing was checked: exit 5")
+    assert code(passed=1, skipped=2) == (0, "all cases that ran passed (2 skipped): exit 0")
     assert code(fallbacks=1, passed=1)[0] == 3
     assert code(fallbacks=1, passed=1, fallback_allowed=True) == (0, "all cases passed: exit 0")
 
@@ -330,7 +332,7 @@ def test_a_transcript_with_a_lone_surrogate_runs_and_its_report_is_written(tmp_p
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout.splitlines()[0].startswith("PASS  lookup")
-    assert report_of(tmp_path)["cases"][0]["transcript"][0]["content"] == "hi \ufffd"
+    assert report_of(tmp_path)["cases"][0]["transcript"][0]["content"] == "hi \\ud800"  # shown, not hidden
 
 
 def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_path):
@@ -338,7 +340,7 @@ def test_an_output_dir_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_
     (tmp_path / "out").write_text("not a folder")
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
-    assert "out:1:1: error: --output-dir: 'out' exists and is not a folder" in result.stderr.splitlines()
+    assert "evalrun run: error: --output-dir: 'out' exists and is not a folder" in result.stderr.splitlines()
     assert result.stdout == ""
     assert result.stderr.splitlines()[0] == "config: evalrun.yaml"  # every run says which config it obeys
     assert (tmp_path / "out").read_text() == "not a folder"

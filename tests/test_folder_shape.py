@@ -59,8 +59,8 @@ def test_other_files_are_passed_over_with_one_note(project):
     result = load_suites([Path("suites")])
     assert [c.id for c in result.cases] == ["a"]
     assert [str(d) for d in result.diagnostics] == [
-        "suites:1:1: warning: passed over 3 files that are not a suite: suites/agent.yaml (no suite keys such as "
-        "goal_details or cases); suites/config.yaml (no suite keys such as goal_details or cases); "
+        "suites:1:1: warning: passed over 3 files that are not a suite: suites/agent.yaml (a watsonx Orchestrate "
+        "agent or tool definition); suites/config.yaml (a watsonx Orchestrate evaluation config); "
         "suites/report.json (an evalrun report)"]
 
 
@@ -94,8 +94,8 @@ def test_the_watsonx_evaluate_folder_as_it_is(project):
     done = run_cli("validate", "evaluate", cwd=project, timeout=60)
     assert done.returncode == 0, done.stdout
     assert done.stdout == ("evaluate:1:1: warning: passed over 2 files that are not a suite: "
-                           "evaluate/agent_tools/hr_agent.json (no suite keys such as goal_details or cases); "
-                           "evaluate/config.yml (no suite keys such as goal_details or cases)\n")
+                           "evaluate/agent_tools/hr_agent.json (a watsonx Orchestrate agent or tool definition); "
+                           "evaluate/config.yml (a watsonx Orchestrate evaluation config)\n")
     result = load_suites([Path("evaluate")])
     assert sorted(str(c.source) for c in result.cases) == [
         "evaluate/data_complex.json:1:1", "evaluate/data_no_summary/data_simple.json:1:1", "evaluate/data_simple.json:1:1"]

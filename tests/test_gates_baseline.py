@@ -127,7 +127,7 @@ def test_a_baseline_that_is_not_a_report_is_a_usage_error_before_anything_runs(t
     (tmp_path / "nothing").mkdir()
     done = run(tmp_path, replay, "new", "--baseline", "nothing")
     assert done.returncode == 4
-    assert "--baseline:1:1: error: nothing holds no report.json" in done.stderr
+    assert "evalrun run: error: --baseline: nothing holds no report.json" in done.stderr
     assert not (tmp_path / "new" / "report.json").exists()
     assert run(tmp_path, replay, "new", "--max-regression", "2").returncode == 4
 

@@ -256,4 +256,4 @@ def test_the_plugin_s_own_copies_of_evalrun_s_file_names_agree_with_evalrun():
 def test_an_unknown_report_format_is_a_usage_error(tmp_path):
     done = pytest_in(tmp_path, "--evalrun-format", "pdf")
     assert done.returncode == 4
-    assert "--evalrun-format pdf: not a report format (known: junit, md, html)" in done.stderr
+    assert "--evalrun-format pdf: not a report format (known: json, junit, md, html)" in done.stderr

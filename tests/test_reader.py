@@ -159,8 +159,7 @@ def test_a_key_indented_less_than_its_siblings_gets_an_indentation_hint(tmp_path
 
 def test_tab_indentation_in_yaml(tmp_path):
     doc = read(tmp_path, "goal_details:\n\t- type: text\n")
-    assert messages(doc) == ["s.yaml:2:1: error: YAML syntax error: found character that cannot start any token "
-                             "(while scanning for the next token)"]
+    assert messages(doc) == ["s.yaml:2:1: error: tabs cannot indent YAML: use spaces"]
 
 
 def test_undefined_alias(tmp_path):
@@ -186,7 +185,9 @@ def test_not_utf8(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_bytes(b"story: caf\xe9\n")
     doc = read_document(path, "s.yaml")
-    assert messages(doc) == ["s.yaml:1:1: error: file is not UTF-8 text: invalid continuation byte at byte 10"]
+    assert messages(doc) == ["s.yaml:1:11: error: the file is not UTF-8 text: byte 0xE9 at line 1, column 11 is not "
+                             "valid UTF-8 (in Latin-1 it would be 'é': the file may have been saved as Latin-1); "
+                             "save the file as UTF-8"]
 
 
 def test_byte_order_mark_is_ignored(tmp_path):

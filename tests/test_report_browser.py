@@ -13,6 +13,7 @@ import pytest
 
 from runner.report.render import render
 from tests.browser import Browser, chromium_or_skip
+from tests.cli_helpers import run_cli
 from tests.test_report_formats import HOSTILE, make_run
 
 
@@ -49,7 +50,7 @@ def test_status_filter_and_failing_case_diff(tmp_path, browser):
     assert done.returncode == 3, done.stderr
     page = tmp_path / "out" / "report.html"
     browser.open(page.as_uri())
-    assert visible_rows(browser) == [["passed", "lookup"], ["failed", "wrong-user"], ["error", "broken"]]
+    assert visible_rows(browser) == [["failed", "wrong-user"], ["error", "broken"], ["passed", "lookup"]]  # problems first
 
     browser.evaluate("document.querySelector('input.status-filter[value=passed]').click()")
     assert visible_rows(browser) == [["failed", "wrong-user"], ["error", "broken"]]
@@ -116,6 +117,61 @@ def test_five_thousand_cases_open_quickly_and_search_finds_one(tmp_path, browser
     assert visible_rows(browser) == [["failed", "wrong-user-4000"]]
     browser.evaluate("document.querySelector('tr.case').click()")
     shot = browser.screenshot(artifact(tmp_path, "report-5000-cases.png"))
+    print(f"screenshot: {shot}")
+
+
+def test_deep_links_a_narrow_window_problems_first_and_regressions_marked(tmp_path, browser):
+    assert make_run(tmp_path).returncode == 3
+    baseline = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    for case in baseline["cases"]:
+        if case["id"] == "wrong-user":  # it passed in the baseline: now it is a regression
+            case.update(status="passed", failures=[])
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "report.json").write_text(json.dumps(baseline), encoding="utf-8")
+    done = run_cli("suites", "--output-dir", "now", "--baseline", "base", "--format", "html", cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    page = (tmp_path / "now" / "report.html").as_uri()
+
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": 400, "height": 800, "deviceScaleFactor": 1,
+                                                        "mobile": False})
+    browser.open(page + "#case=broken")
+    assert visible_rows(browser) == [["failed", "wrong-user"], ["error", "broken"], ["passed", "lookup"]]
+    assert browser.evaluate("""Array.from(document.querySelectorAll('tr.case')).map(r =>
+        [r.querySelector('td.id').textContent, r.classList.contains('regressed'),
+         Array.from(r.querySelectorAll('.badge')).map(b => b.textContent).join(' ')])""") == [
+        ["wrong-user", True, "failed regressed"], ["broken", False, "error"], ["lookup", False, "passed"]]
+    opened = "Array.from(document.querySelectorAll('tr.case.open')).map(r => r.querySelector('td.id').textContent)"
+    assert browser.evaluate(opened) == ["broken"]  # the link opened its case
+    assert browser.evaluate("document.querySelector('tr.detail .case-detail code').textContent") == "broken"
+
+    browser.evaluate("location.hash = '#case=' + encodeURIComponent('wrong-user')")
+    wait_for(browser, "document.querySelectorAll('tr.case.open').length === 2")
+    assert browser.evaluate("document.querySelector('tr.case.open').getBoundingClientRect().top") == pytest.approx(0, abs=2)
+    assert "Regression: this case passed in the baseline" in browser.evaluate(
+        "document.querySelector('tr.case.regressed + tr.detail').innerText")
+    # 400 px wide: nothing is clipped or pushed out of the window; a wide table scrolls in its own box.
+    widths = browser.evaluate("""(() => {
+        const vw = document.documentElement.clientWidth;
+        const beyond = Array.from(document.body.querySelectorAll('*'))
+            .filter(e => !e.closest('.scroll-x') && e.getBoundingClientRect().right > vw + 0.5)
+            .map(e => e.tagName + '.' + e.className);
+        const details = Array.from(document.querySelectorAll('tr.detail .case-detail'))
+            .map(d => [d.getBoundingClientRect().left, d.getBoundingClientRect().right]);
+        const args = document.querySelector('tr.detail .arg-verdicts .scroll-x');
+        return {vw, page: document.documentElement.scrollWidth, beyond, details,
+                args: [args.clientWidth, args.scrollWidth]}; })()""")
+    assert widths["page"] == widths["vw"] and widths["beyond"] == [], widths
+    assert all(left >= 0 and right <= widths["vw"] and right - left > 0.8 * widths["vw"]
+               for left, right in widths["details"]), widths
+    assert widths["args"][0] <= widths["vw"] < widths["args"][1]  # the arguments table scrolls inside its box
+
+    browser.evaluate("document.querySelector('input.status-filter[value=passed]').click()")  # lookup hidden
+    browser.evaluate("location.hash = '#case=lookup'")
+    wait_for(browser, f"JSON.stringify({opened}) === '[\"lookup\"]'")
+    assert ["passed", "lookup"] in visible_rows(browser)  # a link to a filtered-out case shows it
+    browser.evaluate("document.querySelector('tr.case.error').click()")  # opening a case: the address follows
+    assert browser.evaluate("location.hash") == "#case=broken"
+    shot = browser.screenshot(artifact(tmp_path, "report-400px.png"), full_page=True)
     print(f"screenshot: {shot}")
 
 

@@ -121,8 +121,11 @@ def test_junit_failure_carries_every_explanation_line_and_error_its_reason(run_d
 
 def minimal_report(**case_fields) -> dict:
     base = {"id": "c", "status": "passed", "source": "s.yaml:1:1", "duration_s": 0.5}
-    return {"run_id": "r", "started_at": "t", "config": {}, "summary": {"passed": 0, "failed": 0, "duration_s": 1},
-            "cases": [{**base, **case_fields}]}
+    summary = {"total": 1, "passed": 0, "failed": 0, "error": 0, "skipped": 0, "pass_rate": None,
+               "mean_journey_completion": None, "mean_tool_call_precision": None, "mean_tool_call_recall": None,
+               "exit_code": 0, "duration_s": 1}
+    return {"version": "2", "evalrun_version": "0", "run_id": "r", "started_at": "t", "config": {},
+            "summary": summary, "cases": [{**base, **case_fields}]}  # the least a valid report.json holds
 
 
 def test_junit_makes_characters_xml_forbids_visible(tmp_path):
@@ -351,8 +354,9 @@ def test_markdown_names_judge_fallbacks_usage_and_a_stopped_run(tmp_path):
 def test_the_registry_is_built_from_the_modules():
     from runner.report import formats
 
-    assert formats.names() == ("junit", "md", "html")
-    assert [formats.get(n).file_name for n in formats.names()] == ["junit.xml", "summary.md", "report.html"]
+    assert formats.names() == ("json", "junit", "md", "html")
+    assert [formats.get(n).file_name for n in formats.names()] == ["report.json", "junit.xml", "summary.md",
+                                                                    "report.html"]
     with pytest.raises(KeyError, match="unknown report format 'pdf'"):
         formats.get("pdf")
 

@@ -130,8 +130,9 @@ def test_two_runs_sharing_an_output_dir_keep_both_results(tmp_path):
         assert len(valid_report(report_path)["cases"]) == 200
 
 
-def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tmp_path):
-    # Transcripts are refused past 100 levels when read; a live agent can still hand back anything.
+def test_arguments_deeper_than_the_serialiser_goes_are_kept_as_written_and_marked(tmp_path):
+    # Transcripts are refused past 100 levels when read; a live agent's arguments are kept as their text
+    # past that depth, and reported as arguments that cannot be read (never dropped from the report).
     many_cases(tmp_path, 2)
     with (tmp_path / "evalrun.yaml").open("a") as config:
         config.write("agents:\n  deep: {type: python, entrypoint: 'deep_agent:respond'}\n")
@@ -156,12 +157,32 @@ def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tm
         goal_details: [{type: tool_call, name: g, tool_name: t, args: {n: 1}}]
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
     report = valid_report(tmp_path / "out" / "report.json")
     case = next(c for c in report["cases"] if c["id"] == "deep")
-    assert case["status"] == "passed" and case["transcript"] == []
-    assert case["notes"][0].startswith("the conversation and call arguments were left out of the report")
-    assert [c["status"] for c in report["cases"]] == ["passed"] * 3
+    assert case["status"] == "failed" and len(case["transcript"]) == 4 and not case["notes"]
+    assert case["calls"][0]["role"] == "invalid_arguments"
+    assert case["calls"][0]["arguments"] == case["transcript"][1]["tool_calls"][0]["function"]["arguments"]
+    assert case["calls"][0]["note"].endswith("arguments are nested more than 100 levels deep; evalrun keeps them as "
+                                             "written but does not read them")
+    assert [c["status"] for c in report["cases"]] == ["passed", "passed", "failed"]
+
+
+def test_a_result_that_cannot_be_serialised_is_saved_without_its_conversation(tmp_path):
+    from runner.results.folder import RunFolder
+    from runner.results.models import CallRecord, CaseResult
+
+    folder, _ = RunFolder.open(tmp_path / "out", "run-1")
+    folder.start_results()
+    odd = CaseResult(id="odd", status="passed", source="s.yaml:1:1",
+                     transcript=[{"role": "assistant", "content": "x", "meta": object()}],
+                     calls=[CallRecord(index=0, message=1, tool_name="t", arguments={"n": 1}, role="goal")])
+    saved = folder.add(0, 0, odd)
+    folder.close_results()
+    assert saved.status == "passed" and saved.transcript == [] and saved.calls[0].arguments is None
+    assert saved.notes[0].startswith("the conversation and call arguments were left out of the report: they could "
+                                     "not be saved (PydanticSerializationError: ")
+    assert results_lines(folder.results_path)[0]["notes"] == saved.notes
 
 
 def test_control_characters_from_the_agent_are_shown_not_obeyed(tmp_path):
@@ -270,7 +291,25 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 1
     screen = b"".join(chunks).decode()
-    assert "\r\x1b[2K[30/30] 29 passed, 1 not passed" in screen
+    assert "\r\x1b[2K[30/30] 29 passed, 1 failed, " in screen
     assert "[1/30] " in screen and " left" in screen  # an estimate while cases remain
     piped = run_cli("suites", "--output-dir", "out2", cwd=tmp_path)
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
+
+
+def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path):
+    """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
+    write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
+    for n in range(6000):
+        write_json(tmp_path / "suites" / f"d{n // 500}" / f"c{n:05d}.json", {
+            "goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"n": n}}],
+            "transcript": "t.json"})
+    process = start(tmp_path, "--output-dir", "out")
+    assert process.stderr.readline() == "config: evalrun.yaml\n"  # printed just before collection starts
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stdout + stderr
+    assert stderr.splitlines() == ["interrupted (SIGTERM) while collecting the suites, before any case ran: nothing "
+                                   "was run and no report was written: exit 2"]
+    assert stdout == "" and not (tmp_path / "out").exists()

@@ -45,7 +45,7 @@ def test_a_latest_report_without_failures_leaves_nothing_to_rerun(tmp_path):
     assert run_cli("suites", cwd=tmp_path).returncode == 0
     done = run_cli("suites", "--lf", cwd=tmp_path)
     assert done.returncode == 5
-    assert "--last-failed:1:1: warning: no case to rerun: .evalrun/reports/latest/report.json has no failed, " \
+    assert "evalrun run: warning: --last-failed: no case to rerun: .evalrun/reports/latest/report.json has no failed, " \
            "errored or unscored case" in done.stderr
 
 
@@ -53,6 +53,6 @@ def test_without_a_latest_report_it_says_so(tmp_path):
     suite(tmp_path, "pf")
     done = run_cli("suites", "--last-failed", cwd=tmp_path)
     assert done.returncode == 4
-    assert "--last-failed:1:1: error: there is no latest report in .evalrun/reports to take the failed cases " \
+    assert "evalrun run: error: --last-failed: there is no latest report in .evalrun/reports to take the failed cases " \
            "from: run the suites once without --last-failed" in done.stderr
     assert not (tmp_path / ".evalrun" / "reports" / "latest").exists()

@@ -158,3 +158,26 @@ def test_a_bad_shard_is_a_usage_error(tmp_path, text):
     project(tmp_path)
     done = run_cli("suites", "--shard", text, cwd=tmp_path)
     assert done.returncode == 4 and "--shard" in done.stderr
+
+
+def test_merge_keeps_the_agent_and_the_selection_of_the_shards(tmp_path):
+    agents = "agents:\n  bot: {type: replay, dir: rec}\n  other: {type: replay, dir: rec}\n"
+    project(tmp_path, config="embeddings: {enabled: false}\n" + agents)
+    for i, agent in ((1, "bot"), (2, "bot"), (3, "bot"), (4, "other")):
+        shard = f"{min(i, 3)}/3"
+        done = run_cli("suites", "--shard", shard, "--agent", agent, "-k", "case", "--output-dir", f"s{i}", cwd=tmp_path)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+    mixed = run_cli("merge", "s1", "s2", "s4", "-o", "m", cwd=tmp_path)
+    assert mixed.returncode == 4
+    assert mixed.stderr == "evalrun merge: s4 ran a different --agent than s1: only shards of one run can be merged\n"
+    # each shard's --last-failed ids (edited in, as a --lf shard would record them) are kept together
+    only = {1: ["case-a"], 2: None, 3: ["case-b", "case-c"]}
+    for i, ids in only.items():
+        data = report(tmp_path, f"s{i}")
+        data["selection"]["only"] = ids
+        (tmp_path / f"s{i}" / "report.json").write_text(json.dumps(data))
+    done = run_cli("merge", "s3", "s1", "s2", "-o", "merged", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    merged = report(tmp_path, "merged")
+    assert merged["agent"] == "bot" and "agent: every live case was played by 'bot' (--agent)" in done.stdout
+    assert merged["selection"] == {"filters": ["case"], "tags": [], "only": ["case-a", "case-b", "case-c"]}

@@ -161,9 +161,9 @@ def test_unknown_key_in_text_goal_and_in_a_case(tmp_path):
 
 
 def test_type_errors(tmp_path):
-    text = "id: 5\ntags: hr\nskip: 3\nforbid_extra_calls: maybe\ngoals: {a: b}\ngoal_details: {}\n"
+    text = "id: true\ntags: hr\nskip: 3\nforbid_extra_calls: maybe\ngoals: {a: b}\ngoal_details: {}\n"
     assert check(tmp_path, text) == [
-        "s.yaml:1:5: error: id must be text, got the number 5",
+        "s.yaml:1:5: error: id must be text, got the boolean true",
         "s.yaml:2:7: error: tags must be a list of tags; here it is the text 'hr'",
         "s.yaml:3:7: error: skip must be true or false or text, got the number 3",
         "s.yaml:4:21: error: forbid_extra_calls must be a list or true or false, got the text 'maybe'",
@@ -243,6 +243,12 @@ def test_runtime_validator_judges_like_the_shipped_schema(kind):
         "config": [{"judge": {"model": 1, "x": 2}, "embeddings": {"enabled": "yes"}, "similarity_threshold": 3},
                    {"exclude": ["failing"], "min_pass_rate": 0.5}],
         "report": [{}, {"version": 1}],
+        "adk-evalset": [{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [
+                            {"user_content": {"parts": [{"text": "hi", "txt": 1}]}, "intermediate_data": {
+                                "tool_uses": [{"name": 3}]}}]}]},
+                        [{"query": "hi", "expected_tool_use": [{"tool_name": "t"}]}], {"eval_cases": 1}],
+        "adk-eval-config": [{"criteria": {"tool_trajectory_avg_score": {"match_type": "IN_ORDER"},
+                                          "response_match_score": "high"}}, {"criteria": []}],
     }[kind]
     for instance in samples:
         def key(errors):
@@ -267,11 +273,14 @@ def test_runtime_validator_judges_like_the_shipped_schema(kind):
 ])
 def test_the_models_fast_path_never_accepts_what_the_shipped_schema_rejects(document):
     # The loader trusts `conforms` to skip jsonschema. It may be stricter than the schema (3.0 for an
-    # integer): then jsonschema runs and finds nothing, and the case is built as usual.
+    # integer; a number where text is expected, which the loader turns into its text before either
+    # runs): then jsonschema runs and finds nothing, and the case is built as usual.
     schema_errors = list(schema.validator("suite").iter_errors(document))
     if schema.conforms(document, check_problem):
         assert schema_errors == []
-    assert schema.conforms(document, check_problem) == (schema_errors == []) or document == {"max_user_turns": 3.0, "goal_details": []}
+    stricter = [{"max_user_turns": 3.0, "goal_details": []}, {"tags": [1], "goal_details": []},
+                {"forbid_extra_calls": ["a", 1], "goal_details": []}]
+    assert schema.conforms(document, check_problem) == (schema_errors == []) or document in stricter
 
 
 def test_type_errors_on_known_fields_describe_the_field_in_peoples_words(tmp_path):

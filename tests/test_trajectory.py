@@ -432,7 +432,7 @@ def test_read_recording_keeps_the_termination_reason(tmp_path):
 
 # ------------------------------------------------------------------ review fixes
 
-def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path):
+def test_lone_surrogates_in_a_transcript_are_written_out_as_visible_escapes(tmp_path):
     from runner.transcripts.read import read_recording
 
     path = tmp_path / "t.json"
@@ -440,11 +440,12 @@ def test_lone_surrogates_in_a_transcript_become_replacement_characters(tmp_path)
                     ' {"role": "assistant", "content": "ok \\ud83d\\ude00", "tool_calls": [{"id": "c\\ud800",'
                     ' "function": {"name": "f\\ud800", "arguments": {"k\\ud800": "\\\\ud800"}}}]}]}', encoding="utf-8")
     recording = read_recording(path)
-    assert recording.termination_reason == "user_stop\ufffd"
+    assert recording.termination_reason == "user_stop\\ud800"
     assert recording.messages == [
-        {"role": "user", "content": "hi \ufffd"},
+        {"role": "user", "content": "hi \\udc00"},
         {"role": "assistant", "content": "ok \U0001f600", "tool_calls": [
-            {"id": "c\ufffd", "type": "function", "function": {"name": "f\ufffd", "arguments": {"k\ufffd": "\\ud800"}}}]}]
+            {"id": "c\\ud800", "type": "function", "function": {"name": "f\\ud800",
+                                                                "arguments": {"k\\ud800": "\\ud800"}}}]}]
     build_trajectory(recording.messages).model_dump_json().encode("utf-8")  # the report can be written
 
 

@@ -146,15 +146,18 @@ class Agreement(BaseModel):
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> Optional[float]:
     """Cohen's kappa of (human, judge) labels; None when chance agreement is 1 (every label the same)."""
+    from fractions import Fraction
+
     if not pairs:
         return None
     n = len(pairs)
-    observed = sum(h == j for h, j in pairs) / n
+    # Exact shares: in floats, 2 of 5 comes out as 0.3999999999999999 and could fall under a --min-kappa of 0.4.
+    observed = Fraction(sum(h == j for h, j in pairs), n)
     labels = {h for h, _ in pairs} | {j for _, j in pairs}
-    expected = sum((sum(h == c for h, _ in pairs) / n) * (sum(j == c for _, j in pairs) / n) for c in labels)
+    expected = sum(Fraction(sum(h == c for h, _ in pairs) * sum(j == c for _, j in pairs), n * n) for c in labels)
     if expected == 1:
         return None
-    return (observed - expected) / (1 - expected)
+    return float((observed - expected) / (1 - expected))
 
 
 def agreement_of(labels: LabelSet, results: list[CheckResult]) -> Agreement:

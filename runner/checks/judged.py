@@ -8,7 +8,8 @@ entry) and passes when more than half say yes: a tie is not a majority, so it fa
 the agreement and the spread of the scores. At temperature 0 the N answers would be one answer repeated, so
 one request stands for all (`validate` warns). The score is the mean of the judge's scores; a `threshold`
 (default 0) also requires that mean to reach it.
-Without a judge (none configured, or fuzzy matching turned off) a judged check is `skipped`.
+Without a judge (none configured, or fuzzy matching turned off) a judged check cannot be decided: it is
+`unscored` with the reason (runner/checks/run.py), never a pass.
 """
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
 ASSERT_PROMPT = "check_assert.j2"
-NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml (with enable_fuzzy_matching on), "
-            "or give this check `judge: {model: ...}`")
+NO_JUDGE = ("no judge model is configured: add `judge:` to evalrun.yaml, or give this check `judge: {model: ...}` "
+            "(a --profile with `judged: false` leaves judged checks out on purpose)")
+JUDGE_TURNED_OFF = ("evalrun.yaml sets enable_fuzzy_matching: false, which turns the judge off: set it to true, or give "
+                    "this check `judge: {model: ...}` (a --profile with `judged: false` leaves judged checks out on "
+                    "purpose)")
 
 
 def _judge_override_model() -> type:
@@ -47,6 +51,11 @@ class JudgedOptions(CheckOptions):
         None, title="Judge override",
         description="Settings of evalrun.yaml's `judge` (model, temperature, api_base, ...) to use for this check, "
         "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
+    judge_model: Optional[str] = Field(
+        None, min_length=1, title="Judge model",
+        description="The model name to ask, with the other settings (api_base, key) of evalrun.yaml's `judge`, as an "
+        "ADK or Agentflow eval config's `judge_model` means. Without a judge in evalrun.yaml the check is not run.",
+        examples=["gpt-4o-mini"])
     samples: int = Field(
         1, ge=1, le=15, title="Samples",
         description="How many verdicts to ask for (each its own request and cache entry) when the judge's temperature "
@@ -88,7 +97,10 @@ class AssertOptions(JudgedOptions):
 def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
     """The LLMJudge this check uses, or None when there is none."""
     configured = getattr(ctx.cascade, "judge", None)
-    if not options.judge:
+    if options.judge_model and configured is not None:  # the eval config's model, on evalrun.yaml's judge settings
+        options = options.model_copy(update={"judge": JudgeOverride(**{
+            **(options.judge.model_dump(exclude_none=True) if options.judge else {}), "model": options.judge_model})})
+    if not options.judge or (options.judge_model and configured is None):
         return configured
     from ..llm.settings import JudgeSettings
     from ..llm.client import LLMClient
@@ -186,6 +198,7 @@ def run_assert(options: AssertOptions, ctx: CheckContext) -> Verdict:
 
 FAMILIES = (
     CheckFamily(types=("semantic_match", "final_response_match_v2"), needs_model=True, default_threshold=0.0,
+                alias_thresholds=(("final_response_match_v2", 1.0),),  # the share of turns judged a match
                 description="A judge decides whether the final answer means the same as a reference.",
                 options=SemanticMatchOptions, run=run_semantic_match),
     CheckFamily(types=("assert", "llm_judge"), needs_model=True, default_threshold=0.0,

@@ -4,6 +4,10 @@ Checks that read the conversation are decided at scoring time (`apply_checks`). 
 what the run measured (wall time, model cost) are decided once the case has finished and those are
 known (`settle_run_checks`); until then they read as skipped with `PENDING`, which is also what they
 stay if the case never gets that far.
+
+Nothing passes that was not checked: a judged check with no judge to ask is `unscored` (a configuration
+problem, never a pass), and a case whose only criteria are checks that were all skipped (left out by
+a --profile, no reference answer, no live timing) is `unscored` with the reasons.
 """
 from __future__ import annotations
 
@@ -14,6 +18,9 @@ from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
+from .judged import JUDGE_TURNED_OFF, NO_JUDGE
+from ..score.turns import turn_name, turn_pairs
+from .adk import TURN_CRITERIA, adk_verdict, turn_context
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
 
 PENDING = "not measured: decided when the case has finished"
 _LIVE = "_live"  # evidence key carried from scoring to settling: was the conversation played live?
+_ONLY_CHECKS = "_only_checks"  # evidence key carried to settling: the case has no criteria but its checks
 
 
 def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
@@ -58,14 +66,20 @@ def _worded(error: dict) -> str:
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
     """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
     try:
-        verdict = family.run(options, ctx)
+        # A check written under an ADK criterion's name is scored turn by turn, as ADK scores it
+        verdict = adk_verdict(family, options, ctx) if options.type in TURN_CRITERIA else family.run(options, ctx)
     except Exception as exc:  # a bug in a check must not take the case down
         verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
-    threshold = options.threshold if options.threshold is not None else family.default_threshold
+    if verdict.skipped == NO_JUDGE:  # nobody could decide it: the configuration's fault, never a pass
+        verdict = Verdict(unscored=no_judge_reason(ctx), evidence=verdict.evidence)
+    threshold = options.threshold if options.threshold is not None else family.default_threshold_for(options.type)
     base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
                 threshold=threshold)
     if verdict.skipped is not None:
         return CheckResult(**base, status="skipped", explanation=f"skipped: {verdict.skipped}",
+                           evidence=verdict.evidence)
+    if verdict.unscored is None and verdict.score is None and verdict.passed is not None:  # informational
+        return CheckResult(**base, status="passed" if verdict.passed else "failed", explanation=verdict.explanation,
                            evidence=verdict.evidence)
     if verdict.unscored is not None or verdict.score is None:
         reason = verdict.unscored or "the check gave no score"
@@ -74,6 +88,12 @@ def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> C
     versus = "" if verdict.passed is not None else f" (score {verdict.score:.3g} {'>=' if passed else '<'} threshold {threshold:g})"
     return CheckResult(**base, status="passed" if passed else "failed", score=verdict.score,
                        explanation=verdict.explanation + versus, evidence=verdict.evidence)
+
+
+def no_judge_reason(ctx: CheckContext) -> str:
+    """Why a judged check had no judge: none configured, or enable_fuzzy_matching turned it off."""
+    settings = getattr(ctx.cascade, "settings", None)
+    return JUDGE_TURNED_OFF if settings is not None and not settings.enable_fuzzy_matching else NO_JUDGE
 
 
 def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
@@ -105,6 +125,36 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
                                        evidence={"spec": spec, _LIVE: live}))
         else:
             results.append(evaluate(family, options, ctx))
+    if case.turns and any(turn.checks for turn in case.turns):
+        results += run_turn_checks(ctx)
+    return results
+
+
+def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
+    """Each turn's own `checks:`, on that turn alone (its messages, calls and answer), named `turn N: <name>`."""
+    pairs, problem = turn_pairs(ctx.case, ctx.trajectory)
+    results = []
+    for number, turn in enumerate(ctx.case.turns or (), start=1):
+        pair = next((p for p in pairs if p.number == number), None)
+        for spec in turn.checks:
+            try:
+                family, options = parse_check(spec)
+            except (KeyError, TypeError, ValidationError) as exc:
+                results.append(CheckResult(name=f"turn {number}: {spec.get('type')}", type=str(spec.get("type")),
+                                           status="unscored", explanation=f"unscored: invalid check: {exc}"))
+                continue
+            name = f"{turn_name(pair) if pair is not None else f'turn {number}'}: {options.name or options.type}"
+            if pair is None or pair.actual is None:
+                why = problem or "the conversation ended before this turn (no such user message was recorded)"
+                results.append(CheckResult(name=name, type=options.type, gate=options.gate, weight=options.weight,
+                                           status="unscored" if problem else "failed",
+                                           explanation=f"{'unscored: ' if problem else ''}{why}"))
+                continue
+            left_out = ctx.selection.left_out(family, options) if ctx.selection is not None else None
+            if left_out is not None:
+                results.append(skipped_result(options, left_out).model_copy(update={"name": name}))
+            else:
+                results.append(evaluate(family, options, turn_context(ctx, pair)).model_copy(update={"name": name}))
     return results
 
 
@@ -112,14 +162,41 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                  *, live: bool = False, selection: Optional[Selection] = None,
                  base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if case.checks:
+    if case.checks or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
+        if not criteria_besides_checks(case):
+            for check in result.checks:
+                if check.explanation == f"skipped: {PENDING}":
+                    check.evidence[_ONLY_CHECKS] = True
+            require_something_checked(result)
     return result
+
+
+def criteria_besides_checks(case: "Case") -> bool:
+    """Whether the case decides something besides its checks: a goal evalrun scores, forbidden calls, or a
+    required ending."""
+    return bool(case.tool_goals() or case.text_goals() or case.forbid_extra_calls or case.termination)
+
+
+def require_something_checked(result: CaseResult) -> None:
+    """A passing case whose checks are its only criteria, none of which was decided (each skipped: left
+    out by a profile, no reference answer, no live timing; or not gating), is unscored: nothing was
+    checked. Budget checks still PENDING are decided later (`settle_run_checks` asks again)."""
+    if result.status != "passed" or any(c.explanation == f"skipped: {PENDING}" for c in result.checks):
+        return
+    if any(c.gate and c.status in ("passed", "failed") for c in result.checks):
+        return
+    skipped = [f"check '{c.name}' {c.explanation}" for c in result.checks if c.status == "skipped"]
+    not_gating = [f"check '{c.name}' is not gating (gate: false)" for c in result.checks if not c.gate]
+    result.status = "unscored"
+    result.unscored_reason = ("nothing was checked: the case has no goals, forbidden calls or required ending, and "
+                              "none of its checks was decided: " + "; ".join(skipped + not_gating))
 
 
 def settle_run_checks(result: CaseResult) -> CaseResult:
     """Decide the budget checks on the finished case's measured wall time and model usage."""
+    only_checks = any(c.evidence.get(_ONLY_CHECKS) for c in result.checks)
     settled = []
     for i, check in enumerate(result.checks):
         if check.explanation != f"skipped: {PENDING}" or "spec" not in check.evidence:
@@ -131,6 +208,8 @@ def settle_run_checks(result: CaseResult) -> CaseResult:
         result.checks[i] = evaluate(family, options, ctx)
         settled.append(result.checks[i])
     fold_into_status(result, settled)
+    if only_checks:
+        require_something_checked(result)
     return result
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from typing import Callable, Iterable, Optional, TextIO
+from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 from ..results.models import CaseResult, Summary
+from .saved import extra_calls_text
 
 _COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
 _LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP", "unscored": "UNSCORED"}
@@ -102,9 +103,9 @@ class Progress:
         done = sum(self.counts.values())
         elapsed = self.clock() - self.started
         eta = f", about {_duration(elapsed / done * (self.total - done))} left" if 0 < done < self.total else ""
-        problems = self.counts["failed"] + self.counts["error"] + self.counts["unscored"]
-        return (f"[{done}/{self.total}] {self.counts['passed']} passed, {problems} not passed, "
-                f"{_duration(elapsed)} elapsed{eta}")
+        counts = [f"{self.counts['passed']} passed"] + [f"{self.counts[status]} {status}" for status in
+                                                        ("failed", "error", "unscored", "skipped") if self.counts[status]]
+        return f"[{done}/{self.total}] {', '.join(counts)}, {_duration(elapsed)} elapsed{eta}"
 
     def draw(self) -> None:
         if self.enabled and self.console.lost is None:
@@ -172,6 +173,8 @@ def case_line(result: CaseResult, color: bool = False) -> str:
                 reasons.setdefault(check.explanation.removeprefix("skipped: "), []).append(check.name)
             said = "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items())
             detail += f" ({len(skipped)} skipped: {visible(said)})"
+    if result.extra_calls:  # calls no goal asked for: a green line must not hide them
+        detail += f"; {visible(extra_calls_text(result.extra_calls))}"
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
@@ -180,9 +183,15 @@ def case_line(result: CaseResult, color: bool = False) -> str:
 
 
 def goal_lines(result: CaseResult) -> list[str]:
-    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave."""
-    return [f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {goal.status} — {visible(goal.explanation)}"
-            for goal in result.goals]
+    """-v: one indented line per goal of a case: its name, its status and the explanation scoring gave
+    (the status once: an explanation that opens with it, "achieved at message 4", says it already)."""
+    lines = []
+    for goal in result.goals:
+        explanation = visible(goal.explanation)
+        said = explanation if explanation.startswith(goal.status.replace("_", " ")) \
+            else f"{goal.status} — {explanation}"
+        lines.append(f"    {'✓' if goal.achieved else '✗'} {visible(goal.name)}: {said}")
+    return lines
 
 
 def explain_case(result: CaseResult) -> list[str]:
@@ -222,25 +231,51 @@ class StageNotes:
 
 
 def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
+    """The failure section: each case that did not pass (or rests on a stand-in for the judge) with its
+    explanation. The repeats of one case (--repeat N) come together: one heading naming the repeats,
+    and each line once, marked with the repeats it belongs to unless it belongs to all of them."""
     header = False
-    for result in results:
-        if result.status not in _PROBLEMS and not result.judge_fallbacks:
-            continue
+    for group in _repeat_groups(r for r in results if r.status in _PROBLEMS or r.judge_fallbacks):
         if not header:
             console.line("\n" + "=" * 30 + " failures " + "=" * 30)
             header = True
-        status = result.status if result.status in _PROBLEMS else "unscored"
-        repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
-        console.line(f"{_LABELS[result.status]} {visible(result.id)}{repeat}", status)
-        for line in explain_case(result):
-            console.line(line)
+        worst = min(group, key=lambda r: _SERIOUSNESS.index(r.status))
+        status = worst.status if worst.status in _PROBLEMS else "unscored"
+        repeats = [r.repeat for r in group if r.repeat is not None]
+        which = "" if not repeats else (f" (repeat {repeats[0]})" if len(repeats) == 1
+                                        else f" (repeats {', '.join(map(str, repeats))})")
+        console.line(f"{_LABELS[worst.status]} {visible(worst.id)}{which}", status)
+        lines: dict[str, list] = {}  # each line once, with the repeats that said it, in first-said order
+        for result in group:
+            for line in explain_case(result):
+                lines.setdefault(line, []).append(result.repeat)
+        for line, said_by in lines.items():
+            console.line(line if len(said_by) == len(group) or len(group) == 1
+                         else f"{line}  [repeat {', '.join(map(str, said_by))}]")
         console.line()
 
 
+_SERIOUSNESS = ("error", "unscored", "failed", "passed", "skipped")
+
+
+def _repeat_groups(results: Iterable[CaseResult]) -> Iterator[list[CaseResult]]:
+    """Consecutive results of the same case and recorded run (its repeats: saved side by side), as lists."""
+    group: list[CaseResult] = []
+    for result in results:
+        if group and (result.repeat is None or (result.id, result.run) != (group[0].id, group[0].run)):
+            yield group
+            group = []
+        group.append(result)
+    if group:
+        yield group
+
+
 def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = (),
-                  report_path: Optional[str] = None) -> None:
+                  report_path: Optional[str] = None, agent: Optional[str] = None) -> None:
     for line in notes:
         console.line(line, "skipped")
+    if agent is not None:
+        console.line(agent_line(agent))
     parts = [f"{summary.passed} passed", f"{summary.failed} failed"]
     for status in ("error", "unscored", "skipped"):
         if getattr(summary, status):
@@ -261,6 +296,11 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(f"not run: {len(summary.not_run)} case(s): {shown}")
     if report_path:
         console.line(f"report: {report_path}")
+
+
+def agent_line(agent: str) -> str:
+    """Who played the live cases when --agent chose one for all of them."""
+    return f"agent: every live case was played by '{visible(agent)}' (--agent)"
 
 
 def repeat_line(repeats) -> str:

@@ -9,7 +9,7 @@ from .base import ReportFormat
 
 __all__ = ["ReportFormat", "get", "names"]
 
-_MODULES = {"junit": "junit", "md": "markdown", "html": "html"}  # name -> module under runner.report
+_MODULES = {"json": "json_report", "junit": "junit", "md": "markdown", "html": "html"}  # name -> module under runner.report
 
 
 def names() -> tuple[str, ...]:

@@ -47,16 +47,21 @@ def write(report: dict[str, Any], out: TextIO) -> None:
     out.write('<button id="only-problems" type="button">only problems</button>\n'
               '<input id="search" type="search" placeholder="search id, tag, description, reason…" '
               'aria-label="search cases">\n<span id="case-count" class="muted"></span>\n</div>\n'
-              '<table id="cases"><thead><tr><th>status</th><th>case</th><th>file</th><th>why</th>'
-              '<th>completion</th><th>time</th></tr></thead><tbody id="case-rows"></tbody></table>\n'
+              '<table id="cases"><thead><tr><th>status</th><th>case</th><th class="col-file">file</th>'
+              '<th class="col-why">why</th><th>completion</th><th class="col-time">time</th></tr></thead>'
+              '<tbody id="case-rows"></tbody></table>\n'
               '<div class="more"><button id="more" type="button" hidden>show more</button></div>\n'
-              '<p class="muted">Click a case for its conversation, tool calls and verdicts.</p>\n</main>\n')
+              '<p class="muted">Problems first (cases that fell behind the baseline, then failed, errored and '
+              'unscored ones), then skipped and passed cases. Click a case for its conversation, tool calls and '
+              'verdicts; <code>report.html#case=ID</code> opens one.</p>\n</main>\n')
+    baseline = summary.get("baseline") or {}
     out.write('<script type="application/json" id="evalrun-data">{"cases":[')
     for n, case in enumerate(cases):  # one case at a time: no second copy of the whole report
         if n:
             out.write(",")
         out.write(script_json(case))
-    out.write("]}</script>\n")
+    out.write(f'],"regressed":{script_json(baseline.get("newly_failing") or [])},'
+              f'"fixed":{script_json(baseline.get("newly_passing") or [])}}}</script>\n')
     out.write(f"<script>{JS}</script>\n</body></html>\n")
 
 
@@ -67,6 +72,9 @@ def _summary(out: TextIO, report: dict) -> None:
     out.write(f"<header>\n<h1>evalrun report</h1>\n<div class=\"muted\">run {e(report.get('run_id', ''))} · "
               f"started {e(report.get('started_at', ''))} · {e(summary.get('duration_s', 0))}s · "
               f"evalrun {e(report.get('evalrun_version', ''))}</div>\n")
+    if report.get("agent"):
+        out.write(f'<div id="agent">Every live case was played by agent <code>{e(report["agent"])}</code> '
+                  "(--agent)</div>\n")
     if summary.get("interrupted") or summary.get("stop_reason"):
         out.write(f'<div class="warn" id="stopped"><b>The run stopped early</b> '
                   f"({e(summary.get('stop_reason') or 'interrupted')}): {len(not_run)} case(s) did not run.</div>\n")

@@ -49,6 +49,23 @@ table.args td,table.args th{font-size:12.5px}
 tr.mismatch td{background:#fff1f0}
 .more{margin:12px 0}
 button{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;cursor:pointer}
+.badge.regressed{background:#fff;color:var(--fail);border:1px solid var(--fail);margin-left:4px}
+.badge.fixed{background:#fff;color:var(--pass);border:1px solid var(--pass);margin-left:4px}
+tr.case.regressed td:first-child{box-shadow:inset 4px 0 0 var(--fail)}
+.scroll-x{overflow-x:auto;width:0;min-width:100%}
+.case-detail{overflow-wrap:break-word}
+a.case-link{font-size:12px;margin-left:8px}
+@media (max-width:700px){
+  header{padding:12px}
+  main{padding:0 8px 32px}
+  #search{min-width:0;flex:1 1 100%}
+  th.col-file,td.col-file,th.col-why,td.col-why,th.col-time,td.col-time{display:none}
+  td.id{min-width:0}
+  table.args{min-width:720px}
+  .detail>td{padding:8px 4px 16px}
+  .msg{max-width:100%}
+  .msg.tool{margin-left:12px}
+}
 """
 
 JS = r"""
@@ -56,6 +73,16 @@ JS = r"""
 "use strict";
 var data = JSON.parse(document.getElementById("evalrun-data").textContent);
 var cases = data.cases;
+var regressed = {}; (data.regressed || []).forEach(function(k){ regressed[k] = true; });
+var fixed = {}; (data.fixed || []).forEach(function(k){ fixed[k] = true; });
+// A case's key, as the baseline comparison and #case= links name it: its id, and its recorded run if any.
+function key(c){ return c.run === null || c.run === undefined ? String(c.id) : c.id + " (run " + c.run + ")"; }
+// Problems first: cases that fell behind the baseline, then failed, errored and unscored ones, then
+// skipped and passed ones; collection order within each group.
+var RANK = {failed: 1, error: 1, unscored: 1, skipped: 2, passed: 3};
+function rank(i){ var c = cases[i]; return regressed[key(c)] && c.status !== "passed" ? 0 : (c.status in RANK ? RANK[c.status] : 1); }
+var order = cases.map(function(_, i){ return i; });
+order.sort(function(a, b){ return rank(a) - rank(b) || a - b; });
 var BATCH = 200;
 var STATUSES = ["passed","failed","error","unscored","skipped"];
 var shown = {}; STATUSES.forEach(function(s){ shown[s] = true; });
@@ -95,6 +122,14 @@ function reasons(c){
   if (c.status === "skipped") return [c.skip_reason || "skipped"];
   return [];
 }
+function extraCalls(c){  // as runner.report.saved.extra_calls_text: "2 extra calls: cancel_order, issue_refund"
+  var names = Array.isArray(c.extra_calls) ? c.extra_calls.map(String) : [];
+  if (!names.length) return "";
+  var counts = {}, order = [];
+  names.forEach(function(n){ if (!(n in counts)) { counts[n] = 0; order.push(n); } counts[n]++; });
+  return names.length + " extra call" + (names.length > 1 ? "s" : "") + ": " +
+    order.map(function(n){ return counts[n] > 1 ? n + " \u00d7" + counts[n] : n; }).join(", ");
+}
 var haystacks = null;
 function haystack(i){
   if (!haystacks) haystacks = new Array(cases.length);
@@ -107,7 +142,8 @@ function haystack(i){
 
 function applyFilters(){
   matching = [];
-  for (var i = 0; i < cases.length; i++) {
+  for (var n = 0; n < order.length; n++) {
+    var i = order[n];
     if (shown[cases[i].status] === false) continue;  // a status this page does not know stays listed
     if (query && haystack(i).indexOf(query) < 0) continue;
     matching.push(i);
@@ -126,17 +162,19 @@ function drawMore(){
 }
 function row(i){
   var c = cases[i];
-  var why = reasons(c)[0] || (c.description || "");
+  var why = reasons(c)[0] || extraCalls(c) || (c.description || "");
   var jc = c.metrics ? pct(c.metrics.journey_completion) : "—";
-  var tr = el("tr", "case " + c.status, [
-    el("td", null, [el("span", "badge " + c.status, [c.status])]),
-    el("td", "id", [(c.run === null || c.run === undefined ? c.id : c.id + " (run " + c.run + ")") +
-                    (c.repeat === null || c.repeat === undefined ? "" : " (repeat " + c.repeat + ")")]),
-    el("td", "muted", [suiteFile(c)]),
-    el("td", "why", [why]),
+  var mark = regressed[key(c)] ? el("span", "badge regressed", ["regressed"]) :
+             fixed[key(c)] ? el("span", "badge fixed", ["newly passing"]) : null;
+  var tr = el("tr", "case " + c.status + (regressed[key(c)] ? " regressed" : "") + (fixed[key(c)] ? " fixed" : ""), [
+    el("td", null, [el("span", "badge " + c.status, [c.status]), mark]),
+    el("td", "id", [key(c) + (c.repeat === null || c.repeat === undefined ? "" : " (repeat " + c.repeat + ")")]),
+    el("td", "muted col-file", [suiteFile(c)]),
+    el("td", "why col-why", [why]),
     el("td", "num", [jc]),
-    el("td", "num", [(c.duration_s || 0).toFixed(2) + "s"])
+    el("td", "num col-time", [(c.duration_s || 0).toFixed(2) + "s"])
   ]);
+  if (mark) mark.title = regressed[key(c)] ? "passed in the baseline run; does not pass now" : "did not pass in the baseline run; passes now";
   tr.dataset.index = i;
   tr.dataset.status = c.status;
   tr.title = why;
@@ -154,12 +192,38 @@ function toggle(tr, i){
   d.dataset.status = cases[i].status;
   tr.parentNode.insertBefore(d, tr.nextSibling);
   tr.classList.add("open");
+  if (history.replaceState) history.replaceState(null, "", "#case=" + encodeURIComponent(key(cases[i])));
+}
+// report.html#case=ID opens that case (its id, or "id (run N)"): shown whatever the filters, drawn,
+// opened and scrolled to.
+function openFromHash(){
+  var m = /^#case=(.*)$/.exec(location.hash);
+  if (!m) return;
+  var wanted;
+  try { wanted = decodeURIComponent(m[1]); } catch (e) { return; }
+  var i = -1;
+  for (var n = 0; n < cases.length; n++) { if (key(cases[n]) === wanted || String(cases[n].id) === wanted) { i = n; break; } }
+  if (i < 0) { countLine.textContent = "no case '" + visible(wanted) + "' in this report"; return; }
+  if (matching.indexOf(i) < 0) {
+    document.querySelectorAll("input.status-filter").forEach(function(box){ box.checked = true; shown[box.value] = true; });
+    query = ""; document.getElementById("search").value = "";
+    applyFilters();
+  }
+  var at = matching.indexOf(i);
+  while (drawn <= at) drawMore();
+  var tr = tbody.querySelector('tr.case[data-index="' + i + '"]');
+  var next = tr.nextSibling;
+  if (!(next && next.classList && next.classList.contains("detail"))) toggle(tr, i);
+  tr.scrollIntoView({block: "start"});
 }
 
 function detail(c){
   var box = el("div", "case-detail", []);
-  var head = [el("span", "badge " + c.status, [c.status]), " ", el("code", null, [c.id]), "  ", el("span", "muted", [c.source || ""])];
+  var link = el("a", "case-link", ["link"]);
+  link.href = "#case=" + encodeURIComponent(key(c));
+  var head = [el("span", "badge " + c.status, [c.status]), " ", el("code", null, [key(c)]), "  ", el("span", "muted", [c.source || ""]), link];
   box.appendChild(el("div", null, head));
+  if (regressed[key(c)]) box.appendChild(el("div", "warn regression", ["Regression: this case passed in the baseline run and does not pass now."]));
   if (c.description) box.appendChild(el("div", null, [c.description]));
   if (c.tags && c.tags.length) box.appendChild(el("div", "muted", ["tags: " + c.tags.join(", ")]));
   var why = reasons(c);
@@ -167,6 +231,7 @@ function detail(c){
     box.appendChild(el("h3", null, [c.status === "failed" ? "Why it failed" : c.status === "skipped" ? "Why it was skipped" : "What went wrong"]));
     box.appendChild(el("ul", "reasons why-failed", why.map(function(line){ return el("li", null, [line]); })));
   }
+  if (extraCalls(c)) box.appendChild(el("div", "warn extra-calls", [extraCalls(c)]));
   (c.judge_fallbacks || []).forEach(function(line){ box.appendChild(el("div", "warn", ["Decided without the judge: " + line])); });
   (c.notes || []).forEach(function(line){ box.appendChild(el("div", "muted", ["Note: " + line])); });
   if (c.metrics) box.appendChild(metrics(c));
@@ -247,7 +312,8 @@ function argumentVerdicts(c){
   });
   if (!rows.length) return null;
   var head = el("tr", null, ["goal", "argument", "mode", "expected", "actual", "verdict", "decided by", "score", "why"].map(function(h){ return el("th", null, [h]); }));
-  return el("div", "arg-verdicts", [el("h3", null, ["Arguments"]), el("table", "args", [el("thead", null, [head]), el("tbody", null, rows)])]);
+  // A wide table scrolls inside its own box: the page never grows wider than the window.
+  return el("div", "arg-verdicts", [el("h3", null, ["Arguments"]), el("div", "scroll-x", [el("table", "args", [el("thead", null, [head]), el("tbody", null, rows)])])]);
 }
 function textGoals(c){
   var goals = (c.goals || []).filter(function(g){ return g.type !== "tool_call"; });
@@ -305,6 +371,8 @@ if ("IntersectionObserver" in window) {
   new IntersectionObserver(function(entries){ if (entries[0].isIntersecting && !moreButton.hidden) drawMore(); }).observe(moreButton);
 }
 applyFilters();
+openFromHash();
+window.addEventListener("hashchange", openFromHash);
 document.body.dataset.ready = "1";
 })();
 """

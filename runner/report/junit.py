@@ -13,7 +13,7 @@ import re
 from typing import Any, Iterable, TextIO
 
 from .base import ReportFormat
-from .saved import one_line_reason, pass_rate_text, reasons, suite_file
+from .saved import extra_calls_text, one_line_reason, pass_rate_text, reasons, suite_file
 
 # Everything outside XML 1.0's Char production: C0 controls but tab/newline/return, surrogates, U+FFFE/F.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -86,6 +86,8 @@ def _run_properties(report: dict) -> list[tuple[str, Any]]:
         props.append(("agents", ", ".join(f"{name} ({(spec or {}).get('type', '?')})" for name, spec in agents.items())))
     if config.get("default_agent"):
         props.append(("default_agent", config["default_agent"]))
+    if report.get("agent"):
+        props.append(("agent", report["agent"]))  # --agent: it played every live case
     for name in ("mean_journey_completion", "mean_tool_call_precision", "mean_tool_call_recall"):
         if summary.get(name) is not None:
             props.append((name, f"{summary[name]:.4f}"))
@@ -137,6 +139,8 @@ def _case_facts(case: dict) -> list[str]:
     for goal in case.get("goals") or []:
         mark = "ok" if goal.get("achieved") else goal.get("status", "")
         lines.append(f"goal {goal.get('name', '')}: {mark}: {goal.get('explanation', '')}")
+    if case.get("extra_calls") and isinstance(case["extra_calls"], list):
+        lines.append(extra_calls_text([str(name) for name in case["extra_calls"]]))
     for line in case.get("judge_fallbacks") or []:
         lines.append(f"judge fallback: {line}")
     for note in case.get("notes") or []:

@@ -7,7 +7,7 @@ import re
 from typing import Any, TextIO
 
 from .base import ReportFormat
-from .saved import PROBLEM_STATUSES, one_line_reason, pass_rate_text, percent
+from .saved import PROBLEM_STATUSES, extra_calls_text, one_line_reason, pass_rate_text, percent
 
 MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -30,6 +30,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
     headline = ", ".join(f"{n} {status}" for status, n in counts if n) or "no cases finished"
     out.write(f"## evalrun: {headline}\n\n")
     out.write(f"**Pass rate:** {md_text(pass_rate_text(summary))}\n\n")
+    if report.get("agent"):
+        out.write(f"**Agent:** every live case was played by {md_text(report['agent'])} (--agent)\n\n")
     out.write("| total | passed | failed | error | unscored | skipped | not run |\n")
     out.write("|---:|---:|---:|---:|---:|---:|---:|\n")
     out.write(f"| {summary.get('total', len(cases))} | " + " | ".join(str(n) for _, n in counts)
@@ -83,9 +85,25 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         rows += 1
     if more:
         out.write(f"\n…and {more} more (see report.json or the HTML report)\n")
+    _passed_with_extra_calls(out, cases)
     if not_run:
         out.write(f"\n**Not run:** {md_text(', '.join(map(str, not_run[:MAX_ROWS])))}"
                   + (f" …and {len(not_run) - MAX_ROWS} more" if len(not_run) > MAX_ROWS else "") + "\n")
+
+
+def _passed_with_extra_calls(out: TextIO, cases: list) -> None:
+    """Green cases whose agent made calls no goal asked for: a reviewer must see them too."""
+    found = [case for case in cases if case.get("status") == "passed" and case.get("extra_calls")
+             and isinstance(case["extra_calls"], list)]
+    if not found:
+        return
+    out.write("\n### Passed, with calls no goal asked for\n\n| case | extra calls |\n|---|---|\n")
+    for case in found[:MAX_ROWS]:
+        repeat = f" (repeat {case['repeat']})" if case.get("repeat") is not None else ""
+        out.write(f"| {md_text(str(case.get('id', '')) + repeat)} | "
+                  f"{md_text(extra_calls_text([str(name) for name in case['extra_calls']]))} |\n")
+    if len(found) > MAX_ROWS:
+        out.write(f"\n…and {len(found) - MAX_ROWS} more\n")
 
 
 FORMAT = ReportFormat("md", "a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)", "summary.md", write)

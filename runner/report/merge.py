@@ -48,6 +48,9 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
     _same("suite (paths)", {p: r.get("paths") for p, r in reports.items()})
     _same("configuration", {p: r.get("config") for p, r in reports.items()})
     _same("number of shards", {p: s.count for p, s in shards.items()})
+    _same("--agent", {p: r.get("agent") for p, r in reports.items()})
+    _same("selection (-k, --tag)", {p: ((r.get("selection") or {}).get("filters"), (r.get("selection") or {}).get("tags"))
+                                    for p, r in reports.items()})
     _same("--repeat", {p: ((r["summary"].get("repeats") or {}).get("runs"), (r["summary"].get("repeats") or {})
                            .get("policy")) for p, r in reports.items()})
     seen_shard: dict[int, str] = {}
@@ -96,8 +99,17 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
             "run_id": "merged-" + "+".join(str(reports[p].get("run_id") or "") for p in ordered),
             "started_at": min(str(r.get("started_at") or "") for r in reports.values()) or
             _dt.datetime.now(_dt.timezone.utc).isoformat(),
-            "paths": first.get("paths") or [], "merged_from": [str(Path(p)) for p in ordered],
+            "paths": first.get("paths") or [], "selection": _merged_selection([reports[p] for p in ordered]),
+            "agent": first.get("agent"), "merged_from": [str(Path(p)) for p in ordered],
             "config": config, "summary": json.loads(merged.model_dump_json()), "cases": cases}
+
+
+def _merged_selection(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' -k and --tag (the same in each); --last-failed's ids of every shard together."""
+    selections = [r.get("selection") or {} for r in reports]
+    chosen = [s.get("only") for s in selections if s.get("only") is not None]
+    return {"filters": selections[0].get("filters") or [], "tags": selections[0].get("tags") or [],
+            "only": [case_id for ids in chosen for case_id in ids] if chosen else None}
 
 
 def check_baseline(report: dict[str, Any], baseline: Path, max_regression: float) -> None:

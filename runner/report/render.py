@@ -31,6 +31,9 @@ def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str
     written = []
     for fmt in chosen:
         target = (out_paths or {}).get(fmt.name) or report_path.parent / fmt.file_name
+        if _same_file(target, report_path):  # `--format json` into the run folder: report.json is there already
+            written.append(report_path)
+            continue
         try:
             written.append(_write(fmt, report, target))
             if fmt.name == "md":
@@ -40,6 +43,24 @@ def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str
                 raise
             problems.append(f"cannot write the {fmt.name} report to {target}: {exc.strerror or exc}")
     return written
+
+
+def render_beside(names: Sequence[str], report_path: Path, notes: list[str]) -> list[Path]:
+    """A run's --format files, rendered from the report.json just written (never from memory, so they
+    equal what `evalrun report` makes later); report.json itself is not listed again. A format that
+    cannot be written is a note in `notes`, not a failed run."""
+    try:
+        return [path for path in render_many(names, report_path, problems=notes) if path != report_path]
+    except (OSError, ValueError) as exc:  # report.json could not be read back
+        notes.append(f"cannot write the {', '.join(names)} report(s) beside {report_path}: {exc}")
+        return []
+
+
+def _same_file(target: Path, report_path: Path) -> bool:
+    try:
+        return target.resolve() == report_path.resolve()
+    except OSError:
+        return False
 
 
 def _write(fmt: formats.ReportFormat, report: dict[str, Any], target: Path) -> Path:

@@ -1,12 +1,21 @@
 """Reading a saved run for the report formats: report.json as plain data, and the few facts every
 format derives from it (which suite file a case came from, why it did not pass, the pass rate with
 its interval). Nothing here scores: a report shows what the run decided.
+
+A saved run folder is hostile input like any other (a CI artifact from a fork, a hand-edited file):
+every report is checked against the models evalrun writes it from (runner.results.models) before a
+format, a merge or a comparison reads it, so a string count, a negative or infinite one, a case that
+is not an object or an unknown status is refused with the field named instead of crashing mid-way.
 """
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any, Optional
+
+from pydantic import BaseModel, ValidationError
 
 from ..results.stats import wilson_interval
 
@@ -28,16 +37,108 @@ def report_file(path: Path) -> Path:
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    """The report as plain dicts, parsed once (no models built: a report may hold 50,000 cases)."""
+    """The report as plain dicts, parsed once and checked against the report models (each case on its
+    own, so a report of 50,000 cases never has 50,000 models alive at once). NotAReport names the
+    first fields that are wrong."""
     target = report_file(path)
     try:
         with target.open("rb") as source:
-            data = json.load(source)
-    except (ValueError, UnicodeDecodeError) as exc:
+            data = parse_report_json(source.read())
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise NotAReport(f"{target} is not a report evalrun wrote: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict) or not isinstance(data.get("cases"), list):
-        raise NotAReport(f"{target} is not a report evalrun wrote: it has no summary and cases")
+    problems = report_problems(data)
+    if problems:
+        raise NotAReport(f"{target} is not a valid evalrun report: {_listed(problems)}")
     return data
+
+
+def parse_report_json(text: bytes | str) -> Any:
+    """JSON as evalrun writes it. A non-finite number (NaN, Infinity, 1e999) is kept as its text, so
+    that the field holding it fails validation by name instead of passing as a float."""
+    def finite(number: str) -> Any:
+        value = float(number)
+        return value if math.isfinite(value) else number
+
+    if _LARGE_EXPONENT.search(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")) is None:
+        return json.loads(text, parse_constant=str)  # no number can overflow: skip the per-number hook (2x faster)
+    return json.loads(text, parse_constant=str, parse_float=finite)
+
+
+_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}")  # 1e100 and up: the only way a JSON number overflows
+
+
+def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:
+    """What makes `data` not a report evalrun wrote, one `field: problem` line each (empty: it is one).
+    Types are checked strictly: a count written as "5" or 5.0 is not a count."""
+    from ..results.models import CaseResult, RunReport
+
+    if not isinstance(data, dict):
+        return [f"the file holds {_json_kind(data)}, not a report object"]
+    cases = data.get("cases")
+    if with_cases and not isinstance(cases, list):
+        return ["cases: " + ("missing" if cases is None else f"expected a list, got {_json_kind(cases)}")]
+    problems = _model_problems(RunReport, {**data, "cases": []}, ())
+    if not with_cases:
+        return problems
+    seen: dict[tuple, int] = {}
+    for n, case in enumerate(cases):
+        found = _model_problems(CaseResult, case, ("cases", n))
+        if not found:  # each result once: a case counted twice would be counted twice in every total
+            key = (case["id"], case.get("run"), case.get("repeat"))
+            if key in seen:
+                found = [f"cases[{n}]: case '{case['id']}'" + (f" run {key[1]}" if key[1] is not None else "")
+                         + (f" repeat {key[2]}" if key[2] is not None else "")
+                         + f" is listed twice (also cases[{seen[key]}])"]
+            seen.setdefault(key, n)
+        problems += found
+        if len(problems) > _SHOWN:
+            break  # enough to act on; the rest is not read
+    return problems
+
+
+_SHOWN = 3
+
+
+def _model_problems(model: type[BaseModel], value: Any, where: tuple) -> list[str]:
+    try:
+        model.model_validate(value, strict=True)
+    except ValidationError as exc:
+        return [f"{_field(where + tuple(err['loc']))}: {_message(err)}" for err in exc.errors()[:_SHOWN + 1]]
+    return []
+
+
+def _field(loc: tuple) -> str:
+    """`summary.passed`, `cases[3].goals[0].status`: where a value is, as a reader of the file finds it."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+    return text or "(the report)"
+
+
+def _message(err: dict) -> str:
+    """pydantic's message in the words of a JSON file: an object, not a dictionary or a model instance."""
+    message = re.sub(r"a valid dictionary( or instance of \w+)?", "an object", err["msg"])
+    if err.get("type") == "value_error":
+        return message.removeprefix("Value error, ")
+    return message + _got(err)
+
+
+def _got(err: dict) -> str:
+    if err.get("type") == "missing":
+        return ""
+    value = err.get("input")
+    shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) \
+        else _json_kind(value)
+    return f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _listed(problems: list[str]) -> str:
+    return "; ".join(problems[:_SHOWN]) + ("; and more" if len(problems) > _SHOWN else "")
 
 
 def suite_file(case: dict) -> str:
@@ -61,6 +162,15 @@ def reasons(case: dict) -> list[str]:
     if status == "skipped":
         return [str(case.get("skip_reason") or "skipped")]
     return []
+
+
+def extra_calls_text(names: list[str]) -> str:
+    """`2 extra calls: cancel_order, issue_refund` (a tool called more than once: `get_order ×2`); '' for none."""
+    if not names:
+        return ""
+    counted = {name: names.count(name) for name in dict.fromkeys(names)}
+    listed = ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counted.items())
+    return f"{len(names)} extra call{'s' if len(names) > 1 else ''}: {listed}"
 
 
 def one_line_reason(case: dict) -> str:

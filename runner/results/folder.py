@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from ..atomic import open_atomically, write_text_atomically
+from ..jsontext import replace_lone_surrogates
 from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
@@ -100,21 +101,34 @@ class RunFolder:
     def serialise(self, result: CaseResult) -> tuple[CaseResult, str]:
         """The result as it will be saved, and its line of results.jsonl (secrets redacted)."""
         try:
-            return result, self._redact(result.model_dump_json())
+            return self._redacted(result)
         except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts
             reason = f"{type(exc).__name__}: {exc}"
+        try:  # a lone surrogate (in a judge's or a check's words) cannot be UTF-8: show it, drop nothing
+            shown = CaseResult.model_validate(replace_lone_surrogates(result.model_dump(mode="json"), visible=True))
+            return shown, self._redact(shown.model_dump_json())
+        except Exception:
+            pass
         slim = result.model_copy(update={"transcript": [], "calls": [c.model_copy(update={"arguments": None})
                                                                            for c in result.calls],
                                          "notes": [*result.notes, f"the conversation and call arguments were left "
                                                                   f"out of the report: they could not be saved ({reason})"]})
         try:
-            return slim, self._redact(slim.model_dump_json())
+            return self._redacted(slim)
         except Exception as exc:
             bare = CaseResult(id=result.id, status="error", source=result.source, description=result.description,
                               tags=result.tags, duration_s=result.duration_s,
                               error=f"the result of this case could not be saved ({type(exc).__name__}: {exc}); "
                                     f"it had ended {result.status}")
-            return bare, self._redact(bare.model_dump_json())
+            return self._redacted(bare)
+
+    def _redacted(self, result: CaseResult) -> tuple[CaseResult, str]:
+        """The result as saved, and its line. When redaction changed the line, the result is read back
+        from it: everything downstream (the console's lines while the run goes on, -v included, the
+        baseline gate) sees the redacted text, never the secret."""
+        line = result.model_dump_json()
+        redacted = self._redact(line)
+        return (result if redacted == line else CaseResult.model_validate_json(redacted)), redacted
 
     def close_results(self) -> None:
         if self._results is not None:

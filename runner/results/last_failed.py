@@ -1,12 +1,14 @@
 """`--last-failed`: the cases that did not pass in the latest run, to run them again (pytest's --lf).
 
-The latest run is the one `.evalrun/reports/latest` points at (a symlink, or latest.txt where symlinks
-are not allowed); only runs without --output-dir move it. Failed, errored and unscored cases are
+The latest run is the one `.evalrun/reports/latest` points at, in the project's folder (beside its
+evalrun.yaml: runner.config.project_home), so --lf works from any folder of the project; it is a
+symlink, or latest.txt where symlinks are not allowed; only runs without --output-dir move it. Failed, errored and unscored cases are
 rerun; a case recorded as several runs (`<id> run N`) or repeats (--repeat) is rerun once when any of
 them did not pass.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -35,9 +37,10 @@ def last_failed_ids(reports_root: Path) -> tuple[Path, set[str]]:
 
     path = latest_report(reports_root)
     if path is None:
-        raise NoLatestReport(f"there is no latest report in {reports_root} to take the failed cases from: run the "
+        shown = _shown(reports_root)
+        raise NoLatestReport(f"there is no latest report in {shown} to take the failed cases from: run the "
                              "suites once without --last-failed (and without --output-dir, which leaves "
-                             f"{reports_root / 'latest'} alone)")
+                             f"{os.path.join(shown, 'latest')} alone)")
     try:
         report = load_report(path)
     except NotAReport as exc:
@@ -51,3 +54,12 @@ def last_failed_ids(reports_root: Path) -> tuple[Path, set[str]]:
                 case_id = case_id[: -len(f" run {run}")]
             ids.add(case_id)
     return path, ids
+
+
+def _shown(path: Path) -> str:
+    """A path as messages show it: relative to the current folder when that is shorter."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return str(path)
+    return relative if len(relative) < len(str(path)) else str(path)

@@ -5,11 +5,15 @@ transcript) is carried here. schemas/report.schema.json is generated from `RunRe
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..llm.calls import CallSummary
+
+# A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
+# doubles (the HTML report's script) can hold exactly; a report beyond either was not written by evalrun.
+Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
 
 CaseStatus = Literal["passed", "failed", "error", "skipped", "unscored"]
 CASE_STATUSES: tuple[str, ...] = ("passed", "failed", "error", "unscored", "skipped")
@@ -92,13 +96,13 @@ class CallRecord(BaseModel):
 
 
 class Counts(BaseModel):
-    tool_calls: int = 0
-    correct_calls: int = 0
-    missed_goals: int = 0
-    wrong_argument_calls: int = 0
-    extra_calls: int = 0
-    forbidden_calls: int = 0
-    ignored_failed_calls: int = 0
+    tool_calls: Count = 0
+    correct_calls: Count = 0
+    missed_goals: Count = 0
+    wrong_argument_calls: Count = 0
+    extra_calls: Count = 0
+    forbidden_calls: Count = 0
+    ignored_failed_calls: Count = 0
 
 
 class Metrics(BaseModel):
@@ -108,7 +112,7 @@ class Metrics(BaseModel):
     tool_call_recall: Optional[float]
     tool_parameter_f1: Optional[float]
     text_match: Optional[float]
-    turns: int
+    turns: Count
     counts: Counts
 
 
@@ -142,6 +146,8 @@ class CaseResult(BaseModel):
     metrics: Optional[Metrics] = None
     goals: list[GoalResult] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
+    extra_calls: list[str] = Field(default_factory=list, description="Tool names of the calls that achieved no goal "
+                                   "and were not forbidden, in call order (a passing case says so on its line)")
     failures: list[str] = Field(default_factory=list, description="One line per reason the case failed")
     error: Optional[str] = None
     skip_reason: Optional[str] = None
@@ -184,15 +190,15 @@ class CaseRepeats(BaseModel):
     """One case run N times (--repeat N): how many runs passed, and what the policy made of them."""
 
     id: str
-    runs: int = Field(description="Runs of the case that finished")
-    passed: int = Field(description="Runs that passed")
+    runs: Count = Field(description="Runs of the case that finished")
+    passed: Count = Field(description="Runs that passed")
     status: CaseStatus = Field(description="The case's status under repeat_policy")
     pass_at_k: float = Field(description="At least one run passed (k = runs): 1 or 0")
     pass_hat_k: float = Field(description="Every run passed (τ-bench's pass^k, k = runs): 1 or 0")
 
 
 class RepeatSummary(BaseModel):
-    runs: int = Field(description="N of --repeat N")
+    runs: Count = Field(description="N of --repeat N")
     policy: RepeatPolicy = Field(description="When a repeated case passes: all runs, a majority, any run")
     pass_at_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that at least one of k "
                                                     "runs passes (unbiased estimator from the N runs)")
@@ -203,14 +209,14 @@ class RepeatSummary(BaseModel):
 
 
 class Summary(BaseModel):
-    total: int = Field(description="Cases selected for the run")
-    passed: int
-    failed: int
-    error: int
-    skipped: int
-    unscored: int = 0
+    total: Count = Field(description="Cases selected for the run")
+    passed: Count
+    failed: Count
+    error: Count
+    skipped: Count
+    unscored: Count = 0
     not_run: list[str] = Field(default_factory=list, description="Ids of cases that never ran (the run was stopped)")
-    judge_fallback_cases: int = Field(0, description="Cases whose outcome rests on a verdict reached without the judge")
+    judge_fallback_cases: Count = Field(0, description="Cases whose outcome rests on a verdict reached without the judge")
     interrupted: bool = False
     stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
     exit_reason: str = Field("", description="One line on why the run exits with its code")
@@ -219,11 +225,22 @@ class Summary(BaseModel):
     mean_journey_completion: Optional[float]
     mean_tool_call_precision: Optional[float]
     mean_tool_call_recall: Optional[float]
-    exit_code: int
+    exit_code: int = Field(ge=0, le=5, description="As pytest: 0 passed, 1 failed, 2 interrupted, 3 errors, 4 usage, "
+                                                  "5 nothing collected")
     duration_s: float
     baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
     repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
                                                                "repeat_policy; this holds each case's runs")
+
+
+class Selection(BaseModel):
+    """Which of the suites' cases the run was asked to run, so `evalrun rescore` scores the same ones."""
+
+    filters: list[str] = Field(default_factory=list, description="-k/--filter globs on the case id")
+    tags: list[str] = Field(default_factory=list, description="--tag: only cases with one of these tags "
+                                                              "(compared without regard to case)")
+    only: Optional[list[str]] = Field(None, description="--last-failed: the ids of the cases it chose; "
+                                                        "None when the run did not narrow to a list of ids")
 
 
 class RunReport(BaseModel):
@@ -233,7 +250,18 @@ class RunReport(BaseModel):
     started_at: str
     paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
     shard: Optional[str] = Field(None, description="I/N when the run was one shard of the suite (--shard)")
+    selection: Selection = Field(default_factory=Selection, description="-k, --tag and --last-failed as the run "
+                                                                        "applied them")
+    agent: Optional[str] = Field(None, description="The agent that played every live case (--agent NAME); "
+                                                   "None when each case was played by its own agent")
     merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
     config: dict[str, Any]
     summary: Summary
     cases: list[CaseResult]
+
+    @field_validator("shard")
+    @classmethod
+    def _one_part_of_n(cls, value: Optional[str]) -> Optional[str]:
+        from ..shard import parse_shard
+
+        return None if value is None else str(parse_shard(value))  # ValueError names what is wrong

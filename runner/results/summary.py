@@ -139,4 +139,8 @@ def decide_exit(tally: Tally, *, min_pass_rate: Optional[float], judge_may_fall_
             return EXIT_FAILED, f"{counts['failed']} case(s) failed; pass rate {rate:.2f} is below min_pass_rate " \
                                 f"{min_pass_rate:.2f}: exit 1"
         return EXIT_FAILED, f"{counts['failed']} case(s) failed: exit 1"
-    return EXIT_OK, "all cases passed: exit 0" if counts["passed"] else "nothing failed: exit 0"
+    if not counts["passed"]:  # every case was skipped: nothing was checked, which is not a green run
+        what = f"every case was skipped ({counts['skipped']})" if counts["skipped"] else "no case finished"
+        return EXIT_NO_CASES, f"{what}: nothing was checked: exit 5"
+    skipped = f" ({counts['skipped']} skipped)" if counts["skipped"] else ""
+    return EXIT_OK, f"all cases that ran passed{skipped}: exit 0" if skipped else "all cases passed: exit 0"

@@ -2,8 +2,13 @@
 
 `converse(case, agent, user)` always returns a `Conversation`, whatever happens: the messages so far,
 how it ended (`termination_reason`, the field a case's `termination:` reads) and, when the agent or
-the simulated user failed, the reason in `error`. Only a cancellation (Ctrl-C) propagates, after the
-agent was stopped; pass your own `Conversation` to keep what was said until then.
+the simulated user failed, the reason in `error`. Whatever an agent raises — SystemExit and
+KeyboardInterrupt included — is the case's error. Only a cancellation (Ctrl-C, a stopped run)
+propagates, after the agent was stopped; pass your own `Conversation` to keep what was said until then.
+
+Every message is kept as it was said, with one change: a lone surrogate (`"\\ud800"` in JSON, which
+no UTF-8 file can hold) is written out as the visible text `\\ud800`, so the conversation can be
+saved and reported whole and still shows what the agent sent.
 """
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext
+from runner.jsontext import replace_lone_surrogates
+from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
 from runner.run.simulate import User, UserError
 from runner.suite.models import Case
 
@@ -97,7 +103,8 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
     except AgentError as exc:
         conv.termination_reason, conv.error = "agent_error", f"the agent could not start: {exc.reason}"
         return
-    except Exception as exc:
+    except BaseException as exc:
+        _reraise_cancellation(exc)
         conv.termination_reason, conv.error = "agent_error", _internal("starting the agent", exc)
         return
     limit = case.max_user_turns or user.default_max_turns
@@ -110,7 +117,8 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
         except UserError as exc:
             conv.termination_reason, conv.error = "simulator_error", exc.reason
             return
-        except Exception as exc:
+        except BaseException as exc:
+            _reraise_cancellation(exc)
             conv.termination_reason, conv.error = "simulator_error", _internal("writing the user's message", exc)
             return
         if move.stop is not None:
@@ -120,23 +128,35 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
             else:
                 conv.termination_reason = move.stop
             return
-        conv.messages.append({"role": "user", "content": move.message})
+        conv.messages.append(_kept({"role": "user", "content": move.message}))
         conv.user_turns += 1
         context = TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context))
         try:
             new = await agent.turn([dict(m) for m in conv.messages], context)
         except AgentStop as stop:
-            conv.messages.extend(stop.messages)
+            conv.messages.extend(_kept(stop.messages))
             conv.termination_reason = stop.reason
             return
         except AgentError as exc:
-            conv.messages.extend(exc.messages)
-            conv.termination_reason, conv.error = "agent_error", exc.reason
+            conv.messages.extend(_kept(exc.messages))
+            conv.termination_reason, conv.error = "agent_error", _kept(exc.reason)
             return
-        except Exception as exc:  # a bug in an agent kind: the case's error, never a lost case
+        except BaseException as exc:  # a bug in an agent kind: the case's error, never a lost case or run
+            _reraise_cancellation(exc)
             conv.termination_reason, conv.error = "agent_error", _internal(f"playing turn {conv.user_turns}", exc)
             return
-        conv.messages.extend(new)
+        conv.messages.extend(_kept(new))
+
+
+def _kept(value):
+    """Agent (or simulator) output as the conversation keeps it: lone surrogates made visible."""
+    return replace_lone_surrogates(value, visible=True)
+
+
+def _reraise_cancellation(exc: BaseException) -> None:
+    """A cancellation of this task goes on up; a CancelledError nobody asked for is only an error."""
+    if isinstance(exc, asyncio.CancelledError) and being_cancelled():
+        raise exc
 
 
 def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
@@ -160,8 +180,9 @@ async def _close(agent: Agent) -> None:
     except asyncio.CancelledError:
         agent.kill()
         raise
-    except Exception:  # closing never hides how the conversation ended
+    except BaseException as exc:  # closing never hides how the conversation ended
         agent.kill()
+        _reraise_cancellation(exc)
 
 
 def _final_state(agent: Agent) -> Optional[dict]:
@@ -173,7 +194,7 @@ def _final_state(agent: Agent) -> Optional[dict]:
 
 def _internal(when: str, exc: BaseException) -> str:
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return f"internal error while {when}: {detail}"
+    return _kept(f"internal error while {when}: {detail}")
 
 
 async def converse_case(case: Case, loaded: "LoadedConfig", *, agent_override: Optional[str] = None,

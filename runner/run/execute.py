@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
@@ -44,6 +45,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
 def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
@@ -126,7 +128,7 @@ class CaseRunner:
         self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = [real_path(root) for root in roots]  # once per run, not once per case
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots)
+        self.loader = CaseLoader(self.roots, eval_config=options.eval_config)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
@@ -164,9 +166,11 @@ class CaseRunner:
                 # one hand-off to a worker thread for everything that needs no event loop
                 outcome = await self.in_worker(self._offline, ref, base)
                 results = [await self._run_live(outcome, base)] if isinstance(outcome, Case) else outcome
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+            except asyncio.CancelledError as exc:
+                if being_cancelled():
+                    raise
+                results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+            except BaseException as exc:  # SystemExit from a check or an agent kind: this case's error, not the run's
                 results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
         return _finished(results, started, calls)
 
@@ -182,7 +186,7 @@ class CaseRunner:
         with record_calls() as calls, repeat_scope(repeat or 0):
             try:
                 outcome = self._offline(ref, base)
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit from a check: this case's error, not the worker's
                 outcome = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
             if isinstance(outcome, Case):
                 outcome = [CaseResult(**base, status="error",
@@ -242,8 +246,10 @@ class CaseRunner:
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
+        from ..config import with_project_defaults
         from ..score.case import score_trajectory
 
+        case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
@@ -255,7 +261,7 @@ class CaseRunner:
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
         result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, failures=scored.failures,
+                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
@@ -288,7 +294,7 @@ def _finished(results: list[CaseResult], started: float, calls: list) -> list[Ca
     return results
 
 
-def _internal_error(doing: str, exc: Exception) -> str:
+def _internal_error(doing: str, exc: BaseException) -> str:
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return f"internal error while {doing}: {detail}\n{traceback.format_exc(limit=6)}"
 

@@ -33,6 +33,22 @@ class Scored:
     metrics: Metrics
     failures: list[str]
     unscored: list[str] = field(default_factory=list)  # goals evalrun cannot score, with the reason
+    asked_by_turns: Counter = field(default_factory=Counter)  # tool name -> calls the case's turns expect
+
+    @property
+    def extra_calls(self) -> list[str]:
+        """The tool names of the calls no goal asked for, in call order (see `extra_calls`). A case written
+        turn by turn asks for its calls in its turns (their criteria judge them): those are not extra."""
+        extra = extra_calls(self.calls, self.goals)
+        if not self.asked_by_turns:
+            return extra
+        left, kept = Counter(self.asked_by_turns), []
+        for name in extra:
+            if left[name] > 0:
+                left[name] -= 1
+            else:
+                kept.append(name)
+        return kept
 
     @property
     def passed(self) -> bool:
@@ -96,8 +112,13 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
     failures = [f"goal '{g.name}': {g.explanation}" for g in goals if not g.achieved and g.status != "unscored"]
     failures += [f"forbidden call: {c.note}" for c in calls if c.role == "forbidden"]
     failures += [ending] if ending else []
+    unplayed = _unplayed_story(case, trajectory)
+    if failures and unplayed:  # the agent is not to blame for a question nobody answered
+        failures.insert(0, unplayed)
     unscored = [f"goal '{g.name}': {g.explanation}" for g in goals if g.status == "unscored"]
-    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures, unscored=unscored)
+    asked = Counter(call.tool_name for turn in case.turns or () for call in turn.calls or ())
+    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures, unscored=unscored,
+                  asked_by_turns=asked)
 
 
 def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:
@@ -108,6 +129,18 @@ def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:
     if trajectory.termination_reason is None:
         return f"ending: the recording does not say how the conversation ended (termination: {accepted})"
     return f"ending: the conversation ended by '{trajectory.termination_reason}', not by one of: {accepted}"
+
+
+def _unplayed_story(case: Case, trajectory: Trajectory) -> Optional[str]:
+    """Why a conversation with a `story` ended when its scripted messages ran out: a simulated user plays
+    the story and never ends by `script_end`, so none was configured."""
+    if not case.story or trajectory.termination_reason != "script_end":
+        return None
+    last = next((m for m in reversed(trajectory.messages) if m.get("role") in ("user", "assistant")), None)
+    unanswered = " the agent's last message went unanswered;" if last is not None and last.get("role") == "assistant" else ""
+    return ("conversation: it ended because no simulated user was configured: the case has a `story`, but nobody "
+            f"played the user once the scripted messages ran out (script_end);{unanswered} add `simulator:` to "
+            "evalrun.yaml")
 
 
 # ------------------------------------------------------------------------------------ candidates
@@ -331,6 +364,19 @@ def _unforbidden_role(call: ToolCall, counted_ids: set[int], achieved_by: dict[i
             return "extra", None, f"{where} matches '{matched[0]}' but comes out of the required order"
         return "wrong_arguments", None, f"{where} matches no goal's arguments"
     return "extra", None, f"{where} is not part of any goal"
+
+
+# Roles of the calls that achieved no goal and were not forbidden (a forbidden one fails the case anyway);
+# a failed call passed over under `failed_calls: ignore` is not counted.
+_EXTRA_ROLES = ("extra", "wrong_arguments", "invalid_arguments")
+
+
+def extra_calls(calls: list[CallRecord], goals: list[GoalResult]) -> list[str]:
+    """The tool names of the calls no goal asked for, in call order: a tool no goal names, a goal's tool
+    with arguments no goal has, a goal repeated. A call that tried a goal that was not achieved is that
+    goal's attempt (its failure explains it), not an extra call. A passing case says so on its line."""
+    attempts = {a.call_index for goal in goals if not goal.achieved for a in goal.attempts}
+    return [call.tool_name for call in calls if call.role in _EXTRA_ROLES and call.index not in attempts]
 
 
 def _close_tool_name(tool_name: str, called: dict[str, int]) -> str:

@@ -28,6 +28,13 @@ _FILE_UPLOAD_TEXT = ("file_path", "file_id", "content_type")
 _NULL_MEANS_ABSENT_IN_GOALS = ("args", "keywords", "response", "description", "tool_name", "arg_matching",
                                "summary")
 _NULL_MEANS_ABSENT_IN_CASES = ("dataset_name", "summary", "response_summary_version")
+# The same, by model: the keys whose value is text or a list of texts, where a number is read as its text.
+# The schema generator reads it (runner/suite/schema.py), so an editor accepts `id: 42` as validate does.
+NUMBERS_AS_TEXT: dict[str, tuple[str, ...]] = {
+    "CaseFields": _CASE_TEXT + _CASE_TEXT_LISTS + ("goals",),
+    "ToolCallGoal": _GOAL_TEXT, "TextGoal": _GOAL_TEXT + ("keywords",), "UnscoredGoal": _GOAL_TEXT + ("keywords",),
+    "ArgRule": _RULE_TEXT, "FileUpload": _FILE_UPLOAD_TEXT,
+}
 
 _MONTH_DAY = re.compile(r"(?:[a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+[a-z]+\.?)", re.IGNORECASE)
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")

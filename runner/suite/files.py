@@ -102,6 +102,20 @@ def read_bytes(path: Path | str, limit: int, what: str) -> bytes:
         os.close(fd)
 
 
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> tuple[int, int, str]:
+    """(line, column, message) for text that is not UTF-8: which byte, where, and what to do."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return 1, 1, "the file is UTF-16 text, not UTF-8; save it as UTF-8"
+    start = raw.rfind(b"\n", 0, exc.start) + 1
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = len(raw[start:exc.start].decode("utf-8", "replace")) + 1
+    byte = raw[exc.start]
+    legacy = bytes([byte]).decode("cp1252", "replace") if byte >= 0xA0 else ""
+    guess = f" (in Latin-1 it would be {legacy!r}: the file may have been saved as Latin-1)" if legacy.isprintable() and legacy else ""
+    return line, column, (f"the file is not UTF-8 text: byte 0x{byte:02X} at line {line}, column {column} is not "
+                          f"valid UTF-8{guess}; save the file as UTF-8")
+
+
 def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return "it is a symlink loop (too many levels of symbolic links)"

@@ -23,21 +23,27 @@ from .coerce import coerce_texts
 from .containment import inside, outside_message, transcript_location
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
+from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
+from .shape import SUITE_KEYS, is_report, other_tools_file, suite_like_key, why_a_broken_suite
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
-# Keys only an evalrun (or watsonx) suite has: a mapping with one of them found in a folder is a suite,
-# one without is another tool's file (an agent definition, a config, a report) and is passed over.
-SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
-                        "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
-                        "max_user_turns"})
-_REPORT_KEYS = frozenset({"evalrun_version", "started_at"})  # an evalrun report.json also has `cases`
 _LISTED = 5  # passed-over files named in the note
+
+
+@dataclass(frozen=True)
+class CaseOutline:
+    """A case whose file has errors, so it is not built: what the checks across cases read (its id, its
+    agent, where it is), so a duplicate id or an undeclared agent is reported with the file's other errors."""
+
+    id: str
+    agent: Optional[str]
+    source: SourceRef
 
 
 @dataclass
@@ -45,6 +51,7 @@ class LoadResult:
     cases: list[Case] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    unbuilt: list[CaseOutline] = field(default_factory=list)  # cases of files with errors, never run
 
     @property
     def ok(self) -> bool:
@@ -107,25 +114,28 @@ class FileOutcome:
     transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
+    unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None) -> LoadResult:
+                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
+                eval_config: Optional[Path] = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
     `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
-    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`."""
+    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = []
     for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots)
+        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config)
         if keep is not None:
             outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
         outcomes.append((path, outcome))
@@ -141,6 +151,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
         if outcome.is_suite:
             result.files.append(outcome.display or display_path(path))
         result.cases.extend(outcome.cases)
+        result.unbuilt.extend(outcome.unbuilt)
         result.diagnostics.extend(outcome.diagnostics)
     for folder, notes in passed_over.items():
         notes.sort()
@@ -149,7 +160,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
             display_path(folder), 1, 1, "warning",
             f"passed over {len(notes)} file{'s' if len(notes) > 1 else ''} that {'are' if len(notes) > 1 else 'is'} "
             f"not a suite: {listed}", "not-a-suite"))
-    result.diagnostics.extend(_duplicate_case_ids(result.cases))
+    result.diagnostics.extend(_duplicate_case_ids([*result.cases, *result.unbuilt]))
     if has_errors(result.diagnostics):
         bad = {d.path for d in result.diagnostics if d.severity == "error"}
         result.cases = [c for c in result.cases if c.source.path not in bad]
@@ -200,24 +211,31 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
     return path.parent
 
 
-def load_file(path: Path, *, explicit: bool = True,
-              roots: Optional[Sequence[Path]] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
+              eval_config: Optional[Path] = None) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
-    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots])
+    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
+                    eval_config=eval_config)
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
-def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> FileOutcome:
+def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
+          eval_config: Optional[Path] = None) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
     definition, another tool's config, a report, an unreadable file) is passed over with a reason.
     A file that cannot be parsed counts as a suite only when its text names a suite key."""
     doc = read_document(path, display_path(path))
+    foreign = read_foreign(path, doc, eval_config=eval_config)  # Google ADK, Agentflow: before the rules below
+    if foreign is not None:
+        return FileOutcome(cases=foreign.cases, diagnostics=sort_diagnostics(foreign.diagnostics),
+                           is_suite=foreign.is_suite, named_ids=foreign.named_ids, display=doc.path)
     if doc.diagnostics and doc.data is None:
-        if explicit or (doc.diagnostics[0].code not in ("io", "encoding") and _mentions_suite_keys(path)):
+        code = doc.diagnostics[0].code  # a suite saved in another encoding must not be passed over
+        if explicit or code == "encoding" or (code != "io" and _mentions_suite_keys(path)):
             return FileOutcome(diagnostics=doc.diagnostics)
         return FileOutcome(is_suite=False, passed_over=_short(doc.diagnostics[0].message))
     data = doc.data
@@ -233,10 +251,17 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         if not isinstance(data, dict):
             return FileOutcome(is_suite=False, passed_over=f"{'a list' if isinstance(data, list) else 'a single value'}, "
                                                            "not a mapping of suite keys")
-        if not SUITE_KEYS & set(data):
+        if SUITE_KEYS & set(data):
+            if is_report(data):
+                return FileOutcome(is_suite=False, passed_over="an evalrun report")
+        elif other_tools_file(path, data) is not None:
+            return FileOutcome(is_suite=False, passed_over=other_tools_file(path, data))
+        elif why_a_broken_suite(data) is None:
             return FileOutcome(is_suite=False, passed_over="no suite keys such as goal_details or cases")
-        if _REPORT_KEYS & set(data):
-            return FileOutcome(is_suite=False, passed_over="an evalrun report")
+        else:  # misspelt suite keys: checked as a suite, so that its errors are seen
+            key, why = why_a_broken_suite(data)
+            doc.error((key,), f"this file is checked as a suite because {why}; if it is not one, list it under "
+                              "`exclude` in evalrun.yaml", "broken-suite", key=True, severity="warning")
     if not isinstance(data, dict):
         doc.error((), "a suite file must be a mapping of keys (a case, or `cases:` with a list); "
                       f"this one is {'a list' if isinstance(data, list) else 'a single value'}", "not-a-mapping")
@@ -248,7 +273,8 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
         check_case(doc, case, at)
     transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
-        return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts)
+        return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
+                           unbuilt=_outlines(doc, data, raw_cases))
     cases = []
     for case, at in raw_cases:
         built = _build_case(doc, case, at)
@@ -260,15 +286,16 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> Fil
                        named_ids=named, display=doc.path)
 
 
-_SUITE_KEY_TEXT = re.compile(r"""(?:^|[\s{,"'])(?:goal_details|starting_sentence|cases|story|goals)["']?\s*:""")
+_KEY_TEXT = re.compile(r"""(?:^|[\s{,])["']?([A-Za-z_][\w-]*)["']?\s*:""", re.MULTILINE)
 
 
 def _mentions_suite_keys(path: Path) -> bool:
+    """A file that cannot be parsed is a suite when its text writes a suite key, or one misspelt."""
     try:
         text = read_bytes(path, SUITE_SIZE_LIMIT, "suites").decode("utf-8", "replace")
     except InputFileError:
         return False
-    return _SUITE_KEY_TEXT.search(text) is not None
+    return any(suite_like_key(key) for key in _KEY_TEXT.findall(text))
 
 
 def _short(message: str) -> str:
@@ -331,10 +358,12 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
 def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
     line, column = doc.position(at)
     data = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
-    problems = [(i, check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
-    for i, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
+    problems = [(at + ("checks", i), check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
+    problems += [(at + ("turns", t, "checks", i), check_problem(entry))
+                 for t, turn in enumerate(data.get("turns") or ()) for i, entry in enumerate(turn.get("checks") or ())]
+    for where, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
         if problem:
-            doc.error(at + ("checks", i), problem, "check")
+            doc.error(where, problem, "check")
     if any(problem for _, problem in problems):
         return None
     try:
@@ -344,6 +373,20 @@ def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
             loc = at + tuple(err["loc"])
             doc.error(loc, f"{'.'.join(map(str, err['loc']))}: {err['msg']}", "model")
         return None
+
+
+def _outlines(doc: Document, data: dict, raw_cases: list[tuple[dict, tuple]]) -> list[CaseOutline]:
+    """The cases of a file with errors whose id is written in the file (an id taken from the file's name
+    may yet be qualified by its folder, see `_qualify_colliding_file_ids`)."""
+    outlines = []
+    for case, at in raw_cases:
+        written = data if not at else data["cases"][at[1]]
+        agent = case.get("agent")
+        if "id" in written and isinstance(case.get("id"), str):
+            line, column = doc.position(at)
+            outlines.append(CaseOutline(case["id"], agent if isinstance(agent, str) else None,
+                                        SourceRef(path=doc.path, line=line, column=column)))
+    return outlines
 
 
 def _duplicate_case_ids(cases: list[Case]) -> list[Diagnostic]:

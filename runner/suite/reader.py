@@ -24,7 +24,7 @@ import yaml
 
 from ..jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
 from .diagnostics import Diagnostic, Position
-from .files import SUITE_SIZE_LIMIT, InputFileError, read_bytes
+from .files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
 
 Path_ = tuple  # a location inside the document: keys and list indexes
 
@@ -107,7 +107,8 @@ def read_document(path: Path, display_path: str | None = None, *, limit: int = S
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        doc.error((), f"file is not UTF-8 text: {exc.reason} at byte {exc.start}", "encoding")
+        line, column, message = not_utf8(raw, exc)
+        doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", message, "encoding"))
         return doc
     del raw
     if path.suffix.lower() == ".json":
@@ -352,6 +353,10 @@ def _compose_yaml(text: str, doc: Document) -> None:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "syntax error"
+        if _at_a_tab(text, line, column):  # libyaml's words ("cannot start any token") do not say what to change
+            doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", "tabs cannot indent YAML: use spaces",
+                                              "yaml-syntax"))
+            return
         context = f" ({exc.context})" if exc.context and exc.problem else ""
         hint = _indentation_hint(text, line) if problem in _INDENTATION_PROBLEMS else ""
         doc.diagnostics.append(Diagnostic(doc.path, line, column, "error", f"YAML syntax error: {problem}{context}{hint}",
@@ -378,6 +383,18 @@ def _compose_yaml(text: str, doc: Document) -> None:
 _INDENTATION_PROBLEMS = {"did not find expected key", "mapping values are not allowed in this context",
                          "mapping values are not allowed here", "did not find expected '-' indicator",
                          "could not find expected ':'"}
+
+
+def _at_a_tab(text: str, line: int, column: int) -> bool:
+    """Whether the YAML error points at a tab: where a token or the indentation was expected (a tab
+    inside a value never stops the scanner), so the tab is what to change. The scanner points at the
+    tab itself, for libyaml and for PyYAML's pure-Python scanner alike."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return False
+    return text[start + column - 1:start + column] == "\t"
 
 
 def _indentation_hint(text: str, line: int) -> str:
@@ -510,6 +527,14 @@ class _Builder:
 
 class _TooLarge(Exception):
     pass
+
+
+def reads_as_text(text: str) -> bool:
+    """Whether `text`, written unquoted, reads back as this very text (not a number, boolean or null)."""
+    try:
+        return _plain_scalar(text) == text
+    except ValueError:  # an integer too long to convert: not text either
+        return False
 
 
 def _plain_scalar(text: str) -> Any:

@@ -129,6 +129,8 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
             yield location, f"{where} must be {shape}; here it is {_type_name(instance)} {quote(instance)}", "type", False
             return
         expected = error.validator_value
+        if expected == ["string", "number"]:  # text, where a number is read as its text (runner/suite/coerce.py)
+            expected = "string"
         expected = " or ".join(expected) if isinstance(expected, list) else expected
         yield location, f"{where} must be {_article(expected)}, got {_type_name(instance)} {quote(instance)}", "type", False
     elif kind in ("enum", "const"):
@@ -141,6 +143,9 @@ def _explain(error) -> Iterable[tuple[tuple, str, str, bool]]:
         yield location, f"{where} must not be empty", "empty", False
     elif kind == "minItems":
         yield location, f"{where} needs at least {error.validator_value} item(s)", "empty", False
+    elif kind == "not" and isinstance(error.validator_value, dict) and error.validator_value.get("description"):
+        # a value refused on purpose (`skip: no`): the refused schema's description says why and the fix
+        yield location, f"{where}: {quote(instance)} {error.validator_value['description']}", "refused-value", False
     else:
         yield location, f"{where}: {error.message}", "schema", False
 

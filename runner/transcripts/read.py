@@ -17,7 +17,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from ..jsontext import json_kind, may_hold_surrogates, replace_lone_surrogates
+from ..deepjson import loads_keeping_deep_arguments
+from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
 
 __all__ = [
     "AssistantText",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 DEFAULT_TOOL_ERROR_PATTERN = r"^\s*Error\b"
+MAX_ARGUMENT_NESTING = 100  # deeper arguments are kept as written but not read (as suite files, which nest no deeper)
 
 # "developer" is OpenAI's newer name for the system role.
 _ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user",
@@ -125,11 +127,13 @@ def _watsonx_payload(msg: dict, n: int) -> dict:
     content = msg.get("content")
     if isinstance(content, str):
         try:
-            content = json.loads(content)
+            content = _json_keeping_deep_arguments(content)
         except json.JSONDecodeError as e:
             raise TranscriptError(
                 f"message {n}: {msg['type']} content is not valid JSON: "
                 f"{e.msg} (line {e.lineno} column {e.colno})") from None
+        except ValueError as e:
+            raise TranscriptError(f"message {n}: {msg['type']} content cannot be read: {e}") from None
     if not isinstance(content, dict):
         raise TranscriptError(f"message {n}: {msg['type']} content is not a JSON object")
     return content
@@ -273,15 +277,18 @@ def read_recording(path: str | Path) -> Recording:
         raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")
     try:
         data, lines = _parse_transcript_json(text, path)
-        # on the parsed data: no second pass over the text (JSON Lines: the list holding the lines is not in it)
+        # the depth limit on the parsed data: no second pass over the text (JSON Lines: the list holding
+        # the lines is not in the text)
         problem = too_deep_json(data, text, outer=0 if lines else 1)
     except _TooDeep:
         problem = too_deep_problem(text)
     if problem is not None:
         line, column, _, message, _ = problem
-        raise TranscriptError(f"{path}: line {line}:{column}: {message}")
-    if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report
-        data = replace_lone_surrogates(data)
+        data = _deep_arguments_only(text)
+        if data is None:
+            raise TranscriptError(f"{path}: line {line}:{column}: {message}")
+    if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
+        data = replace_lone_surrogates(data, visible=True)
     termination = None
     if isinstance(data, dict):
         if "messages" not in data:
@@ -304,9 +311,30 @@ def read_recording(path: str | Path) -> Recording:
         raise TranscriptError(f"{path}: {e}") from None
 
 
+def _json_keeping_deep_arguments(text: str) -> Any:
+    """json.loads, except that tool arguments nested too deep for it are kept as their JSON text."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads_keeping_deep_arguments(text, MAX_ARGUMENT_NESTING)
+
+
+def _deep_arguments_only(text: str) -> Any:
+    """A recording that nests past the file limit only inside tool arguments, read with those arguments
+    kept as their JSON text (one document or JSON Lines); None when something else nests that deep."""
+    try:
+        return loads_keeping_deep_arguments(text, MAX_ARGUMENT_NESTING)
+    except ValueError:
+        pass
+    try:
+        return [loads_keeping_deep_arguments(line, MAX_ARGUMENT_NESTING) for line in text.splitlines() if line.strip()]
+    except ValueError:
+        return None
+
+
 def _parse_transcript_json(text: str, path: Path) -> tuple[Any, bool]:
     """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value;
-    with whether it was JSON Lines."""
+    with whether it was JSON Lines. _TooDeep when it nests deeper than the parser recurses."""
     if path.suffix.lower() != ".jsonl":
         try:
             return json.loads(text), False
@@ -353,16 +381,27 @@ def _json_type(value: Any) -> str:
 
 
 def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
-    """(arguments, error). Missing or blank arguments mean a call without arguments."""
+    """(arguments, error). Missing or blank arguments mean a call without arguments. Arguments nested
+    deeper than MAX_ARGUMENT_NESTING cannot be read: the call keeps them as written (`raw_arguments`)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     value = raw
+    too_deep = (None, f"arguments are nested more than {MAX_ARGUMENT_NESTING} levels deep; evalrun keeps them as "
+                      "written but does not read them")
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as e:
             return None, (f"arguments are not valid JSON: "
                           f"{e.msg} (line {e.lineno} column {e.colno})")
+        except RecursionError:
+            return too_deep
+        except ValueError as e:  # a number longer than Python reads
+            return None, f"arguments cannot be read: {_short_reason(e)}"
+        if may_hold_surrogates(raw):  # agent text: the bad code point stays visible
+            value = replace_lone_surrogates(value, visible=True)
+    if deeper_than(value, MAX_ARGUMENT_NESTING):
+        return too_deep
     if not isinstance(value, dict):
         return None, f"arguments are a JSON {_json_type(value)}, not an object"
     return value, None

@@ -6,7 +6,9 @@ MODE: echo (answers "you said: <last user message>"), completion (answers as a c
 crash2 (writes to stderr and exits 3 on turn 2), garbage2 (prints a non-JSON line on turn 2),
 sleep (never answers), stop (answers and ends the conversation), env (answers with $AGENT_TOKEN's
 length and writes the token to stderr), child (starts a sleeping child process, prints its pid on
-stderr, then never answers).
+stderr, then never answers), orphan (answers turn 1 after starting a sleeping child that holds its
+pipes, prints the child's pid on stderr, and exits), escape (the same, but the child leaves the process
+group with setsid), envnames (answers with the sorted names of its environment variables).
 """
 import json
 import os
@@ -41,6 +43,14 @@ def main(mode: str) -> None:
             token = os.environ.get("AGENT_TOKEN", "")
             print(f"token is {token}", file=sys.stderr, flush=True)
             answer = {"messages": [{"role": "assistant", "content": f"token length {len(token)}"}]}
+        elif mode in ("orphan", "escape"):
+            setsid = "import os; os.setsid(); " if mode == "escape" else ""
+            child = subprocess.Popen([sys.executable, "-c", setsid + "import time; time.sleep(3600)"])
+            print(f"child pid {child.pid}", file=sys.stderr, flush=True)
+            print(json.dumps(answer), flush=True)
+            os._exit(0)  # no goodbye to the child: it keeps stdout and stderr open
+        elif mode == "envnames":
+            answer = {"messages": [{"role": "assistant", "content": " ".join(sorted(os.environ))}]}
         elif mode == "child":
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
             print(f"child pid {child.pid}", file=sys.stderr, flush=True)

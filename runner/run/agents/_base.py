@@ -7,6 +7,7 @@ as OpenAI chat messages and returns only this turn's NEW messages: assistant mes
 """
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import os
@@ -15,7 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from runner.deepjson import TooDeep, loads_keeping_deep_arguments
+from runner.jsontext import deeper_than
 from runner.suite.models import Case
+
+MAX_NESTING = 100  # lists and objects in a message may nest this deep (as in suite and transcript files)
 
 
 class AgentError(Exception):
@@ -38,6 +43,15 @@ class AgentStop(Exception):
         super().__init__(reason)
         self.reason = reason
         self.messages = messages
+
+
+def being_cancelled() -> bool:
+    """Whether the running task was asked to stop. A CancelledError that code under test raised by
+    itself is its own error, not a stop; before Python 3.11 the two cannot be told apart, and a stop
+    is assumed."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return task is None or cancelling is None or cancelling() > 0
 
 
 @dataclass(frozen=True)
@@ -144,11 +158,20 @@ def _completion_message(body: dict, where: str) -> dict:
 
 
 def check_messages(messages: list, where: str) -> list[dict]:
-    """Each new message must be an assistant or tool message a transcript can hold."""
+    """Each new message must be an assistant or tool message a transcript can hold. Tool-call arguments
+    given as an object nested more than MAX_NESTING levels deep are kept as their JSON text, which the
+    scorer reports as arguments that cannot be read; any other part nested that deep is an error."""
     checked = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise AgentError(f"{where}: message {i} is not an object: {excerpt(json_text(message))}")
+        message = _deep_arguments_as_text(message)
+        if deeper_than(_without_arguments(message), MAX_NESTING + 1):  # +1: the message object itself
+            raise AgentError(f"{where}: message {i} is nested more than {MAX_NESTING} levels deep")
+        odd = _not_json_data(message)
+        if odd is not None:
+            raise AgentError(f"{where}: message {i}: {odd}; a message holds only JSON data: text, numbers, "
+                             "true/false, null, lists and objects")
         role = message.get("role")
         if role not in _ROLES:
             raise AgentError(f"{where}: message {i} has role {excerpt(json_text(role))}; an agent's messages are "
@@ -163,17 +186,131 @@ def check_messages(messages: list, where: str) -> list[dict]:
     return checked
 
 
+def _deep_arguments_as_text(message: dict) -> dict:
+    """`message` with each tool call's `arguments` that nests too deep written as JSON text (a copy of
+    the parts it changes; the caller's objects stay as they were)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    changed = list(calls)
+    for j, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), (dict, list)) \
+                and deeper_than(function["arguments"], MAX_NESTING):
+            changed[j] = {**call, "function": {**function, "arguments": deep_json_text(function["arguments"])}}
+    return message if changed == calls else {**message, "tool_calls": changed}
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _not_json_data(message: dict) -> Optional[str]:
+    """Where `message` holds a value JSON cannot (a Python object, a key that is not text), or None."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if not isinstance(key, str):
+                    return f"`{path or '(message)'}` has a key that is not text ({excerpt(repr(key), 80)})"
+                stack.append((child, f"{path}.{key}" if path else key))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((child, f"{path}[{n}]") for n, child in enumerate(value))
+        elif not isinstance(value, _SCALARS):
+            return f"`{excerpt(path, 80)}` is not JSON data (a Python {type(value).__name__})"
+    return None
+
+
+def _without_arguments(message: dict) -> dict:
+    """`message` with its tool calls' arguments left out (they have a depth limit of their own)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    bare = [{**call, "function": {**call["function"], "arguments": None}}
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]
+    return {**message, "tool_calls": bare}
+
+
+class _Token(str):
+    """Punctuation on deep_json_text's stack, told apart from the strings it writes as values."""
+
+
+def deep_json_text(value: Any) -> str:
+    """Compact JSON text of a value nested to any depth (json.dumps recurses and gives up near 1,000
+    levels). Keys are written as text; values JSON cannot hold are written as their str()."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            out.append(item)
+        elif isinstance(item, dict):
+            parts: list[Any] = [_Token("{")]
+            for n, (key, child) in enumerate(item.items()):
+                parts += [_Token(("," if n else "") + json.dumps(str(key)) + ":"), child]
+            stack.extend(reversed([*parts, _Token("}")]))
+        elif isinstance(item, (list, tuple)):
+            parts = [_Token("[")]
+            for n, child in enumerate(item):
+                parts += [_Token(","), child] if n else [child]
+            stack.extend(reversed([*parts, _Token("]")]))
+        else:
+            out.append(json.dumps(item, default=str))
+    return "".join(out)
+
+
 # ----------------------------------------------------------------------------- text helpers
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def module_not_found(entrypoint: str, module_name: str, missing: str, folder: str) -> str:
+    """Why an entry point's module cannot be imported. A folder without __init__.py loses to an installed
+    package of the same name wherever it sits on the path (`agents/` beside evalrun.yaml and the `agents`
+    package of openai-agents): say so, since the folder is plainly there."""
+    import importlib.util
+    import os
+
+    message = (f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named '{missing}', "
+               f"searched from {folder} and the installed packages)")
+    top = module_name.split(".", 1)[0]
+    local = os.path.join(folder, top)
+    if top != module_name and os.path.isdir(local) and not os.path.isfile(os.path.join(local, "__init__.py")):
+        try:
+            installed = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            installed = None
+        origin = getattr(installed, "origin", None)
+        if origin and not os.path.realpath(origin).startswith(os.path.realpath(local) + os.sep):
+            message += (f"; the folder {top}/ here has no __init__.py, so the installed package '{top}' "
+                        f"({os.path.dirname(origin)}) is imported instead: add {top}/__init__.py or rename the folder")
+    return message
 
 
 def excerpt(text: str, limit: int = 200) -> str:
-    """Agent-written text as it may appear in an error: control characters made visible, cut short."""
+    """Agent-written text as it may appear in an error: control characters and lone surrogates made
+    visible, cut short."""
     text = text.replace("\r\n", "\n")
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
                         text).replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def reply_json(text: str) -> Any:
+    """An agent's reply as JSON: json.loads, except that tool arguments nested deeper than it reads are
+    kept as their JSON text (runner.deepjson), to be reported as arguments that cannot be read.
+    ValueError for text that is not JSON; TooDeep (a ValueError) for text that nests too deep elsewhere."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads_keeping_deep_arguments(text, MAX_NESTING)
+
+
+def unreadable_reply(exc: ValueError) -> str:
+    """Why reply_json refused a reply, in an error's words."""
+    if isinstance(exc, TooDeep):
+        return f"nested more than {MAX_NESTING} levels deep outside any tool call's arguments"
+    return "not JSON"
 
 
 def json_text(value: Any) -> str:

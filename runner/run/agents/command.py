@@ -4,27 +4,31 @@ One process per conversation. Each user turn evalrun writes one line, the same b
 POSTs (`{"messages": [...], "case_id": ..., "turn": n, "runtime_context": {...}}`), and reads one
 line back in the same shapes (`{"messages": [...]}`, optionally `"stop": true`, or a chat
 completion). Logs belong on stderr: its last lines are kept with the case. A crash, a line that is not
-JSON or no answer within `timeout_s` is that case's error, quoting the last stderr lines. When the
-conversation ends evalrun closes stdin, then terminates the process (and its children) if it lingers.
+JSON, a line longer than `max_reply_bytes` or no answer within `timeout_s` is that case's error, quoting
+the last stderr lines. When the conversation ends evalrun closes stdin, then stops the process's whole
+group, children included, whatever the process itself did (runner.run.agents._process).
+
+The process gets a minimal environment (BASE_ENVIRONMENT and the locale's LC_* variables) plus what
+`env:` names: evalrun's own variables, a judge's API key among them, stay out unless `inherit_env: true`.
 """
 from __future__ import annotations
 
-import asyncio
-import collections
 import json
 import os
 import shlex
-import signal
 from pathlib import Path
 from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted, scrub)
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
+                    reply_json, scrub, unreadable_reply)
+from ._process import ProcessChannel
 
 KIND = "command"
-LINE_LIMIT = 16 * 1024 * 1024  # one reply line may be this long
-ERROR_STDERR_LINES = 5  # how many stderr lines an error message quotes (all kept lines go with the case)
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024  # one reply line may be this long
+# What a program needs to run at all; LC_* variables (the locale) go along too.
+BASE_ENVIRONMENT = frozenset({"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE"})
 
 
 class CommandAgentOptions(BaseModel):
@@ -44,15 +48,24 @@ class CommandAgentOptions(BaseModel):
         "the folder of evalrun.yaml.", examples=["agents"])
     env: dict[str, str] = Field(
         default_factory=dict, title="Environment",
-        description="Variables added to the process's environment. `${NAME}` is replaced by the variable NAME "
-        "of evalrun's environment. Values never appear in reports or logs.",
+        description="Variables the process gets besides PATH, HOME, TMPDIR, TZ and the locale (LANG, LANGUAGE, "
+        "LC_*). `${NAME}` is replaced by the variable NAME of evalrun's environment. Values never appear in "
+        "reports or logs.",
         examples=[{"AGENT_TOKEN": "${AGENT_TOKEN}", "LOG_LEVEL": "debug"}])
+    inherit_env: bool = Field(
+        False, title="Inherit the environment",
+        description="true: the process gets evalrun's whole environment (every API key in it included), plus `env`. "
+        "false (the default): only PATH, HOME, TMPDIR, TZ, the locale and `env`.", examples=[True])
     timeout_s: float = Field(
         60, gt=0, title="Turn timeout (seconds)", description="How long the process may take to answer one turn.",
         examples=[60])
     stderr_lines: int = Field(
         50, ge=0, title="Kept stderr lines", description="How many of the last stderr lines are kept with the case.",
         examples=[50])
+    max_reply_bytes: int = Field(
+        DEFAULT_MAX_REPLY_BYTES, gt=0, title="Largest reply (bytes)",
+        description="How long one reply line may be; a longer one is that case's error (it is never read whole). "
+        "Default 16 MiB.", examples=[67108864])
 
     @field_serializer("env")
     def _hide_values(self, env: dict[str, str]) -> dict[str, str]:
@@ -66,10 +79,15 @@ class CommandAgent(Agent):
         self.name = name
         self.options = options
         self.base_dir = Path(env.base_dir)
-        self.process: Optional[asyncio.subprocess.Process] = None
-        self._stderr: collections.deque[str] = collections.deque(maxlen=max(options.stderr_lines, ERROR_STDERR_LINES))
-        self._stderr_task: Optional[asyncio.Task] = None
         self._secrets: list[str] = []
+        self.channel = ProcessChannel("the agent process", stderr_lines=options.stderr_lines,
+                                      max_line_bytes=options.max_reply_bytes, secrets=self._secrets,
+                                      limit_hint=f" (max_reply_bytes: {options.max_reply_bytes}; raise it to "
+                                                 "allow longer replies)")
+
+    @property
+    def process(self):
+        return self.channel.process
 
     def _argv(self) -> list[str]:
         command = self.options.command
@@ -78,135 +96,57 @@ class CommandAgent(Agent):
             raise AgentError("command is empty")
         return argv
 
-    async def start(self, case) -> None:
-        argv = self._argv()
-        environment = dict(os.environ)
+    def _environment(self) -> dict[str, str]:
+        """What the process sees: evalrun's whole environment with `inherit_env: true`, else only the
+        basics every program needs (so a judge's or simulator's API key never reaches the agent), plus `env:`."""
+        if self.options.inherit_env:
+            environment = dict(os.environ)
+        else:
+            environment = {name: value for name, value in os.environ.items()
+                           if name in BASE_ENVIRONMENT or name.startswith("LC_")}
         for name, value in self.options.env.items():
             environment[name] = expand_env(value, f"env '{name}'")
             self._secrets.append(environment[name])
+        return environment
+
+    async def start(self, case) -> None:
+        argv = self._argv()
+        environment = self._environment()
         cwd = (self.base_dir / self.options.cwd) if self.options.cwd else self.base_dir
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=str(cwd), env=environment, limit=LINE_LIMIT,
-                start_new_session=True)  # its own process group: children die with it
+            await self.channel.start(argv, str(cwd), environment)
         except OSError as exc:
             raise AgentError(f"cannot start command {excerpt(argv[0])} (in {cwd}): "
                              f"{exc.strerror or type(exc).__name__}") from None
-        self._stderr_task = asyncio.create_task(self._collect_stderr())
-
-    async def _collect_stderr(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        while True:
-            try:
-                line = await self.process.stderr.readline()
-            except (ValueError, asyncio.LimitOverrunError):  # an endless line: keep its start
-                self._stderr.append("(a stderr line too long to keep)")
-                continue
-            if not line:
-                return
-            self._stderr.append(excerpt(scrub(line.decode("utf-8", "replace").rstrip("\n"), self._secrets), 500))
 
     async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
-        process = self.process
-        assert process is not None and process.stdin is not None and process.stdout is not None
         request = json.dumps({"messages": messages, **ctx.to_json()}, ensure_ascii=False) + "\n"
-        try:
-            process.stdin.write(request.encode("utf-8"))
-            await asyncio.wait_for(process.stdin.drain(), self.options.timeout_s)  # a process that never reads
-        except (BrokenPipeError, ConnectionResetError):
-            raise await self._crashed(f"before reading turn {ctx.turn}") from None
-        except asyncio.TimeoutError:
-            raise AgentError(self._with_stderr(f"the agent process did not read turn {ctx.turn} within "
-                                               f"{self.options.timeout_s:g} s")) from None
-        while True:
-            try:
-                line = await asyncio.wait_for(process.stdout.readline(), self.options.timeout_s)
-            except asyncio.TimeoutError:
-                raise AgentError(self._with_stderr(f"the agent process gave no answer to turn {ctx.turn} within "
-                                                   f"{self.options.timeout_s:g} s")) from None
-            except (ValueError, asyncio.LimitOverrunError):
-                raise AgentError(self._with_stderr(f"the agent process wrote a line longer than {LINE_LIMIT} bytes "
-                                                   f"in turn {ctx.turn}")) from None
-            if not line:
-                raise await self._crashed(f"before answering turn {ctx.turn}")
-            if line.strip():
-                break  # blank lines are tolerated between replies
+        what = f"turn {ctx.turn}"
+        await self.channel.send(request.encode("utf-8"), self.options.timeout_s, what)
+        line = await self.channel.receive(self.options.timeout_s, what)
         text = line.decode("utf-8", "replace")
         try:
-            data = json.loads(text)
-        except ValueError:
-            raise AgentError(self._with_stderr(f"the agent process answered turn {ctx.turn} with a line that is not "
-                                               f"JSON: {excerpt(scrub(text.strip(), self._secrets))} (logs belong "
-                                               "on stderr)")) from None
+            data = reply_json(text)
+        except ValueError as exc:
+            raise AgentError(self.channel.with_stderr(
+                f"the agent process answered {what} with a line that is {unreadable_reply(exc)}: "
+                f"{excerpt(scrub(text.strip(), self._secrets))} (logs belong on stderr)")) from None
         try:
-            reply = parse_reply(data, f"the agent process's answer to turn {ctx.turn}")
+            reply = parse_reply(data, f"the agent process's answer to {what}")
         except AgentError as exc:
-            raise AgentError(self._with_stderr(scrub(exc.reason, self._secrets))) from None
+            raise AgentError(self.channel.with_stderr(scrub(exc.reason, self._secrets))) from None
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
 
-    async def _crashed(self, when: str) -> AgentError:
-        assert self.process is not None
-        try:
-            code = await asyncio.wait_for(self.process.wait(), 5)
-        except asyncio.TimeoutError:
-            code = None
-        await self._stderr_drained()
-        how = f"exited with code {code}" if code is not None and code >= 0 else \
-            f"was killed by signal {-code}" if code is not None else "closed its output"
-        return AgentError(self._with_stderr(f"the agent process {how} {when}"))
-
-    async def _stderr_drained(self) -> None:
-        if self._stderr_task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 2)
-            except (asyncio.TimeoutError, Exception):
-                pass
-
-    def _with_stderr(self, message: str) -> str:
-        lines = list(self._stderr)[-ERROR_STDERR_LINES:]
-        if not lines:
-            return message + " (nothing on stderr)"
-        return message + "; last stderr lines:\n" + "\n".join(f"  {line}" for line in lines)
-
     def stderr_tail(self) -> list[str]:
-        return list(self._stderr)[-self.options.stderr_lines:] if self.options.stderr_lines else []
+        return self.channel.stderr_tail()
 
     async def close(self) -> None:
-        process = self.process
-        if process is None:
-            return
-        try:
-            if process.returncode is None and process.stdin is not None:
-                process.stdin.close()  # the polite way to say "the conversation is over"
-                try:
-                    await asyncio.wait_for(process.wait(), 2)
-                except asyncio.TimeoutError:
-                    self._signal(signal.SIGTERM)
-                    try:
-                        await asyncio.wait_for(process.wait(), 2)
-                    except asyncio.TimeoutError:
-                        self._signal(signal.SIGKILL)
-                        await process.wait()
-        except Exception:
-            self.kill()
-        await self._stderr_drained()
-        if self._stderr_task is not None and not self._stderr_task.done():
-            self._stderr_task.cancel()
+        await self.channel.close()
 
     def kill(self) -> None:
-        self._signal(signal.SIGKILL)
-
-    def _signal(self, sig: int) -> None:
-        process = self.process
-        if process is None or process.returncode is not None:
-            return
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.channel.kill()
 
 
 Options = CommandAgentOptions  # the registry reads each kind's Options

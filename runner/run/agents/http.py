@@ -6,17 +6,25 @@ servers that reject unknown fields). The reply is `{"messages": [...]}` (this tu
 optionally `"stop": true`) or an OpenAI chat completion, so an OpenAI-compatible `/chat/completions`
 endpoint works as it is. Header values may hold `${ENV_VAR}` references; the values never appear in
 errors, reports or logs.
+
+Each request has one deadline, `timeout_s`, from sending to the last byte of the reply (a server that
+trickles its answer cannot stretch it), and a reply may hold at most `max_reply_bytes` (counted as
+they arrive, after any decompression; a longer one is never read whole). Redirects are not followed:
+a 3xx is that case's error saying where it pointed.
 """
 from __future__ import annotations
 
-import json
+import asyncio
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted, scrub)
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
+                    reply_json, scrub, unreadable_reply)
+from ._process import describe_size
 
 KIND = "http"
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 class HttpAgentOptions(BaseModel):
@@ -46,8 +54,12 @@ class HttpAgentOptions(BaseModel):
         "`body` (for servers that reject unknown fields).", examples=[False])
     timeout_s: float = Field(
         60, gt=0, title="Request timeout (seconds)",
-        description="How long one request may take; a request that takes longer is that case's error.",
-        examples=[60])
+        description="How long one request may take, from sending it to the last byte of the reply; a request "
+        "that takes longer is that case's error.", examples=[60])
+    max_reply_bytes: int = Field(
+        DEFAULT_MAX_REPLY_BYTES, gt=0, title="Largest reply (bytes)",
+        description="How large one reply may be (after decompression); a larger one is that case's error and is "
+        "never read whole. Default 16 MiB.", examples=[67108864])
 
     @field_serializer("headers")
     def _hide_values(self, headers: dict[str, str]) -> dict[str, str]:
@@ -74,26 +86,18 @@ class HttpAgent(Agent):
         self._client = httpx.AsyncClient(timeout=self.options.timeout_s)
 
     async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
-        import httpx
-
         url = self.options.url
         body: dict[str, Any] = {**self.options.body, "messages": messages}
         if self.options.send_context:
             body.update(ctx.to_json())
+        try:  # one deadline for the whole exchange: httpx's own timeout applies to each read alone
+            text = await asyncio.wait_for(self._exchange(body), self.options.timeout_s)
+        except asyncio.TimeoutError:
+            raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
         try:
-            response = await self._client.post(url, json=body, headers=self._headers)
-        except httpx.TimeoutException:
-            raise AgentError(f"no answer from {url} within {self.options.timeout_s:g} s") from None
-        except httpx.ConnectError as exc:
-            raise AgentError(self._clean(f"cannot reach {url}: {exc or type(exc).__name__}")) from None
-        except httpx.HTTPError as exc:  # dropped connection, protocol error
-            raise AgentError(self._clean(f"request to {url} failed: {type(exc).__name__}: {exc}")) from None
-        if response.status_code >= 400:
-            raise AgentError(self._clean(f"HTTP {response.status_code} from {url}: {excerpt(response.text)}"))
-        try:
-            data = json.loads(response.text)
-        except ValueError:
-            raise AgentError(self._clean(f"the reply from {url} is not JSON: {excerpt(response.text)}")) from None
+            data = reply_json(text)
+        except ValueError as exc:
+            raise AgentError(self._clean(f"the reply from {url} is {unreadable_reply(exc)}: {excerpt(text)}")) from None
         try:
             reply = parse_reply(data, f"the reply from {url}")
         except AgentError as exc:  # it quotes the reply, which could echo a header back
@@ -101,6 +105,43 @@ class HttpAgent(Agent):
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
+
+    async def _exchange(self, body: dict) -> str:
+        """POST the turn and read the reply's text, refusing redirects and replies above the size limit."""
+        import httpx
+
+        url, limit = self.options.url, self.options.max_reply_bytes
+        too_large = (f"the reply from {url} is larger than {describe_size(limit)} (max_reply_bytes: {limit}; raise "
+                     "it to allow larger replies)")
+        try:
+            async with self._client.stream("POST", url, json=body, headers=self._headers) as response:
+                if response.is_redirect or 300 <= response.status_code < 400:
+                    where = response.headers.get("location")
+                    pointed = f"to {excerpt(where)}" if where else "without saying where (no Location header)"
+                    raise AgentError(self._clean(f"HTTP {response.status_code} from {url}: the endpoint redirects "
+                                                 f"{pointed}; evalrun does not follow redirects: set the agent's "
+                                                 "`url` to where it points"))
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise AgentError(too_large + f": it says it holds {int(declared):,} bytes")
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise AgentError(too_large)
+                    chunks.append(chunk)
+                content = b"".join(chunks)
+                encoding = response.charset_encoding or "utf-8"
+        except httpx.TimeoutException:
+            raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
+        except httpx.ConnectError as exc:
+            raise AgentError(self._clean(f"cannot reach {url}: {exc or type(exc).__name__}")) from None
+        except httpx.HTTPError as exc:  # dropped connection, protocol error, a body that does not decompress
+            raise AgentError(self._clean(f"request to {url} failed: {type(exc).__name__}: {exc}")) from None
+        text = _decode(content, encoding)
+        if response.status_code >= 400:
+            raise AgentError(self._clean(f"HTTP {response.status_code} from {url}: {excerpt(text)}"))
+        return text
 
     async def close(self) -> None:
         if self._client is not None:
@@ -112,6 +153,13 @@ class HttpAgent(Agent):
 
     def _clean(self, message: str) -> str:
         return scrub(message, self._secrets)
+
+
+def _decode(content: bytes, encoding: str) -> str:
+    try:
+        return content.decode(encoding, "replace")
+    except LookupError:  # a charset Python does not know
+        return content.decode("utf-8", "replace")
 
 
 Options = HttpAgentOptions  # the registry reads each kind's Options

@@ -4,8 +4,15 @@
 
 `messages` is the conversation so far (OpenAI chat messages, a copy the function may change);
 `context` has `case_id`, `turn` and `runtime_context`. The function returns this turn's new messages
-(or a plain string: one assistant message). It may be `async def`; a plain function runs in a thread
-of its own so that a slow one does not hold up the other cases.
+(or a plain string: one assistant message). It may be `async def`.
+
+`isolate` says where it runs. `none` (the default): in evalrun's own process, a plain function in a
+thread of its own so that a slow one does not hold up the other cases. Whatever it raises — SystemExit,
+KeyboardInterrupt, any BaseException — is that case's error; but `os._exit`, a crash of the
+interpreter or a background task it started itself can take the whole run down. `process`: in a
+worker process of its own for each case (runner.run.agents._worker), the module imported once per
+worker; a worker that dies is that case's error, naming its exit code or signal, and the other cases
+go on. Messages, context and replies then travel as JSON.
 """
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ import contextvars
 import copy
 import importlib
 import inspect
+import json
+import os
 import sys
 import threading
 import traceback
@@ -22,9 +31,13 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, parse_reply
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, module_not_found,
+                    parse_reply, reply_json)
+from ._process import ProcessChannel
 
 KIND = "python"
+WORKER_REPLY_LIMIT = 64 * 1024 * 1024  # one reply of an isolated agent may be this long (as JSON)
+WORKER_STDERR_LINES = 50  # what an isolated agent prints: its last lines are kept with the case
 
 
 class PythonAgentOptions(BaseModel):
@@ -41,6 +54,12 @@ class PythonAgentOptions(BaseModel):
         description="`package.module:function`, importable from the folder of evalrun.yaml (or installed). "
         "The function takes (messages, context) and may be sync or async.",
         examples=["agents.hr:respond", "my_agent:Agent.respond"])
+    isolate: Literal["none", "process"] = Field(
+        "none", title="Isolation",
+        description="`none`: the function runs inside evalrun (fast; anything it raises is the case's error, but "
+        "`os._exit` or a crash of the interpreter ends the run). `process`: it runs in a worker process of its own "
+        "per case, the module imported once per worker; a worker that exits or is killed is that case's error and "
+        "the run goes on. Messages, context and the reply then travel as JSON.", examples=["process"])
 
 
 def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
@@ -52,12 +71,10 @@ def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        missing = exc.name or module_name
-        raise AgentError(f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named "
-                         f"'{missing}', searched from {folder} and the installed packages)") from None
+        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
     except BaseException as exc:  # a module that fails while importing: show where
         raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
-                         f"{_exception_summary(exc)}") from None
+                         f"{exception_summary(exc)}") from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):
@@ -78,42 +95,119 @@ class PythonAgent(Agent):
         self.options = options
         self.env = env
         self.function: Callable[..., Any] | None = None
+        self.worker: ProcessChannel | None = None
 
     async def start(self, case) -> None:
-        self.function = load_entrypoint(self.options.entrypoint, self.env.base_dir)
+        if self.options.isolate == "process":
+            await self._start_worker()
+        else:
+            self.function = load_entrypoint(self.options.entrypoint, self.env.base_dir)
 
     async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
-        assert self.function is not None, "start() was not called"
-        function = self.function
-        messages = copy.deepcopy(messages)  # the function may change its argument; our record stays intact
-        try:
-            if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
-                result = await function(messages, ctx)
-            else:
-                result = await _in_daemon_thread(function, messages, ctx)
-                if inspect.isawaitable(result):
-                    result = await result
-        except (AgentError, AgentStop):
-            raise
-        except Exception as exc:
-            raise AgentError(f"{self.options.entrypoint} raised {_exception_summary(exc)}") from None
+        if self.worker is not None:
+            result = await self._worker_turn(messages, ctx)
+        else:
+            result = await self._call(copy.deepcopy(messages), ctx)  # the function may change its argument
         reply = parse_reply(result, f"{self.options.entrypoint} returned")
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
 
+    async def _call(self, messages: list[dict], ctx: TurnContext) -> Any:
+        assert self.function is not None, "start() was not called"
+        function = self.function
+        try:
+            if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
+                return await function(messages, ctx)
+            result, failed = await _in_daemon_thread(function, messages, ctx)
+            if failed:
+                raise result  # here, not in the helper: a StopIteration must not cross a coroutine's edge
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except (AgentError, AgentStop):
+            raise
+        except asyncio.CancelledError as exc:
+            if being_cancelled():
+                raise
+            raise AgentError(f"{self.options.entrypoint} raised {exception_summary(exc)}") from None
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit...: the agent's, never the run's
+            raise AgentError(f"{self.options.entrypoint} raised {exception_summary(exc)}") from None
 
-async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """Run a blocking agent function in its own daemon thread. Not asyncio.to_thread: a function that
-    never returns would keep the default executor, and so the end of the run, waiting forever; after a
-    timeout this thread is simply abandoned. The context is copied, so calls it makes are recorded."""
+    # ------------------------------------------------------------------ isolate: process
+
+    async def _start_worker(self) -> None:
+        entrypoint = self.options.entrypoint
+        self.worker = ProcessChannel(f"the worker process of {entrypoint}", stderr_lines=WORKER_STDERR_LINES,
+                                     max_line_bytes=WORKER_REPLY_LIMIT, secrets=[])
+        package_root = str(Path(__file__).resolve().parents[3])  # the folder that holds `runner`
+        argv = [sys.executable, "-c", WORKER_BOOT, package_root, entrypoint, str(Path(self.env.base_dir).resolve())]
+        try:
+            await self.worker.start(argv, str(self.env.base_dir), dict(os.environ))
+        except OSError as exc:
+            raise AgentError(f"cannot start a worker process for {entrypoint}: "
+                             f"{exc.strerror or type(exc).__name__}") from None
+        answer = await self._worker_answer(None, f"loading {entrypoint}", "while loading the agent")
+        if "failed" in answer:
+            raise AgentError(str(answer["failed"]))
+
+    async def _worker_turn(self, messages: list[dict], ctx: TurnContext) -> Any:
+        assert self.worker is not None
+        request = json.dumps({"messages": messages, "context": ctx.to_json()}) + "\n"
+        what = f"turn {ctx.turn}"
+        await self.worker.send(request.encode("ascii"), None, what)
+        answer = await self._worker_answer(None, what, f"before answering {what}")
+        if "raised" in answer:
+            raise AgentError(f"{self.options.entrypoint} raised {answer['raised']}")
+        if "unsendable" in answer:
+            raise AgentError(f"{self.options.entrypoint} returned a value that cannot be sent from its worker "
+                             f"process as JSON: {answer['unsendable']}")
+        return answer["reply"]
+
+    async def _worker_answer(self, timeout_s: float | None, what: str, gone: str) -> dict:
+        assert self.worker is not None
+        line = await self.worker.receive(timeout_s, what, gone=gone)
+        try:
+            answer = reply_json(line.decode("ascii"))
+        except ValueError:  # UnicodeDecodeError included: the worker writes ASCII
+            answer = None
+        if not isinstance(answer, dict) or not answer.keys() & {"ready", "failed", "reply", "raised", "unsendable"}:
+            raise AgentError(self.worker.with_stderr(f"the worker process of {self.options.entrypoint} answered "
+                                                     f"{what} with something that is not its protocol: "
+                                                     f"{excerpt(line.decode('utf-8', 'replace').strip())}"))
+        return answer
+
+    def stderr_tail(self) -> list[str]:
+        return self.worker.stderr_tail() if self.worker is not None else []
+
+    async def close(self) -> None:
+        if self.worker is not None:
+            await self.worker.close()
+
+    def kill(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+
+
+# The worker's first code: make this evalrun's `runner` importable (and only for that import), then serve.
+WORKER_BOOT = ("import sys; root = sys.argv[1]; sys.path.insert(0, root)\n"
+               "from runner.run.agents._worker import serve\n"
+               "sys.path.remove(root); sys.path[:] = [p for p in sys.path if p != '']\n"
+               "serve(sys.argv[2], sys.argv[3])")
+
+
+async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> tuple[Any, bool]:
+    """Run a blocking agent function in its own daemon thread: (its result, False) or (what it raised,
+    True). Not asyncio.to_thread: a function that never returns would keep the default executor, and so
+    the end of the run, waiting forever; after a timeout this thread is simply abandoned. The context is
+    copied, so calls it makes are recorded."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future = loop.create_future()
     context = contextvars.copy_context()
 
     def settle(outcome: Any, failed: bool) -> None:
         if not future.done():
-            future.set_exception(outcome) if failed else future.set_result(outcome)
+            future.set_result((outcome, failed))  # not set_exception: it refuses StopIteration
 
     def work() -> None:
         try:
@@ -129,8 +223,10 @@ async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
     return await future
 
 
-def _exception_summary(exc: BaseException) -> str:
+def exception_summary(exc: BaseException) -> str:
     """`ValueError: message (at file.py:12 in respond)`: the innermost frame is where to look."""
+    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, (StopIteration, StopAsyncIteration)):
+        exc = exc.__cause__  # Python's stand-in for a StopIteration leaving a coroutine: name what was raised
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
     summary = " ".join(line.strip() for line in text) if text else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__)

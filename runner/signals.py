@@ -1,0 +1,62 @@
+"""SIGINT and SIGTERM during a run: from the first file collected to the last byte of the report, a
+signal never kills evalrun mid-way. What it does depends on how far the run got:
+
+- collecting (reading and checking the suites, which takes seconds for 10,000 files): collection is
+  abandoned (`CollectionInterrupted`) and the run ends saying so, with exit 2; nothing has run yet.
+- starting (the run folder being opened): the run is asked to stop before its first case.
+- running: the run is asked to stop; nothing new starts, the cases in flight are cancelled, and the
+  report of what finished is written.
+- finishing (the cases have ended, the report is being written): the signal is ignored, so the
+  report is not cut short.
+
+Held for the whole run, so there is no moment between two phases where a signal would fall back to
+Python's default and end the process with no word.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import threading
+from typing import Optional
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class CollectionInterrupted(BaseException):
+    """A signal arrived while the suites were being collected. A BaseException, as KeyboardInterrupt
+    is: a reader's `except Exception` (which turns a broken file into a diagnostic) must not swallow it."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.signal_name = name
+
+
+class RunSignals:
+    def __init__(self, enabled: bool, stop=None):
+        self.stop = stop  # runner.run.execute.Stop (request(reason, interrupted=True)); set before the run starts
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.phase = "collecting"
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self._previous: dict = {}
+
+    def __enter__(self) -> "RunSignals":
+        if self.enabled:
+            self._previous = {sig: signal.signal(sig, self._received) for sig in SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _received(self, number: int, frame) -> None:
+        name = signal.Signals(number).name
+        if self.phase == "collecting":
+            raise CollectionInterrupted(name)
+        if self.phase == "finishing":
+            return
+        loop = self.loop
+        if loop is not None and loop.is_running():  # not from inside the loop's own code: schedule it
+            loop.call_soon_threadsafe(functools.partial(self.stop.request, name, interrupted=True))
+        else:  # no loop runs yet: no case has started, and none will
+            self.stop.request(name, interrupted=True)
