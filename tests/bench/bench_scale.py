@@ -42,6 +42,7 @@ def generate(root: Path, count: int) -> None:
 
 
 def measure(root: Path, executor: str = "auto", suites: str = "suites") -> tuple[float, float, float, dict]:
+    shutil.rmtree(root / "out", ignore_errors=True)  # a report left by an earlier run must not be read as this one's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "runner", suites, "-q", "--output-dir", str(root / "out"),
@@ -50,7 +51,7 @@ def measure(root: Path, executor: str = "auto", suites: str = "suites") -> tuple
                                  "HF_HUB_OFFLINE": "1"})
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode not in (0, 1):
+    if result.returncode not in (0, 1) or not (root / "out" / "report.json").is_file():
         raise SystemExit(f"evalrun exited {result.returncode}:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     peak_mib = after.ru_maxrss / 1024  # ru_maxrss of children: the largest child so far, in KiB on Linux

@@ -89,6 +89,8 @@ class ReplayPoolExecutor(Executor):
         for call in calls:
             runtime.record(call)
         for position, part, result, line in results:
+            if result is None:  # read back from its line: far cheaper than unpickling the models
+                result = CaseResult.model_validate_json(line)
             work.save(position, part, result, line)
             if work.stop.reason is not None:
                 return False
@@ -188,23 +190,22 @@ def _start_worker() -> None:
             pass
 
 
-def _play_batch(jobs: Batch) -> tuple[list[tuple[int, int, CaseResult, Optional[str]]], list]:
-    """In a worker: the results of a batch's jobs as (position, part, result, its line of results.jsonl),
-    the result without its conversation (only the line carries it), and the model calls they made."""
+def _play_batch(jobs: Batch) -> tuple[list[tuple[int, int, Optional[CaseResult], Optional[str]]], list]:
+    """In a worker: the results of a batch's jobs as (position, part, None, its line of results.jsonl) (the
+    result itself instead of None when there is no run folder to serialise for), and the model calls made."""
     assert _work is not None, "the pool is forked from a run"
     runner: CaseRunner = _work.runner
     repeats = _work.repeats
     serialise = _work.serialise
-    out: list[tuple[int, int, CaseResult, Optional[str]]] = []
+    out: list[tuple[int, int, Optional[CaseResult], Optional[str]]] = []
     calls: list = []
     for position, repeat in jobs:
         results = runner.run_recorded(_work.refs[position], repeat if repeats > 1 else None, calls_made=calls)
         for part, result in enumerate(results):
-            line = None
-            if serialise is not None:  # here, not in the saving process: the conversation never travels
-                result, line = serialise(result)
-                result = result.model_copy(update={"transcript": []})
-            out.append((position, repeat * PARTS_PER_REPEAT + part, result, line))
+            # A result travels as its line of results.jsonl (made here, where the work is spread): a string
+            # pickles in microseconds, a result's models take a millisecond to unpickle.
+            line = serialise(result)[1] if serialise is not None else None
+            out.append((position, repeat * PARTS_PER_REPEAT + part, None if line is not None else result, line))
     return out, calls
 
 
