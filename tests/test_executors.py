@@ -199,7 +199,7 @@ def test_processes_refuses_a_run_with_live_cases(tmp_path):
         """)
     result = run_cli("suites", "--executor", "processes", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
-    assert ("--executor:1:1: error: --executor processes cannot run this run: case 'live-one' is played live "
+    assert ("error: --executor processes cannot run this run: case 'live-one' is played live "
             "(the pool scores recordings only); use --executor local") in result.stdout + result.stderr
     assert not (tmp_path / "out" / "results.jsonl").exists()
 
@@ -210,7 +210,10 @@ class _Ref:
 
 
 @pytest.mark.skipif(usable_cpus() < 2, reason="the pool is chosen only with two cores or more")
-def test_auto_takes_the_pool_for_recorded_runs_only_when_it_pays():
+def test_auto_takes_the_pool_for_recorded_runs_only_when_it_pays(monkeypatch):
+    import runner.run.executors as executors
+
+    monkeypatch.setattr(executors, "_threads_running", lambda: 1)  # this test process may hold earlier tests' threads
     refs = [_Ref() for _ in range(MIN_POOL_JOBS)]
     offline = Config.model_validate({"embeddings": {"enabled": False}})
 
@@ -226,6 +229,11 @@ def test_auto_takes_the_pool_for_recorded_runs_only_when_it_pays():
     assert chosen(refs=[*refs, _Ref(recorded=False)], options=RunOptions(replay_dir=Path("."))) is ReplayPoolExecutor
     judged = Config.model_validate({"embeddings": {"enabled": False}, "judge": {"model": "openai/m"}})
     assert chosen(config=judged) is LocalExecutor  # judge calls run -j at a time in one process
+    monkeypatch.setattr(executors, "_threads_running", lambda: 3)
+    assert chosen() is LocalExecutor  # forking a process with threads could copy a lock one of them holds
+    with pytest.raises(ExecutorUnavailable, match="this process runs other threads"):
+        choose_executor("processes", refs, repeats=1, concurrency=8, config=offline, options=RunOptions())
+    monkeypatch.setattr(executors, "_threads_running", lambda: 1)
     assert type(choose_executor("local", refs, repeats=1, concurrency=8, config=offline,
                                 options=RunOptions())) is LocalExecutor
     with pytest.raises(ExecutorUnavailable, match="case 'live' is played live"):
