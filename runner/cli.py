@@ -324,6 +324,11 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="only cases with this tag (Smoke and smoke are the same tag); repeatable")
     command.add_argument("-j", "--concurrency", type=_at_least_one, default=8, metavar="N",
                          help="run at most N cases at once (default 8); also the limit on model calls in flight")
+    command.add_argument("--executor", choices=("auto", "local", "processes"), default="auto",
+                         help="what runs the cases: `local` (this process; live cases and judges), `processes` "
+                              "(recorded cases scored in one process per CPU, at most -j), `auto` (default: "
+                              "processes when the run only scores recordings, has no judge and enough cases; -j 1 "
+                              "stays in one process)")
     command.add_argument("--output-dir", type=Path, metavar="DIR",
                          help="where to write results.jsonl (as cases finish), report.json and the live "
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
@@ -533,8 +538,7 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
                   saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
-                  on_notice=err.line,
-                  on_start=on_start,
+                  executor=getattr(args, "executor", "auto"), on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()

@@ -38,6 +38,7 @@ class CaseRef:
     tags: tuple[str, ...]
     agent: Optional[str]
     loaded: Optional[Case] = field(default=None, compare=False, repr=False)  # kept while few cases are collected
+    recorded: bool = False  # names its own `transcript:`: scored without playing anything (runner.run.executors)
 
 
 class _Referencer:
@@ -50,7 +51,8 @@ class _Referencer:
         keep = self.kept < KEEP_LOADED
         self.kept += keep
         return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
-                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None)
+                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None,
+                       recorded=bool(case.transcript))
 
 
 @dataclass

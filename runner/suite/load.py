@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from .checks import check_case
 from .coerce import coerce_texts
-from .containment import outside_message, transcript_location, within
+from .containment import inside, outside_message, transcript_location
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
                     split_selection)
@@ -357,8 +357,9 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         if not (isinstance(transcript, str) and transcript.strip()):
             continue
         target = transcript_location(path, transcript)
-        found.append(real_path(target))
-        if roots is not None and not within(target, roots):
+        resolved = real_path(target)  # once: symlinks followed, then compared with the (resolved) roots
+        found.append(resolved)
+        if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
         elif not split_selection(target)[0].is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "

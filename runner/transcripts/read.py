@@ -284,7 +284,7 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
 
 def _read_json(path: Path) -> Any:
     from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
-    from ..suite.reader import json_limits
+    from ..suite.reader import too_deep_json, too_deep_problem
 
     if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
@@ -294,14 +294,18 @@ def _read_json(path: Path) -> Any:
         raise TranscriptError(f"cannot read transcript file {path}: {e}") from None
     if not text.strip():
         raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")
-    problem = json_limits(text, max_values=None)
+    try:
+        data, lines = _parse_transcript_json(text, path)
+        # the depth limit on the parsed data: no second pass over the text (JSON Lines: the list holding
+        # the lines is not in the text)
+        problem = too_deep_json(data, text, outer=0 if lines else 1)
+    except _TooDeep:
+        problem = too_deep_problem(text)
     if problem is not None:
-        line, column, _, message, code = problem
-        data = _deep_arguments_only(text) if code == "too-deep" else None
+        line, column, _, message, _ = problem
+        data = _deep_arguments_only(text)
         if data is None:
             raise TranscriptError(f"{path}: line {line}:{column}: {message}")
-    else:
-        data = _parse_transcript_json(text, path)
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
         data = replace_lone_surrogates(data, visible=True)
     return data
@@ -354,15 +358,18 @@ def _deep_arguments_only(text: str) -> Any:
         return None
 
 
-def _parse_transcript_json(text: str, path: Path) -> Any:
-    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value."""
+def _parse_transcript_json(text: str, path: Path) -> tuple[Any, bool]:
+    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value;
+    with whether it was JSON Lines. _TooDeep when it nests deeper than the parser recurses."""
     if path.suffix.lower() != ".jsonl":
         try:
-            return json.loads(text)
+            return json.loads(text), False
         except json.JSONDecodeError as e:
             if e.msg != "Extra data" or not text.lstrip().startswith("{"):
                 raise TranscriptError(f"{path}: invalid JSON at line {e.lineno}:{e.colno}: {e.msg}") from None
-        except (ValueError, RecursionError) as e:
+        except RecursionError:
+            raise _TooDeep() from None
+        except ValueError as e:
             raise TranscriptError(f"{path}: cannot read the JSON: {_short_reason(e)}") from None
     messages = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -373,9 +380,15 @@ def _parse_transcript_json(text: str, path: Path) -> Any:
         except json.JSONDecodeError as e:
             raise TranscriptError(f"{path}: invalid JSON Lines at line {number}:{e.colno}: {e.msg} "
                                   "(each line must hold one message)") from None
-        except (ValueError, RecursionError) as e:
+        except RecursionError:
+            raise _TooDeep() from None
+        except ValueError as e:
             raise TranscriptError(f"{path}: line {number}: cannot read the JSON: {_short_reason(e)}") from None
-    return messages
+    return messages, True
+
+
+class _TooDeep(Exception):
+    """JSON nested deeper than the parser recurses; the depth limit's message says where."""
 
 
 def _short_reason(exc: Exception) -> str:
