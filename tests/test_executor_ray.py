@@ -134,7 +134,7 @@ def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_su
                              cwd=REPO / "suites")
         if on_ray.returncode == 4:
             assert "--executor ray cannot run this run: case '" in on_ray.stdout + on_ray.stderr
-            assert "is played live and Ray runs recorded cases only (so far); use --executor local" in on_ray.stdout
+            assert "is played live and Ray runs recorded cases only (so far); use --executor local" in on_ray.stderr
             continue
         local = run_local(str(folder), "-q", "--executor", "local", "--output-dir", str(tmp_path / folder.name / "l"),
                           cwd=REPO / "suites")
@@ -277,3 +277,87 @@ def test_workers_get_only_the_variables_of_the_models_the_configuration_names():
     assert worker_env(config, environ) == {"ANTHROPIC_API_KEY": "k2", "OPENAI_BASE_URL": "http://x",
                                            "TEAM_JUDGE_KEY": "k1"}
     assert worker_env(Config.model_validate({}), environ) == {}
+
+
+def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_says_so(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("r")  # short: Ray's socket paths under RAY_TMPDIR must fit in 107 bytes
+    generate(tmp_path, 50)
+    env = cli_env(HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(tmp_path / "rt"),
+                  RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_ADDRESS", None)
+    (tmp_path / "home").mkdir()
+    result = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
+                             "out"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+                            start_new_session=True)
+    try:
+        assert result.returncode == 3, result.stdout + result.stderr
+        assert "RAY_ADDRESS is not set: started a local Ray cluster (" in result.stderr
+        assert "CPUs) for this run; set RAY_ADDRESS to use a running cluster" in result.stderr
+        assert list((tmp_path / "rt" / "ray").glob("session_*")), "Ray's files went elsewhere than RAY_TMPDIR"
+        local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
+        assert verdicts(tmp_path / "out" / "report.json") == verdicts(tmp_path / "local" / "report.json")
+        assert not (tmp_path / "home" / ".ray").exists()
+    finally:  # the run stops the cluster it started; should it not have, nothing of it outlives the test
+        left = [int(p) for p in os.listdir("/proc") if p.isdigit() and str(tmp_path / "rt") in _cmdline(int(p))]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "the local cluster outlived its run"
+
+
+def _started(tmp_path: Path, cluster: Cluster) -> subprocess.Popen:
+    _slow_suite(tmp_path, 400, """
+        import time
+
+        def check(case):
+            time.sleep(0.05)
+            return True
+        """)
+    process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
+                                "out"], cwd=tmp_path, env={**cluster.env, "RAY_ADDRESS": cluster.address},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = tmp_path / "out" / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while not (results.exists() and results.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return process
+
+
+def test_ctrl_c_stops_a_ray_run_and_keeps_what_finished(cluster, tmp_path):
+    process = _started(tmp_path, cluster)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2, out + err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    finished = len(report["cases"])
+    assert 0 < finished < 400
+    assert len(report["summary"]["not_run"]) == 400 - finished
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == finished
+    assert "Traceback" not in err
+
+
+def test_a_ray_run_killed_outright_keeps_every_finished_case(cluster, tmp_path):
+    process = _started(tmp_path, cluster)
+    time.sleep(0.5)
+    process.kill()
+    process.communicate(timeout=60)
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert 0 < len(lines) < 400
+    assert all(json.loads(line)["status"] == "passed" for line in lines)  # every line whole
+    assert len({json.loads(line)["id"] for line in lines}) == len(lines)
+
+
+def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_path):
+    generate(tmp_path, 5)
+    deep = tmp_path / ("d" * 60)  # Ray's socket paths under it exceed the 107 bytes a Unix socket allows
+    env = cli_env(HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(deep),
+                  RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_ADDRESS", None)
+    result = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
+                             "out"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert len(cases) == 5 and all(case["status"] == "error" for case in cases)
+    assert all(case["error"].startswith("a local Ray cluster could not be started: OSError: ") for case in cases), \
+        cases[0]["error"]
+    assert "AF_UNIX path length cannot exceed 107 bytes" in cases[0]["error"]

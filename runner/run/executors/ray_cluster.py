@@ -54,7 +54,15 @@ class RayExecutor(Executor):
         from ...llm.runtime import current_runtime
 
         runtime = current_runtime()  # the calls workers make count in this run's totals
-        started_here = _connect(ray, work, self.notice)
+        try:
+            started_here = _connect(ray, work, self.notice)
+        except Exception as exc:  # noqa: BLE001 - no cluster: every case says why it did not run, no traceback
+            where = os.environ.get("RAY_ADDRESS")
+            why = (f"the Ray cluster at {where} (RAY_ADDRESS) could not be reached" if where else
+                   "a local Ray cluster could not be started")
+            jobs = [(position, repeat) for position in range(len(work.refs)) for repeat in range(work.repeats)]
+            ReplayPoolExecutor._save(work, (_errors(work, jobs, f"{why}: {_cause(exc)}"), []), runtime)
+            return
         task = asyncio.current_task()
         assert task is not None
         work.stop.watch([task])  # a stop cancels the wait below; the batches not finished are cancelled
@@ -215,14 +223,16 @@ def _rebuild(run: dict) -> Work:
 
 def _lost(work: Work, batch: Batch, exc: BaseException) -> list[tuple[int, int, Any, None]]:
     """The results of a batch that failed twice on the cluster: each case an error that gives the cause."""
+    return _errors(work, batch, f"the Ray task scoring this case's batch of {len(batch)} failed {ATTEMPTS} times "
+                                f"({_cause(exc)}); the other cases went on")
+
+
+def _errors(work: Work, jobs: Batch, error: str) -> list[tuple[int, int, Any, None]]:
     from ..execute import PARTS_PER_REPEAT, case_error
 
-    cause = _cause(exc)
-    error = (f"the Ray task scoring this case's batch of {len(batch)} failed {ATTEMPTS} times ({cause}); the "
-             "other cases went on")
     return [(position, repeat * PARTS_PER_REPEAT,
              case_error(work.refs[position], repeat if work.repeats > 1 else None, error), None)
-            for position, repeat in batch]
+            for position, repeat in jobs]
 
 
 def _cause(exc: BaseException) -> str:
