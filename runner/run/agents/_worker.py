@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from ._base import AgentError, TurnContext, deep_json_text
-from .python import exception_summary, load_entrypoint
+from ._entrypoint import exception_summary
+from .python import load_entrypoint
 
 
 def _private_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
