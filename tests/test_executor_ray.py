@@ -361,3 +361,29 @@ def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_
     assert all(case["error"].startswith("a local Ray cluster could not be started: OSError: ") for case in cases), \
         cases[0]["error"]
     assert "AF_UNIX path length cannot exceed 107 bytes" in cases[0]["error"]
+
+
+def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path):
+    """--repeat 2 on Ray: the same results as local, case by case; a secret (an api_key_env's value) in a
+    recorded conversation is masked where the line is made, on the worker, as the local run masks it."""
+    secret = "sk-team-judge-0123456789"
+    generate(tmp_path, 40)
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        enable_fuzzy_matching: false
+        judge: {model: openai/gpt-4o-mini, api_key_env: TEAM_JUDGE_KEY}
+        """)
+    transcript = tmp_path / "suites" / "t" / "case-00000.json"
+    transcript.write_text(transcript.read_text().replace("ABC123", secret))
+    env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
+    local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "local",
+                            "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
+                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
+                            capture_output=True, text=True, timeout=600)
+    assert local.returncode == on_ray.returncode, local.stdout + on_ray.stdout + on_ray.stderr
+    assert verdicts(tmp_path / "ray" / "report.json") == verdicts(tmp_path / "local" / "report.json")
+    assert len(verdicts(tmp_path / "ray" / "report.json")) == 80
+    saved = (tmp_path / "ray" / "results.jsonl").read_text()
+    assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text()
+    assert "***" in saved

@@ -55,25 +55,33 @@ class RayExecutor(Executor):
 
         runtime = current_runtime()  # the calls workers make count in this run's totals
         try:
-            started_here = _connect(ray, work, self.notice)
+            _connect(ray, work, self.notice)
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         except Exception as exc:  # noqa: BLE001 - no cluster: every case says why it did not run, no traceback
             where = os.environ.get("RAY_ADDRESS")
             why = (f"the Ray cluster at {where} (RAY_ADDRESS) could not be reached" if where else
                    "a local Ray cluster could not be started")
             jobs = [(position, repeat) for position in range(len(work.refs)) for repeat in range(work.repeats)]
             ReplayPoolExecutor._save(work, (_errors(work, jobs, f"{why}: {_cause(exc)}"), []), runtime)
+            ray.shutdown()  # whatever part of it had started
             return
         task = asyncio.current_task()
         assert task is not None
         work.stop.watch([task])  # a stop cancels the wait below; the batches not finished are cancelled
         pending: dict[Any, Batch] = {}
+        batches = batches_by_hash(work, cpus)
         try:
-            context = ray.put(_portable_run(work, runtime))
-            score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
-            token = uuid.uuid4().hex
-            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-            for batch in batches_by_hash(work, cpus):
-                pending[score.remote(token, [context], batch)] = batch
+            try:
+                context = ray.put(_portable_run(work, runtime))
+                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
+                token = uuid.uuid4().hex
+                for batch in batches:
+                    pending[score.remote(token, [context], batch)] = batch
+            except Exception as exc:  # noqa: BLE001 - the run could not be sent (a configuration that won't pickle)
+                error = f"the run could not be handed to the Ray cluster: {_cause(exc)}"
+                ReplayPoolExecutor._save(work, (_errors(work, [job for b in batches for job in b], error), []),
+                                         runtime)
+                return
             futures = {asyncio.wrap_future(ref.future()): ref for ref in pending}
             while futures:
                 done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
@@ -91,8 +99,7 @@ class RayExecutor(Executor):
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
-            if started_here:
-                ray.shutdown()
+            ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
 
 
 def ray_installed() -> bool:
@@ -147,8 +154,8 @@ def _models_in(value: Any) -> Iterable[BaseModel]:
             yield from _models_in(item)
 
 
-def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> bool:
-    """Join RAY_ADDRESS's cluster, or start a local one; True when it was started here."""
+def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
+    """Join RAY_ADDRESS's cluster, or start a local one (stopped by ray.shutdown at the end of the run)."""
     import logging
 
     runtime_env = {"env_vars": worker_env(work.runner.loaded.config)}
@@ -158,12 +165,11 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> bool:
     if address:
         ray.init(address=address, **options)
         notice(f"running the cases on the Ray cluster at {address} (RAY_ADDRESS)")
-        return False
+        return
     ray.init(include_dashboard=False, **options)
     cpus = int(ray.cluster_resources().get("CPU", 1))
     notice(f"RAY_ADDRESS is not set: started a local Ray cluster ({cpus} CPUs) for this run; set RAY_ADDRESS "
            "to use a running cluster")
-    return True
 
 
 def _portable_run(work: Work, runtime: Any) -> dict:
