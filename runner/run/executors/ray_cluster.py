@@ -15,6 +15,9 @@ a batch that fails twice makes its cases errors that give the cause.
 
 Workers see only the environment variables evalrun needs: the `api_key_env` variables and the provider
 variables (OPENAI_*, ANTHROPIC_*, ...) of the models the configuration names, through Ray's runtime_env.
+(A local cluster started here is this process's child and inherits its environment, as any child does.)
+
+Live cases are not run here yet: choose_executor refuses a run with one (use --executor local).
 """
 from __future__ import annotations
 
