@@ -324,11 +324,12 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="only cases with this tag (Smoke and smoke are the same tag); repeatable")
     command.add_argument("-j", "--concurrency", type=_at_least_one, default=8, metavar="N",
                          help="run at most N cases at once (default 8); also the limit on model calls in flight")
-    command.add_argument("--executor", choices=("auto", "local", "processes"), default="auto",
+    command.add_argument("--executor", choices=("auto", "local", "processes", "ray"), default="auto",
                          help="what runs the cases: `local` (this process; live cases and judges), `processes` "
                               "(recorded cases scored in one process per CPU, at most -j), `auto` (default: "
                               "processes when the run only scores recordings, has no judge and enough cases; -j 1 "
-                              "stays in one process)")
+                              "stays in one process), `ray` (recorded cases scored on the Ray cluster in "
+                              "RAY_ADDRESS, or a local one; pip install 'evalrun[ray]')")
     command.add_argument("--output-dir", type=Path, metavar="DIR",
                          help="where to write results.jsonl (as cases finish), report.json and the live "
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "

@@ -4,6 +4,8 @@
                          cases and judges share the run's model limit here. Always able to run anything.
     ReplayPoolExecutor   recorded cases only, scored in a pool of processes sized from the CPUs, fed in
                          batches; the results come back to this process, which saves them as they come.
+    RayExecutor          recorded cases only, scored as Ray tasks on a cluster (RAY_ADDRESS, or a local one),
+                         in batches by the --shard hash; only with --executor ray (runner.run.executors.ray_cluster).
 
 Both hand each result to `Work.save` with its case's position, exactly as the other would have made it:
 scoring, checks, the run folder and the reports never know which executor ran a case. `choose_executor`
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorUnavailable", "Work", "choose_executor", "pool_size", "usable_cpus"]
 
-EXECUTORS = ("auto", "local", "processes")
+EXECUTORS = ("auto", "local", "processes", "ray")
 MIN_POOL_JOBS = 64  # below this, starting processes costs more than a second core saves
 
 
@@ -37,12 +39,26 @@ def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, 
 
     if requested == "local":
         return LocalExecutor()
+    if requested == "ray":
+        return _ray_executor(refs, options)
     why_not = _why_not_pool(refs, repeats, concurrency, config, options, forced=requested == "processes")
     if requested == "processes":
         if why_not:
             raise ExecutorUnavailable(f"--executor processes cannot run this run: {why_not}; use --executor local")
         return ReplayPoolExecutor(pool_size(concurrency))
     return LocalExecutor() if why_not else ReplayPoolExecutor(pool_size(concurrency))
+
+
+def _ray_executor(refs: Sequence["CaseRef"], options: "RunOptions") -> Executor:
+    from .ray_cluster import INSTALL_HINT, RayExecutor, ray_installed
+
+    if not ray_installed():
+        raise ExecutorUnavailable(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}")
+    if options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs):
+        live = next(ref.id for ref in refs if not ref.recorded)
+        raise ExecutorUnavailable(f"--executor ray cannot run this run: case '{live}' is played live and Ray runs "
+                                  "recorded cases only (so far); use --executor local")
+    return RayExecutor()
 
 
 def usable_cpus() -> int:
