@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -21,6 +22,7 @@ from runner.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
 from runner.run.simulate import User, UserError
 from runner.suite.models import Case
+from runner.transcripts.state import ReportedState
 
 if TYPE_CHECKING:
     from runner.config import LoadedConfig
@@ -48,6 +50,8 @@ class Conversation:
     stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
     user_turns: int = 0
     transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
+    state: Optional[ReportedState] = None  # the world after it, when the case has a `final_state:`
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)  # agents see it as context.conversation_id
 
     @property
     def failed(self) -> bool:
@@ -58,6 +62,8 @@ class Conversation:
         so a saved live run can be scored again without calling anything. `error` and `stderr` are
         kept for people reading the file; the reader ignores them."""
         data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
+        if self.state is not None and self.state.reported:
+            data["state"] = self.state.value
         if self.error is not None:
             data["error"] = self.error
         if self.stderr_tail:
@@ -75,10 +81,10 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
             _replay(case, agent, conv)
             return conv
         if timeout_s is None:
-            await _drive(case, agent, user, conv)
+            await _drive_and_report(case, agent, user, conv)
         else:
             try:  # wait_for, not asyncio.timeout: Python 3.10 is supported
-                await asyncio.wait_for(_drive(case, agent, user, conv), timeout_s)
+                await asyncio.wait_for(_drive_and_report(case, agent, user, conv), timeout_s)
             except asyncio.TimeoutError:
                 agent.kill()
                 conv.termination_reason = "timeout"
@@ -90,6 +96,29 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
         await _close(agent)
         conv.stderr_tail = agent.stderr_tail()
     return conv
+
+
+async def _drive_and_report(case: Case, agent: Agent, user: User, conv: Conversation) -> None:
+    await _drive(case, agent, user, conv)
+    if conv.error is None and case.asks_final_state():
+        await _report_state(case, agent, conv)
+
+
+async def _report_state(case: Case, agent: Agent, conv: Conversation) -> None:
+    """Ask the agent for the state of its world once the conversation is over (before it is closed)."""
+    context = _context(case, conv)
+    try:
+        conv.state = await agent.final_state(context)
+    except AgentError as exc:
+        conv.error = _kept(f"the agent's final state could not be read: {exc.reason}")
+    except BaseException as exc:
+        _reraise_cancellation(exc)
+        conv.error = _internal("reading the agent's final state", exc)
+
+
+def _context(case: Case, conv: Conversation) -> TurnContext:
+    return TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context),
+                       conversation_id=conv.id)
 
 
 async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> None:
@@ -125,7 +154,7 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
             return
         conv.messages.append(_kept({"role": "user", "content": move.message}))
         conv.user_turns += 1
-        context = TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context))
+        context = _context(case, conv)
         try:
             new = await agent.turn([dict(m) for m in conv.messages], context)
         except AgentStop as stop:
@@ -166,6 +195,7 @@ def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
         return
     conv.messages = recording.messages
     conv.termination_reason = recording.termination_reason
+    conv.state = recording.state
     conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema, model_validator
 
 ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
 GoalType = Literal["tool_call", "text"]
@@ -24,6 +24,7 @@ IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this i
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
     "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
+    "final_state", "final_state_matching", "initial_state", "tool_effects",
 )
 
 
@@ -104,6 +105,53 @@ class ArgRule(_Strict):
 ArgSpec = Union[ArgMode, ArgRule]
 
 
+class StateEffect(_Strict):
+    """One change a played tool makes to the state a model agent's tools keep (runner/run/state_effects.py)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="State effect",
+        json_schema_extra={
+            "description": "What a tool evalrun plays does to the world: `set` a dot path to a value, `append` a "
+            "value to the list at a dot path, or `delete` a dot path. The value is `value` as written, or `arg`: "
+            "the call's argument at that dot path (`*` for all of its arguments).",
+            "examples": [{"append": "transfers", "arg": "*"}, {"set": "accounts.A-1.balance", "value": 50},
+                         {"delete": "holds.H-7"}],
+        },
+    )
+
+    set: Optional[str] = Field(
+        None, min_length=1, title="Set", description="The dot path whose value becomes `value` (or `arg`); the "
+        "objects on the way are created.", examples=["accounts.A-1.balance"])
+    append: Optional[str] = Field(
+        None, min_length=1, title="Append", description="The dot path of a list that `value` (or `arg`) is added "
+        "to; a missing list is created.", examples=["transfers"])
+    delete: Optional[str] = Field(
+        None, min_length=1, title="Delete", description="The dot path to remove (nothing happens when it is "
+        "absent).", examples=["holds.H-7"])
+    value: Any = Field(None, title="Value", description="The value written, as it is.", examples=[{"status": "done"}])
+    arg: Optional[str] = Field(
+        None, min_length=1, title="From argument",
+        description="Write the call's argument at this dot path instead of `value`; `*` writes all arguments "
+        "(an argument the call lacks writes null).", examples=["amount", "*"])
+
+    @model_validator(mode="after")
+    def _one_operation(self) -> "StateEffect":
+        operations = [name for name in ("set", "append", "delete") if getattr(self, name) is not None]
+        if len(operations) != 1:
+            raise ValueError("an effect has exactly one of set, append and delete"
+                             + (f", not {' and '.join(operations)}" if operations else ""))
+        gives_value = "value" in self.model_fields_set
+        if operations == ["delete"] and (gives_value or self.arg is not None):
+            raise ValueError("delete takes no value and no arg")
+        if operations != ["delete"] and gives_value == (self.arg is not None):
+            raise ValueError(f"{operations[0]} needs one of value and arg")
+        return self
+
+    @property
+    def path(self) -> str:
+        return self.set or self.append or self.delete or ""
+
+
 class ToolCallGoal(_Strict):
     """A tool the agent must call, with the arguments it must pass."""
 
@@ -145,6 +193,11 @@ class ToolCallGoal(_Strict):
         None, title="Canned output",
         description="The tool result the runner returns when it plays the tools itself.",
         examples=[{"assignment_id": "15778303"}])
+    effects: list[StateEffect] = Field(
+        default_factory=list, title="Effects on the state",
+        description="Model agents: what this call does to the state the played tools keep, applied when the "
+        "call gets this goal's `output`. `final_state:` is compared with that state after the conversation.",
+        examples=[[{"append": "transfers", "arg": "*"}]])
     summary: Optional[str] = Field(
         None, title="Summary",
         description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
@@ -310,6 +363,30 @@ class CaseFields(_Strict):
         default_factory=dict, title="Tool outputs",
         description="Tool name to canned result, for tools the runner plays that are not goals.",
         examples=[{"get_weather": {"temp_c": 21}}])
+    tool_effects: dict[str, list[StateEffect]] = Field(
+        default_factory=dict, title="Tool effects",
+        description="Model agents: tool name to what a call answered from `tool_outputs` does to the played "
+        "tools' state (a goal's own `effects` apply to the calls it answers).",
+        examples=[{"cancel_hold": [{"delete": "holds.H-7"}]}])
+    initial_state: Optional[dict[str, Any]] = Field(
+        None, title="Initial state",
+        description="Model agents: the state the played tools start from (default: empty). Each played call's "
+        "`effects` change it; `final_state:` is compared with what it has become.",
+        examples=[{"accounts": {"A-1": {"balance": 100}}}])
+    final_state: Optional[dict[str, Any]] = Field(
+        None, title="Final state",
+        description="What the world must look like after the conversation, compared with the state the agent "
+        "reports (a python agent's `state(context)`, an http agent's `state_url`, a command agent's `state_file`, "
+        "a model agent's played tools, a transcript's `state`). Values compare strict unless "
+        "`final_state_matching` says otherwise; keys the state has beyond these are allowed. A case whose agent "
+        "reports no state is unscored, never passed.",
+        examples=[{"transfers": [{"from": "A-1", "to": "B-2", "amount": 50}], "accounts": {"A-1": {"balance": 50}}}])
+    final_state_matching: dict[str, ArgSpec] = Field(
+        default_factory=dict, title="Final state matching",
+        description="Dot path in `final_state` to comparison mode, as `arg_matching` for tool arguments "
+        "(strict, exact, fuzzy, optional, ignore, or a rule with one_of, regex, tolerance). A parent's mode "
+        "covers its children unless a child has its own.",
+        examples=[{"transfers.0.id": "ignore", "accounts.A-1.balance": {"tolerance": 0.01}}])
     termination: Optional[list[str]] = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "
@@ -382,6 +459,11 @@ class Case(CaseFields):
 
     id: str
     source: SourceRef
+
+    def asks_final_state(self) -> bool:
+        """Whether the case compares the world after the conversation (`final_state:`, or a final_state check)."""
+        return self.final_state is not None or any(
+            isinstance(check, dict) and check.get("type") == "final_state" for check in self.checks)
 
     def tool_goals(self) -> list[ToolCallGoal]:
         return [g for g in self.goal_details if isinstance(g, ToolCallGoal)]

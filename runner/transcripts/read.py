@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..deepjson import loads_keeping_deep_arguments
 from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
+from .state import ReportedState
 
 __all__ = [
     "AssistantText",
@@ -71,6 +72,7 @@ class Trajectory(BaseModel):
     texts: list[AssistantText]
     user_turns: int
     termination_reason: Optional[str] = None  # how the conversation ended, when the recording says
+    state: Optional[ReportedState] = None  # the world after the conversation (None: nobody asked for it)
 
     @property
     def final_text(self) -> str | None:
@@ -250,6 +252,7 @@ class Recording(BaseModel):
 
     messages: list[dict]
     termination_reason: Optional[str] = None
+    state: Optional[ReportedState] = None  # the `state` entry of the object form: what a live run's agent reported
 
 
 def read_transcript(path: str | Path) -> list[dict]:
@@ -261,7 +264,8 @@ def read_recording(path: str | Path) -> Recording:
     """Read a transcript file: a JSON list of messages, an object with `messages`, or JSON Lines (one
     message per line, `.jsonl`), UTF-8 with or without a BOM. The object form may say how the
     conversation ended, in `termination_reason` (for example user_stop, agent_stop, max_steps), which
-    `termination:` in a suite can require. Special files (FIFOs, devices) and files above
+    `termination:` in a suite can require, and the state of the world after it, in `state` (what a case's
+    `final_state:` is compared with). Special files (FIFOs, devices) and files above
     TRANSCRIPT_SIZE_LIMIT are refused without being read."""
     from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
     from ..suite.reader import json_limits
@@ -286,7 +290,11 @@ def read_recording(path: str | Path) -> Recording:
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
         data = replace_lone_surrogates(data, visible=True)
     termination = None
+    state = ReportedState.none(f"the transcript {path} has no `state` entry (a live run saves the state its agent "
+                               "reported there; a hand-written transcript can add `\"state\": {...}`)")
     if isinstance(data, dict):
+        if "state" in data:
+            state = ReportedState(value=data["state"], source=f"the `state` saved in {path}")
         if "messages" not in data:
             raise TranscriptError(f"{path}: JSON object has no 'messages' key")
         termination = data.get("termination_reason")
@@ -302,7 +310,7 @@ def read_recording(path: str | Path) -> Recording:
     if not data:
         raise TranscriptError(f"{path}: the transcript has no messages")
     try:
-        return Recording(messages=normalize_messages(data), termination_reason=termination)
+        return Recording(messages=normalize_messages(data), termination_reason=termination, state=state)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
 
