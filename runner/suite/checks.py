@@ -242,7 +242,8 @@ def _path_exists(args: Any, path: str, *, wildcards: bool = False) -> bool:
         if wildcards and part == "*" and isinstance(node, (dict, list)):
             rest = ".".join(parts[n + 1:])
             children = node.values() if isinstance(node, dict) else node
-            return any(not rest or _path_exists(child, rest, wildcards=True) for child in children)
+            # an empty list or object: the rule waits for items (a default shared by cases with and without rows)
+            return not children or any(not rest or _path_exists(child, rest, wildcards=True) for child in children)
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
