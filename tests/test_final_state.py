@@ -5,6 +5,7 @@ what they saved, agents that report no state (unscored, exit 3) or fail to (the 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -339,3 +340,81 @@ def test_effects_set_append_delete_and_arguments():
                          ({"append": "a", "value": 1, "arg": "x"}, "append needs one of value and arg")]:
         with pytest.raises(ValueError, match=message):
             StateEffect.model_validate(bad)
+
+
+# --------------------------------------------------------------------------- command agents: a state_file
+
+COMMAND_AGENT = r"""
+import json, os, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    request = json.loads(line)
+    path = os.environ["EVALRUN_STATE_FILE"]
+    with open(os.path.join(os.environ["EVALRUN_CASE_DIR"], "seen"), "a") as seen:
+        seen.write(path + "\n")
+    if mode == "good":
+        json.dump({"orders": [{"item": "apple", "quantity": 2}], "dir": os.environ["EVALRUN_CASE_DIR"]}, open(path, "w"))
+    elif mode == "garbage":
+        open(path, "w").write("orders: apple x2\x1b[31m")
+    elif mode == "huge":
+        open(path, "w").write("[" + "1," * 600 + "1]")
+    elif mode == "link":
+        os.symlink("/etc/hostname", path)
+    print(json.dumps({"messages": [{"role": "assistant", "content": "Ordered."}]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode, status, explained", [
+    ("good", "passed", None),
+    ("silent", "unscored", "check 'final_state': unscored: no final state to compare with: agent 'bot' did not write "
+                           "its state_file out/state.json (the process finds its full path in EVALRUN_STATE_FILE)"),
+    ("garbage", "error", "the agent's final state could not be read: the state_file out/state.json is not JSON: "
+                         "orders: apple x2\\x1b[31m"),
+    ("huge", "error", "the agent's final state could not be read: the state_file out/state.json cannot be read: it is "
+                      "1,203 bytes, above the 1,000 bytes limit for state files (max_reply_bytes: 1000)"),
+    ("link", "error", "the agent's final state could not be read: the state_file out/state.json is a symbolic link; "
+                      "the process must write its state into the file itself"),
+])
+def test_a_command_agents_state_file(tmp_path, mode, status, explained):
+    import sys
+
+    write(tmp_path / "agent.py", COMMAND_AGENT)
+    write(tmp_path / "evalrun.yaml", f"""
+        embeddings: {{enabled: false}}
+        agents:
+          bot: {{type: command, command: ["{sys.executable}", agent.py, {mode}], state_file: out/state.json,
+                 max_reply_bytes: 1000}}
+        """)
+    write(tmp_path / "suites" / "s.yaml", """
+        id: order
+        agent: bot
+        starting_sentence: Order two apples.
+        final_state:
+          orders: [{item: apple, quantity: 2}]
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == status, result.stdout + result.stderr
+    if status == "passed":
+        state = json.loads((tmp_path / "out" / "conversations" / "order.json").read_text())["state"]
+        assert state["dir"].startswith(tempfile_root()) and "evalrun-case-" in state["dir"]
+        assert not os.path.exists(state["dir"])  # the conversation's folder is removed when it ends
+    else:
+        assert (case.get("unscored_reason") or case.get("error")) == explained
+
+
+def tempfile_root():
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def test_state_file_must_stay_inside_the_conversations_folder(tmp_path):
+    write(tmp_path / "evalrun.yaml", """
+        agents:
+          bot: {type: command, command: [agent], state_file: ../state.json}
+        """)
+    write(tmp_path / "suites" / "s.yaml", "starting_sentence: hi\nfinal_state: {a: 1}\n")
+    result = run_cli("validate", "suites", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "state_file is a relative path inside the conversation's folder, without '..'" in result.stdout + result.stderr
