@@ -418,3 +418,56 @@ def test_state_file_must_stay_inside_the_conversations_folder(tmp_path):
     result = run_cli("validate", "suites", cwd=tmp_path)
     assert result.returncode == 4
     assert "state_file is a relative path inside the conversation's folder, without '..'" in result.stdout + result.stderr
+
+
+# --------------------------------------------------------------------------- http agents: a state_url
+
+@pytest.mark.parametrize("state_path, state_text, status, explained", [
+    ("/state", '{"orders": [{"item": "apple", "quantity": 2}]}', "passed", None),
+    ("/state", "", "unscored", "check 'final_state': unscored: no final state to compare with: agent 'bot': GET "
+                               "{url} answered with no state (an empty body)"),
+    ("/state", "<html>no</html>", "error", "the agent's final state could not be read: the state from {url} is not "
+                                           "JSON: <html>no</html>"),
+    ("/huge", "", "error", "the agent's final state could not be read: the reply from {url} is larger than 1 MiB "
+                           "(max_reply_bytes: 1048576; raise it to allow larger replies)"),
+    ("/redirect", "", "error", "the agent's final state could not be read: HTTP 302 from {url}: the endpoint redirects "
+                               "to http://elsewhere.example/chat; evalrun does not follow redirects"),
+    ("/trickle", "", "error", "the agent's final state could not be read: no complete answer from {url} within 1 s"),
+])
+def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, explained):
+    from tests.fakes.agent_server import AgentServer
+
+    with AgentServer() as server:
+        server.state_text = state_text
+        url = server.url(state_path)
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            agents:
+              bot: {{type: http, url: "{server.url('/messages')}", state_url: "{url}", timeout_s: 1,
+                     max_reply_bytes: 1048576, headers: {{X-Token: "${{STATE_TOKEN}}"}}}}
+            """)
+        write(tmp_path / "suites" / "s.yaml", """
+            id: order
+            agent: bot
+            starting_sentence: Order two apples.
+            final_state:
+              orders: [{item: apple, quantity: 2}]
+            """)
+        import os
+        import subprocess
+        import sys
+
+        from tests.cli_helpers import cli_env
+
+        result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
+                                env=cli_env(STATE_TOKEN="s3cret-token"), capture_output=True, text=True, timeout=120)
+        gets = [(path, headers) for path, body, headers in server.requests if not body]
+    case = report_of(tmp_path)["cases"][0]
+    assert case["status"] == status, result.stdout + result.stderr
+    path, headers = gets[0]
+    assert path.startswith(state_path + "?case_id=order&conversation_id=") and headers["X-Token"] == "s3cret-token"
+    conversation_id = path.rsplit("=", 1)[1]
+    assert len(conversation_id) == 32
+    if explained is not None:
+        assert (case.get("unscored_reason") or case.get("error", "")).startswith(explained.format(url=url))
+    assert "s3cret-token" not in result.stdout + (tmp_path / "out" / "report.json").read_text()
