@@ -471,3 +471,46 @@ def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, expl
     if explained is not None:
         assert (case.get("unscored_reason") or case.get("error", "")).startswith(explained.format(url=url))
     assert "s3cret-token" not in result.stdout + (tmp_path / "out" / "report.json").read_text()
+
+
+# --------------------------------------------------------------------------- the comparison, against an oracle
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, -0.0]),
+                     st.sampled_from(["a", "A ", "b", "1", "2025-01-05", ""]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=8)
+_states = st.dictionaries(st.sampled_from(["rows", "n", "meta"]), _values, max_size=3)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_states, _states)
+def test_without_rules_the_state_matches_exactly_when_strict_equality_says_so(expected, actual):
+    from runner.score.normalize import strict_equal
+    from runner.score.state import compare_state
+
+    verdicts = compare_state(expected, actual, {})
+    assert all(v.matched for v in verdicts) == strict_equal(expected, actual, "allow")
+    assert all(v.matched for v in compare_state(expected, expected, {}))
+    paths = [v.path for v in verdicts]
+    assert len(paths) == len(set(paths))  # one verdict per compared path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "amount"]), st.integers(0, 3), min_size=2), max_size=4),
+       st.data())
+def test_each_missing_or_extra_row_is_named_once(rows, data):
+    from runner.score.state import compare_state
+
+    kept = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+    extra = data.draw(st.lists(st.dictionaries(st.just("id"), st.integers(10, 12), min_size=1), max_size=2))
+    actual = [row for row, keep in zip(rows, kept) if keep] + extra
+    verdicts = compare_state({"rows": rows}, {"rows": actual}, {})
+    wrong = [v for v in verdicts if not v.matched]
+    if len(actual) != len(rows):  # every row is either paired or named missing/unexpected, never lost
+        missing = [v for v in wrong if v.reason.startswith("not in the state")]
+        unexpected = [v for v in wrong if v.reason.startswith("unexpected item")]
+        assert len(missing) == max(0, len(rows) - len(actual)) and len(unexpected) == max(0, len(actual) - len(rows))
+    assert bool(wrong) == (sorted(map(repr, rows)) != sorted(map(repr, actual)))
