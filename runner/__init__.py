@@ -1,2 +1,18 @@
-"""evalrun: a declarative, YAML-driven evaluation runner for LLM agents."""
+"""evalrun: a declarative, YAML-driven evaluation runner for LLM agents.
+
+    from runner import evaluate, aevaluate, evaluate_file, Report, EvaluationFailed
+
+(they live in runner.evaluation and are imported on first use: `import runner` and `evalrun --help` stay quick)
+"""
 __version__ = "0.1.0"
+
+__all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from . import evaluation
+
+        value = globals()[name] = getattr(evaluation, name)
+        return value
+    raise AttributeError(f"module 'runner' has no attribute '{name}'")

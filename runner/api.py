@@ -3,6 +3,9 @@
     collect(paths)   -> the suites' cases and diagnostics
     validate(paths)  -> diagnostics only
     run(paths, ...)  -> a RunOutcome: the summary (with the exit code), where the report went
+    prepare_run(...) -> the parts of one run, for drivers that play cases their own way (see below)
+
+People call runner.evaluate, aevaluate and evaluate_file (runner.evaluation), built on these.
 
 A run streams: each case's result is appended to results.jsonl the moment it finishes and only a
 tally stays in memory; report.json is assembled from the file at the end. A signal (Ctrl-C,
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,7 +34,8 @@ from .suite.load import Exclusion, LoadResult, load_suites
 from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
 
 __all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
-           "RunOutcome", "collect", "run", "validate"]
+           "OpenRun", "PreparedRun", "RunOutcome", "RunRequest", "collect", "prepare_run", "run", "run_request",
+           "validate"]
 
 REPORT_FORMAT_VERSION = "2"
 DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"  # under the project's folder (runner.config.project_home)
@@ -52,15 +57,18 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
     return Exclusion(loaded.base_dir, loaded.config.exclude) if loaded.config.exclude else None
 
 
-def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None) -> list[Diagnostic]:
-    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them."""
+def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
+             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+    """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
+    ADK/Agentflow eval config for every eval set (--eval-config)."""
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded))
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
+                                    eval_config=eval_config)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
@@ -109,6 +117,8 @@ class RunRequest:
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
     saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
+    loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -118,6 +128,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
         last_failed: bool = False, profile: Optional[str] = None, saved_selection: Optional[Selection] = None,
+        eval_config: Optional[Path] = None,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -126,7 +137,15 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection)
+                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config)
+    return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
+                       handle_signals=handle_signals)
+
+
+def run_request(request: RunRequest, *, on_notice: Callable[[str], None] = lambda message: None,
+                on_start: Callable[[int], None] = lambda total: None,
+                on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
+    """`run`, given its request as one object (runner.evaluation builds one with a configuration object)."""
     with _fewer_gc_passes():
         return _run(request, on_start, on_result, on_notice, handle_signals)
 
@@ -149,28 +168,55 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
     """The run in its stages: choose the cases (collect, check, narrow), open the run folder, play and
     score them as results stream to disk, then write the report. Signals are handled from the first
     file read to the last byte written (runner.signals)."""
+    from .run.execute import Stop, run_cases
     from .signals import CollectionInterrupted, RunSignals
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
-        from .run.execute import Stop
-
         stop = signals.stop = Stop()
         try:
-            chosen = _choose_cases(request)
+            prepared = prepare_run(request)
         except CollectionInterrupted as exc:
             return RunOutcome(EXIT_INTERRUPTED, notes=[
                 f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing was "
                 "run and no report was written: exit 2"])
-        if isinstance(chosen, RunOutcome):
-            return chosen
+        if isinstance(prepared, RunOutcome):
+            return prepared
         signals.phase = "starting"
-        return _play(request, chosen, stop, signals, on_start, on_result, on_notice)
+        opened = prepared.open(on_result=on_result, stop=stop)
+        if isinstance(opened, RunOutcome):
+            return opened
+        runner = prepared.case_runner(opened.folder.save_conversation, on_notice)
+        on_start(len(prepared.index.refs) * request.repeats)
+
+        async def run_all() -> None:
+            signals.loop = asyncio.get_running_loop()
+            try:
+                await run_cases(prepared.index.refs, runner, opened.save, stop, request.concurrency, request.repeats)
+            finally:
+                signals.loop = None
+
+        signals.phase = "running"
+        asyncio.run(run_all())
+        signals.phase = "finishing"
+        return opened.finish()
+
+
+# ----------------------------------------------------------------------------- one run, in parts
+# run() plays every case at once. The pytest plugin (runner.pytest_plugin) plays them one at a time as
+# pytest asks, maybe in several processes (pytest-xdist) whose results one process saves; aevaluate
+# plays them on its caller's event loop. All of them go through these parts, so a run's checks, its
+# folder, its verdict and its report are the same however it was driven:
+#   prepare_run(request) -> PreparedRun      the config, the selected cases, the gates; or the usage problem
+#   PreparedRun.case_runner(...)             what plays one case (runner.run.execute.CaseRunner)
+#   PreparedRun.open(...) -> OpenRun         the run folder: each result saved as it comes, the tally
+#   OpenRun.finish() -> RunOutcome           report.json, the --format files, `latest`; the exit code
 
 
 @dataclass
-class _Chosen:
-    """The cases a run will play, and what it learnt choosing them."""
+class PreparedRun:
+    """A run whose configuration, cases and options passed their checks: what will run, and how it is judged."""
 
+    request: RunRequest
     loaded: LoadedConfig
     roots: list[Path]
     index: CaseIndex
@@ -178,17 +224,70 @@ class _Chosen:
     home: Path  # the project folder: its .evalrun/ holds the reports, `latest` and the caches
     selection: dict  # as report.json records it (runner.results.models.Selection)
     gate: Optional[object] = None  # the --baseline gate (runner.report.compare.Baseline)
+    llm_runtime: object = None  # the LLM layer's runtime, once case_runner() configured it
 
     @property
     def reports_root(self) -> Path:
         return self.home / DEFAULT_REPORTS_ROOT
 
+    @functools.cached_property
+    def _protected(self) -> tuple[dict, Redactor]:
+        return _config_record(self.loaded, self.request.replay_dir)
 
-def _choose_cases(request: RunRequest) -> "_Chosen | RunOutcome":
-    """Collect and check the suites, then narrow them to the run's selection. A RunOutcome when the
-    run ends here (invalid suites or options: exit 4; no case left: exit 5)."""
-    config_path = request.config_path or find_config(list(request.paths))
-    loaded, config_problems = load_config(config_path, for_run=True)
+    @property
+    def config_record(self) -> dict:
+        """The config as report.json records it, credentials masked."""
+        return self._protected[0]
+
+    @property
+    def redact(self) -> Redactor:
+        return self._protected[1]
+
+    def case_runner(self, save_conversation: Callable[[str, dict], Optional[Path]],
+                    on_notice: Callable[[str], None] = lambda message: None):
+        """What plays a case and scores it (runner.run.execute.CaseRunner), its live conversations saved
+        with `save_conversation`; the LLM layer is set up for this run (its limit, cache, totals)."""
+        from .run.execute import CaseRunner, RunOptions
+        from .llm.runtime import configure as configure_llm
+
+        request, loaded = self.request, self.loaded
+        self.llm_runtime = configure_llm(concurrency=request.concurrency,
+                                         cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
+        return CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
+                                             agent=request.agent, conversations_dir=request.conversations_dir,
+                                             profile=request.profile, eval_config=request.eval_config),
+                          roots=self.roots, save_conversation=save_conversation, on_notice=on_notice)
+
+    def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
+             selected: Optional[Sequence[int]] = None, on_result: Callable[[CaseResult], None] = lambda r: None,
+             stop=None) -> "OpenRun | RunOutcome":
+        """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
+        `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
+        `stop`: the run's runner.run.execute.Stop when the caller made it already (signals hold it)."""
+        started = _dt.datetime.now(_dt.timezone.utc)
+        run_id = run_id or new_run_id(started)
+        folder_path = folder_path or self.request.output_dir or self.reports_root / run_id
+        try:
+            folder, moved = RunFolder.open(folder_path, run_id, redact=self.redact)
+            folder.start_results()
+        except (OSError, ResultsNotSaved) as exc:
+            reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
+            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
+                                                                         f"cannot write the run's results to "
+                                                                         f"'{folder_path}': {reason}", "io")])
+        refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
+        tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
+                      policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
+        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop)
+
+
+def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
+    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or the
+    RunOutcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
+    if request.loaded is not None:  # a configuration given as an object (runner.evaluation): no file is read
+        loaded, config_problems = request.loaded, []
+    else:
+        loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
     if request.replay_dir is None:  # the models live cases call: their HTTP client is imported while suites are read
         from .llm.client import prepare_transports
 
@@ -199,17 +298,19 @@ def _choose_cases(request: RunRequest) -> "_Chosen | RunOutcome":
     roots = suite_roots(list(request.paths), loaded)
     if request.conversations_dir is not None:  # rescore reads the saved run's conversations
         roots.append(request.conversations_dir.resolve())
+    # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
-                                   tags=request.tags, config=loaded.config)
+                                   tags=request.tags, config=loaded.config if request.agent is None else None,
+                                   eval_config=request.eval_config)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
     usage = _usage_problems(request, loaded)
     if usage:
         return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
-    chosen = _Chosen(loaded, roots, index, diagnostics, home, {"filters": list(request.filters),
-                                                               "tags": list(request.tags), "only": None})
-    ended = _narrow(request, chosen)
+    prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
+                           {"filters": list(request.filters), "tags": list(request.tags), "only": None})
+    ended = _narrow(request, prepared)
     if ended is not None:
         return ended
     if request.baseline is not None:
@@ -217,16 +318,16 @@ def _choose_cases(request: RunRequest) -> "_Chosen | RunOutcome":
         from .report.saved import NotAReport
 
         try:
-            chosen.gate = Baseline(request.baseline, request.max_regression)
+            prepared.gate = Baseline(request.baseline, request.max_regression)
         except NotAReport as exc:
             return RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])
-    return chosen
+    return prepared
 
 
-def _narrow(request: RunRequest, chosen: _Chosen) -> Optional[RunOutcome]:
+def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
     """The cases of the selection: --shard's part, the saved run's own selection (rescore), the cases
     --last-failed finds; -k and --tag were applied while collecting. Records what was applied."""
-    index = chosen.index
+    index = prepared.index
     if request.shard is not None:
         from .shard import parse_shard
 
@@ -240,25 +341,25 @@ def _narrow(request: RunRequest, chosen: _Chosen) -> Optional[RunOutcome]:
         index.refs = [ref for ref in index.refs if selected(ref.id, ref.tags, saved.filters, saved.tags)
                       and (only is None or ref.id in only)]
         if request.filters or request.tags or saved.only is not None:
-            chosen.selection = {"filters": [], "tags": [], "only": [ref.id for ref in index.refs]}
+            prepared.selection = {"filters": [], "tags": [], "only": [ref.id for ref in index.refs]}
         else:
-            chosen.selection = saved.model_dump()
+            prepared.selection = saved.model_dump()
     if request.last_failed:
         from .results.last_failed import NoLatestReport, last_failed_ids
         from .suite.files import display_path
 
         try:
-            latest, failed = last_failed_ids(chosen.reports_root)
+            latest, failed = last_failed_ids(prepared.reports_root)
         except NoLatestReport as exc:
-            return RunOutcome(EXIT_USAGE, [*chosen.diagnostics, _option_problem("--last-failed", str(exc))])
+            return RunOutcome(EXIT_USAGE, [*prepared.diagnostics, _option_problem("--last-failed", str(exc))])
         index.refs = [ref for ref in index.refs if ref.id in failed]
-        chosen.selection["only"] = [ref.id for ref in index.refs]
+        prepared.selection["only"] = [ref.id for ref in index.refs]
         if not index.refs:
-            return RunOutcome(EXIT_NO_CASES, [*chosen.diagnostics, _option_problem(
+            return RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
                 "--last-failed", f"no case to rerun: {display_path(latest)} has no failed, errored or unscored case"
                 + (" among the cases selected" if failed else ""), "warning")])
     if not index.refs:
-        return RunOutcome(EXIT_NO_CASES, chosen.diagnostics)
+        return RunOutcome(EXIT_NO_CASES, prepared.diagnostics)
     return None
 
 
@@ -267,104 +368,89 @@ def _option_problem(option: str, message: str, severity: str = "error") -> Diagn
     return Diagnostic(option, 1, 1, severity, message, "usage")
 
 
-def _play(request: RunRequest, chosen: _Chosen, stop, signals, on_start: Callable[[int], None],
-          on_result: Callable[[CaseResult], None], on_notice: Callable[[str], None]) -> RunOutcome:
-    from .run.execute import CaseRunner, RunOptions, run_cases
-    from .llm.runtime import configure as configure_llm
+class OpenRun:
+    """A run whose folder is open: `save` each result as its case finishes (from any driver), `finish`
+    once at the end. `stop` is what a signal, a full disk or -x asks of whoever plays the cases."""
 
-    loaded, index, diagnostics, gate = chosen.loaded, chosen.index, chosen.diagnostics, chosen.gate
-    config_record, redact = _config_record(loaded, request.replay_dir)
-    started = _dt.datetime.now(_dt.timezone.utc)
-    run_id = new_run_id(started)
-    folder_path = request.output_dir or chosen.reports_root / run_id
-    try:
-        folder, moved = RunFolder.open(folder_path, run_id, redact=redact)
-        folder.start_results()
-    except (OSError, ResultsNotSaved) as exc:
-        reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
-        return RunOutcome(EXIT_USAGE, [*diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
-                                                                f"cannot write the run's results to '{folder_path}': "
-                                                                f"{reason}", "io")])
-    notes = [moved] if moved else []
+    def __init__(self, prepared: PreparedRun, folder: RunFolder, run_id: str, started: _dt.datetime, tally: Tally,
+                 notes: list[str], on_result: Callable[[CaseResult], None], stop=None):
+        from .run.execute import Stop
 
-    llm_runtime = configure_llm(concurrency=request.concurrency, cache_dir=loaded.resolve(loaded.config.cache_dir),
-                                no_cache=request.no_cache)
-    tally = Tally([ref.id for ref in index.refs], repeats=request.repeats,
-                  policy=request.repeat_policy or loaded.config.repeat_policy)
-    on_start(len(index.refs) * request.repeats)
-    runner = CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
-                                           agent=request.agent, conversations_dir=request.conversations_dir,
-                                           profile=request.profile),
-                        roots=chosen.roots, save_conversation=folder.save_conversation, on_notice=on_notice)
+        self.prepared, self.folder, self.run_id, self.started = prepared, folder, run_id, started
+        self.tally, self.notes, self.on_result = tally, notes, on_result
+        self.stop = stop if stop is not None else Stop()
+        self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
-    first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
-
-    def save(position: int, part: int, result: CaseResult) -> None:
+    def save(self, position: int, part: int, result: CaseResult) -> None:
+        """Save one result (`position`: its case's place in the prepared run's cases); never raises."""
+        stop, request = self.stop, self.prepared.request
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
         try:
-            saved = folder.add(position, part, result)
+            saved = self.folder.add(position, part, result)
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
-        tally.add(saved, index.refs[position].id)
-        if gate is not None:
-            gate.add(saved)
-        on_result(saved)
+        self.tally.add(saved, self.prepared.index.refs[position].id)
+        if self.prepared.gate is not None:
+            self.prepared.gate.add(saved)
+        self.on_result(saved)
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
-            first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
-            stop.request(first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
+            self.first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
+            stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
-    async def run_all() -> None:
-        signals.loop = asyncio.get_running_loop()
+    def finish(self, *, stop_reason: Optional[str] = None, interrupted: Optional[bool] = None,
+               stopped_on_failure: Optional[str] = None) -> RunOutcome:
+        """Write report.json (and the --format files) from the saved results; the outcome has the exit code.
+        `stop_reason`/`interrupted`: why the driver stopped early, when it did (the run's own stop otherwise);
+        `stopped_on_failure`: the driver stopped after failures as asked (pytest -x), the run's verdict as -x."""
+        prepared, request, folder, stop = self.prepared, self.prepared.request, self.folder, self.stop
+        loaded, gate, notes, redact = prepared.loaded, prepared.gate, self.notes, prepared.redact
+        first_failure = [stopped_on_failure] if stopped_on_failure else self.first_failure
+        folder.close_results()
+        elapsed = (_dt.datetime.now(_dt.timezone.utc) - self.started).total_seconds()
+        judge = loaded.config.judge
+        reason = stop_reason if stop_reason is not None else stop.reason
+        interrupted = stop.interrupted if interrupted is None else interrupted
+        usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
+        summary = self.tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
+                                     else loaded.config.min_pass_rate,
+                                     judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
+                                     stop_reason=None if first_failure else reason, interrupted=interrupted,
+                                     elapsed_s=elapsed, model_usage=usage)
+        if first_failure:
+            summary.stop_reason = first_failure[0]
+            summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
+                                   f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
+        if gate is not None:
+            gate.check(summary, self.tally.policy)
+        header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
+                  "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
+        if request.shard is not None:
+            from .shard import parse_shard
+
+            header["shard"] = str(parse_shard(request.shard))
+        header.update(selection=prepared.selection, agent=request.agent, config=prepared.config_record)
         try:
-            await run_cases(index.refs, runner, save, stop, request.concurrency, request.repeats)
-        finally:
-            signals.loop = None
+            report_path = folder.write_report(header, summary)
+        except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
+            problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
+                                                                  f"{describe_os_error(exc)}; the results of the "
+                                                                  f"finished cases are in {folder.results_path}", "io")
+            code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
+            return RunOutcome(code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
+        from .report.render import render_beside
 
-    signals.phase = "running"
-    asyncio.run(run_all())
-    signals.phase = "finishing"
-    folder.close_results()
-    elapsed = (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds()
-    judge = loaded.config.judge
-    summary = tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
-                            else loaded.config.min_pass_rate,
-                            judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                            stop_reason=None if first_failure else stop.reason, interrupted=stop.interrupted,
-                            elapsed_s=elapsed, model_usage=_usage_or_none(llm_runtime.summary()))
-    if first_failure:
-        summary.stop_reason = first_failure[0]
-        summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
-                               f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
-    if gate is not None:
-        gate.check(summary, tally.policy)
-    header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": run_id,
-              "started_at": started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
-    if request.shard is not None:
-        from .shard import parse_shard
-
-        header["shard"] = str(parse_shard(request.shard))
-    header.update(selection=chosen.selection, agent=request.agent, config=config_record)
-    try:
-        report_path = folder.write_report(header, summary)
-    except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
-        problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
-                                                              f"{describe_os_error(exc)}; the results of the "
-                                                              f"finished cases are in {folder.results_path}", "io")
-        code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
-        return RunOutcome(code, [*diagnostics, problem], summary, None, folder, notes, redact)
-    from .report.render import render_beside
-
-    extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []
-    if request.output_dir is None:
-        try:
-            point_latest(chosen.reports_root, folder.path)
-        except OSError as exc:  # the report is written; only the shortcut to it is missing
-            notes.append(f"cannot point '{chosen.reports_root / 'latest'}' at the report: "
-                         f"{describe_os_error(exc)}")
-    folder.release()
-    return RunOutcome(summary.exit_code, diagnostics, summary, report_path, folder, notes, redact, extra_reports)
+        extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []
+        if request.output_dir is None:
+            try:
+                point_latest(prepared.reports_root, folder.path)
+            except OSError as exc:  # the report is written; only the shortcut to it is missing
+                notes.append(f"cannot point '{prepared.reports_root / 'latest'}' at the report: "
+                             f"{describe_os_error(exc)}")
+        folder.release()
+        return RunOutcome(summary.exit_code, prepared.diagnostics, summary, report_path, folder, notes, redact,
+                          extra_reports)
 
 
 def _usage_or_none(usage):

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate")
+COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "convert")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -28,6 +28,7 @@ conversation against its goals and reports the result.
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
+  evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
 scored, 4 usage error or invalid suites, 5 no cases collected.
@@ -128,10 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--eval-config", type=Path, metavar="FILE",
+                          help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
+                               "the one beside each")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
-    schema.add_argument("kind", nargs="?", default="suite", choices=("suite", "config", "report"))
+    schema.add_argument("kind", nargs="?", default="suite",
+                        choices=("suite", "config", "report", "adk-evalset", "adk-eval-config"))
 
     calibrate = sub.add_parser(
         "calibrate", help="measure a judged check against examples people labelled",
@@ -150,6 +155,19 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Write an example suite (with the schema modeline), an evalrun.yaml and editor "
                                       "settings that map suites to the schema. Existing files are never overwritten.")
     init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR")
+
+    convert = sub.add_parser("convert", help="write ADK or Agentflow eval sets as evalrun YAML",
+                             description="Write the evalrun YAML equivalent of Google ADK eval files (*.evalset.json, "
+                                         "*.test.json, ADK's older list formats) and Agentflow eval sets, with the "
+                                         "criteria of their eval config (test_config.json, eval_config.json) as checks. "
+                                         "evalrun runs the JSON files as they are too; the YAML gives the same "
+                                         "verdicts and takes what JSON cannot say (fuzzy, optional, one_of, regex "
+                                         "arguments per turn, per-turn checks). Existing files are never overwritten.")
+    convert.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="eval files, or folders searched for them")
+    convert.add_argument("-o", "--output-dir", type=Path, metavar="DIR",
+                         help="where to write the YAML (a folder keeps its layout under DIR; default: beside each file)")
+    convert.add_argument("--eval-config", type=Path, metavar="FILE",
+                         help="the eval config to convert with, instead of the one beside each file")
     return parser
 
 
@@ -191,6 +209,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--shard", type=_shard, metavar="I/N",
                          help="run only part I of N of the cases (1 <= I <= N), split by a hash of each case id so "
                               "every machine of a CI matrix agrees; join the parts with `evalrun merge`")
+    command.add_argument("--eval-config", type=Path, metavar="FILE",
+                         help="the Google ADK or Agentflow eval config (criteria) for every ADK/Agentflow eval set, "
+                              "instead of the test_config.json or eval_config.json beside each")
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
@@ -198,6 +219,12 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
                               "percentage points (default 0.0)")
+
+
+def _eval_config_problem(path: Optional[Path]) -> Optional[str]:
+    if path is None or path.is_file():
+        return None
+    return f"--eval-config {path}: {'no such file' if not path.exists() else 'not a file'}"
 
 
 def _format_names() -> tuple[str, ...]:
@@ -275,7 +302,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from .suite.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
-    diagnostics = validate(args.paths)
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        print(f"evalrun validate: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    diagnostics = validate(args.paths, eval_config=args.eval_config)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))
@@ -311,9 +342,8 @@ def _cmd_rescore(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
     from .api import EXIT_NO_CASES, EXIT_USAGE, run
-    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
-
     from .config import config_line
+    from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
@@ -335,13 +365,18 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
         elif shown:
             out.line(line)
 
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        err.line(f"evalrun: {problem}")
+        return EXIT_USAGE
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
-                  saved_selection=saved_selection, on_notice=err.line, on_start=on_start,
+                  saved_selection=saved_selection, eval_config=args.eval_config, on_notice=err.line,
+                  on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()
@@ -508,5 +543,22 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .api import EXIT_USAGE
+    from .authoring.convert import convert
+    from .suite.files import display_path
+
+    problem = _eval_config_problem(args.eval_config)
+    if problem:
+        print(f"evalrun convert: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    result = convert(args.paths, args.output_dir, args.eval_config)
+    for diagnostic in result.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    for done in result.written:
+        print(f"wrote {display_path(done.target)}: {done.cases} case(s) from {display_path(done.source)} {done.note}")
+    return 0 if result.ok else EXIT_USAGE
+
+
 _COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
-             "init": _cmd_init, "calibrate": _cmd_calibrate}
+             "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}

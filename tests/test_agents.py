@@ -23,7 +23,7 @@ def write(path: Path, text: str) -> Path:
 # ------------------------------------------------------------------ registry and schema
 
 def test_the_registry_holds_one_kind_per_module_and_the_schema_lists_them():
-    assert KINDS == ("command", "http", "model", "python", "replay")
+    assert KINDS == ("adk", "command", "http", "model", "python", "replay")
     agent = build_schema("config")["properties"]["agents"]["additionalProperties"]
     assert agent["properties"]["type"]["enum"] == list(KINDS)
     assert [b["then"]["$ref"] for b in agent["allOf"]] == [
@@ -50,7 +50,7 @@ def test_a_typo_in_an_agent_is_reported_at_its_key_with_a_suggestion(tmp_path):
     assert [f"{d.line}:{d.column}: {d.severity}: {d.message}" for d in sorted(diagnostics)] == [
         "3:5: error: agents.hr is missing the required key 'entrypoint'",
         "4:5: error: unknown key 'entry_point' in agents.hr (did you mean 'entrypoint'?)",
-        "6:11: error: agents.other.type: 'pyhton' is not one of command, http, model, python, replay "
+        "6:11: error: agents.other.type: 'pyhton' is not one of adk, command, http, model, python, replay "
         "(did you mean 'python'?)",
     ]
 
@@ -111,7 +111,7 @@ def test_a_missing_agent_says_how_to_declare_it():
     assert caught.value.reason == (
         "the case runs against agent 'hr_agent', which is not declared: evalrun.yaml has no `agents:` section. "
         "Declare it, for example:\n  agents:\n    hr_agent:\n      type: python\n"
-        "      entrypoint: my_agent:respond   # or http, command, model, replay")
+        "      entrypoint: my_agent:respond   # or http, command, model, replay, adk")
     assert check_agent_override("hr_agnet", declared("hr_agent")) == \
         "--agent hr_agnet: not declared in evalrun.yaml (did you mean 'hr_agent'?) (declared: hr_agent)"
     assert check_agent_override("hr_agent", declared("hr_agent")) is None

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import jsonschema
 
@@ -68,13 +69,25 @@ def evalrun(root, *args):
                             cwd=root, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def wait_for_first_result(results: Path, process: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        if results.is_file() and results.read_bytes().count(b"\n") >= 1:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"no case finished within {timeout} s (exit code {process.poll()})")
+
+
 def test_a_flaky_judge_and_an_interruption_lose_nothing_and_hide_nothing(tmp_path):
     schema = json.loads((REPO / "schemas" / "report.schema.json").read_text())
     with FakeOpenAI(default=fake_judge()) as fake:
         chaos_project(tmp_path, fake.base_url)
 
         first = evalrun(tmp_path)
-        time.sleep(random.uniform(1.0, 3.0))  # some cases done, some in flight, most not started
+        # The signal must come while cases run, not while a busy machine is still collecting them (that
+        # is an interruption with nothing to report: tests/test_run_faults.py): wait for the first result
+        wait_for_first_result(tmp_path / "out" / "results.jsonl", first)
+        time.sleep(random.uniform(0.0, 1.0))  # some cases done, some in flight, most not started
         first.send_signal(signal.SIGINT)
         out, err = first.communicate(timeout=300)
         assert first.returncode == 2, out[-3000:] + err[-3000:]

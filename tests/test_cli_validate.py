@@ -140,11 +140,20 @@ def test_init_writes_a_starter_that_validates_and_keeps_existing_files(tmp_path)
     assert done.returncode == 0
     written = {"proj/suites/order-status.yaml", "proj/suites/transcripts/order-status.json", "proj/evalrun.yaml",
                "proj/schemas/suite.schema.json", "proj/schemas/config.schema.json", "proj/.vscode/settings.json",
-               "proj/.vscode/extensions.json"}
+               "proj/.vscode/extensions.json", "proj/schemas/adk-evalset.schema.json",
+               "proj/schemas/adk-eval-config.schema.json"}
     assert {line.split()[1] for line in done.stdout.splitlines() if line.startswith("wrote")} == written
     for relative in written:
         assert (tmp_path / relative).is_file()
     assert (tmp_path / "proj/schemas/suite.schema.json").read_text() == (ROOT / "schemas/suite.schema.json").read_text()
+    # an editor on Google ADK's and Agentflow's eval files gets their schemas too
+    settings = json.loads((tmp_path / "proj/.vscode/settings.json").read_text())
+    assert settings["json.schemas"] == [
+        {"fileMatch": ["*.evalset.json", "*.test.json"], "url": "./schemas/adk-evalset.schema.json"},
+        {"fileMatch": ["test_config.json", "eval_config.json"], "url": "./schemas/adk-eval-config.schema.json"}]
+    for kind in ("adk-evalset", "adk-eval-config"):
+        assert (tmp_path / f"proj/schemas/{kind}.schema.json").read_text() == \
+            (ROOT / f"schemas/{kind}.schema.json").read_text()
 
     check = evalrun(tmp_path, "validate", "proj/suites")
     assert (check.returncode, check.stdout) == (0, "")
@@ -181,7 +190,7 @@ def test_help_lists_the_commands(tmp_path):
     assert done.returncode == 0
     # Each command on a line of its own with what it does (the usage line alone names none of them).
     listed = dict(re.findall(r"^    (\w+) +(\S.*)$", done.stdout, re.MULTILINE))
-    assert list(listed) == ["run", "rescore", "report", "compare", "merge", "validate", "schema", "init"]
+    assert list(listed) == ["run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "convert"]
     assert all(len(description.split()) >= 3 for description in listed.values())
     validate = evalrun(tmp_path, "validate", "--help")
     assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")

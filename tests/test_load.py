@@ -98,7 +98,8 @@ def test_keys_that_cannot_be_shared(workdir):
     text = "id: x\nstory: s\nstarting_sentence: hi\ngoal_details: []\ncases:\n  - forbid_extra_calls: true\n"
     cases, diagnostics, _ = load_file(write("m.yaml", text))
     shared = ("agent, tags, forbid_extra_calls, failed_calls, extra_args, max_user_turns, tool_outputs, runtime_context, "
-              "skip, termination, timeout_s, checks, final_state, final_state_matching, initial_state, tool_effects")
+              "skip, termination, timeout_s, checks, session_input, final_state, final_state_matching, initial_state, "
+              "tool_effects")
     assert cases == []
     assert texts(diagnostics) == [
         f"m.yaml:{line}:1: error: '{key}' cannot be shared by all cases; move it into each case under `cases` "
@@ -276,13 +277,18 @@ def _example_files() -> list[Path]:
     # Hidden folders are passed over as folder collection does: after the README's `evalrun suites/`,
     # suites/.evalrun/cache holds similarity scores as JSON, which are not suites.
     return sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".yaml", ".yml", ".json")
-                  and p.name not in ("evalrun.yaml", "evalrun.yml") and "transcripts" not in p.parts
+                  and p.name not in ("evalrun.yaml", "evalrun.yml", "test_config.json") and "transcripts" not in p.parts
                   and not any(part.startswith(".") for part in p.relative_to(EXAMPLES).parts))
 
 
 def test_there_are_example_suites():
     names = {p.relative_to(EXAMPLES).as_posix() for p in _example_files()}
-    assert {"hr/timeoff.yaml", "airline/cancellations.yaml", "failing/mistakes.yaml"} <= names
+    assert {"hr/timeoff.yaml", "airline/cancellations.yaml", "failing/mistakes.yaml",
+            "adk_weather/weather.evalset.json"} <= names
+
+
+def test_the_example_eval_config_is_checked_and_holds_no_cases():
+    assert load_file(EXAMPLES / "adk_weather" / "test_config.json") == ([], [], False)
 
 
 @pytest.mark.parametrize("path", _example_files(), ids=lambda p: p.relative_to(EXAMPLES).as_posix())

@@ -243,6 +243,12 @@ def test_runtime_validator_judges_like_the_shipped_schema(kind):
         "config": [{"judge": {"model": 1, "x": 2}, "embeddings": {"enabled": "yes"}, "similarity_threshold": 3},
                    {"exclude": ["failing"], "min_pass_rate": 0.5}],
         "report": [{}, {"version": 1}],
+        "adk-evalset": [{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [
+                            {"user_content": {"parts": [{"text": "hi", "txt": 1}]}, "intermediate_data": {
+                                "tool_uses": [{"name": 3}]}}]}]},
+                        [{"query": "hi", "expected_tool_use": [{"tool_name": "t"}]}], {"eval_cases": 1}],
+        "adk-eval-config": [{"criteria": {"tool_trajectory_avg_score": {"match_type": "IN_ORDER"},
+                                          "response_match_score": "high"}}, {"criteria": []}],
     }[kind]
     for instance in samples:
         def key(errors):

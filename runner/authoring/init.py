@@ -67,7 +67,12 @@ VSCODE_SETTINGS = {
     "yaml.schemas": {
         "./schemas/suite.schema.json": ["suites/**/*.yaml", "suites/**/*.yml"],
         "./schemas/config.schema.json": ["evalrun.yaml"],
-    }
+    },
+    # Google ADK's and Agentflow's eval files, which evalrun runs as they are
+    "json.schemas": [
+        {"fileMatch": ["*.evalset.json", "*.test.json"], "url": "./schemas/adk-evalset.schema.json"},
+        {"fileMatch": ["test_config.json", "eval_config.json"], "url": "./schemas/adk-eval-config.schema.json"},
+    ],
 }
 
 
@@ -94,6 +99,8 @@ def write_starter(directory: Path) -> list[str]:
         "evalrun.yaml": EXAMPLE_CONFIG,
         "schemas/suite.schema.json": schema_path("suite").read_text(encoding="utf-8"),
         "schemas/config.schema.json": schema_path("config").read_text(encoding="utf-8"),
+        "schemas/adk-evalset.schema.json": schema_path("adk-evalset").read_text(encoding="utf-8"),
+        "schemas/adk-eval-config.schema.json": schema_path("adk-eval-config").read_text(encoding="utf-8"),
         ".vscode/settings.json": json.dumps(VSCODE_SETTINGS, indent=2) + "\n",
         ".vscode/extensions.json": json.dumps(VSCODE_EXTENSIONS, indent=2) + "\n",
     }

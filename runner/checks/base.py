@@ -79,7 +79,12 @@ class CheckFamily:
     needs_model: bool = False
     # "trajectory": decided at scoring time; "run": needs what the finished run measured (time, cost)
     reads: Reads = "trajectory"
+    # An alias whose default threshold is not the family's (the tool it comes from means another scale)
+    alias_thresholds: tuple[tuple[str, float], ...] = ()
 
     @property
     def type(self) -> str:
         return self.types[0]
+
+    def default_threshold_for(self, check_type: str) -> float:
+        return dict(self.alias_thresholds).get(check_type, self.default_threshold)

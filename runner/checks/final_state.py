@@ -1,6 +1,7 @@
 """`final_state`: the world after the conversation against the case's `final_state:`.
 
-Every case with a `final_state:` gets this check (runner/checks/run.py adds it when `checks:` does not
+Every case with a `final_state:` (or Google ADK's `final_session_state`, read by the same machinery
+when the case has no `final_state` of its own) gets this check (runner/checks/run.py adds it when `checks:` does not
 name it); written out, it takes the common options (a name, `gate`, a partial-credit `threshold`) and may
 give its own `expected`/`matching`. The state is what the agent reported (runner/transcripts/state.py);
 an agent that reported none leaves the check unscored with the reason, never passed. The explanation
@@ -42,9 +43,10 @@ class FinalStateOptions(CheckOptions):
 
 
 def run_final_state(options: FinalStateOptions, ctx: CheckContext) -> Verdict:
-    expected = options.expected if options.expected is not None else ctx.case.final_state
+    expected = next((e for e in (options.expected, ctx.case.final_state, ctx.case.final_session_state)
+                     if e is not None), None)
     if expected is None:
-        return Verdict(skipped="the case has no final_state: to compare with")
+        return Verdict(skipped="the case has no final_state: (nor final_session_state) to compare with")
     state = ctx.trajectory.state
     if state is None or not state.reported:
         why = state.missing if state is not None else "no state was recorded for this conversation"

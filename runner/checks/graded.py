@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .base import CheckContext, CheckFamily, Verdict
 from .judged import NO_JUDGE, JudgedOptions, judge_for, samples_note
@@ -93,8 +93,9 @@ class RubricOptions(JudgedOptions):
                   "rubric_based_tool_use_quality_v1"] = Field(
         title="Check type", description="rubric (aliases: rubric_based; ADK's rubric_based_final_response_quality_v1 "
         "and rubric_based_tool_use_quality_v1, which grades the tool calls).", examples=["rubric"])
-    rubrics: list[RubricItem] = Field(min_length=1, title="Rubric items",
-                                      description="The criteria, each scored 1-5.",
+    rubrics: list[RubricItem] = Field(default_factory=list, title="Rubric items",
+                                      description="The criteria, each scored 1-5. Required, except under ADK's names, "
+                                      "which also read the case's and each turn's `rubrics`.",
                                       examples=[[{"name": "clarity", "description": "Easy to follow."}]])
 
     @field_validator("rubrics")
@@ -104,9 +105,15 @@ class RubricOptions(JudgedOptions):
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"rubric item name(s) used twice: {', '.join(twice)}")
-        if sum(item.weight for item in items) <= 0:
+        if items and sum(item.weight for item in items) <= 0:
             raise ValueError("the rubric items' weights sum to 0")
         return items
+
+    @model_validator(mode="after")
+    def _some_rubric(self) -> "RubricOptions":
+        if not self.rubrics and not self.type.startswith("rubric_based_"):
+            raise ValueError(f"{self.type} needs `rubrics`: at least one item to score")
+        return self
 
 
 class GroundednessOptions(JudgedOptions):

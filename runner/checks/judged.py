@@ -51,6 +51,11 @@ class JudgedOptions(CheckOptions):
         None, title="Judge override",
         description="Settings of evalrun.yaml's `judge` (model, temperature, api_base, ...) to use for this check, "
         "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
+    judge_model: Optional[str] = Field(
+        None, min_length=1, title="Judge model",
+        description="The model name to ask, with the other settings (api_base, key) of evalrun.yaml's `judge`, as an "
+        "ADK or Agentflow eval config's `judge_model` means. Without a judge in evalrun.yaml the check is not run.",
+        examples=["gpt-4o-mini"])
     samples: int = Field(
         1, ge=1, le=15, title="Samples",
         description="How many verdicts to ask for (each its own request and cache entry) when the judge's temperature "
@@ -92,7 +97,10 @@ class AssertOptions(JudgedOptions):
 def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
     """The LLMJudge this check uses, or None when there is none."""
     configured = getattr(ctx.cascade, "judge", None)
-    if not options.judge:
+    if options.judge_model and configured is not None:  # the eval config's model, on evalrun.yaml's judge settings
+        options = options.model_copy(update={"judge": JudgeOverride(**{
+            **(options.judge.model_dump(exclude_none=True) if options.judge else {}), "model": options.judge_model})})
+    if not options.judge or (options.judge_model and configured is None):
         return configured
     from ..llm.settings import JudgeSettings
     from ..llm.client import LLMClient
@@ -190,6 +198,7 @@ def run_assert(options: AssertOptions, ctx: CheckContext) -> Verdict:
 
 FAMILIES = (
     CheckFamily(types=("semantic_match", "final_response_match_v2"), needs_model=True, default_threshold=0.0,
+                alias_thresholds=(("final_response_match_v2", 1.0),),  # the share of turns judged a match
                 description="A judge decides whether the final answer means the same as a reference.",
                 options=SemanticMatchOptions, run=run_semantic_match),
     CheckFamily(types=("assert", "llm_judge"), needs_model=True, default_threshold=0.0,

@@ -8,9 +8,10 @@ time a word is stemmed, never before.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 from pydantic import ConfigDict, Field
 
@@ -37,9 +38,41 @@ def rouge_tokens(text: str) -> list[str]:
     return [t for t in (stem(w) for w in words) if t and _SEPARATORS.search(t) is None]
 
 
-def rouge1(reference: str, answer: str) -> tuple[float, float, float, list[str]]:
+def _cjk(code: int) -> bool:  # CJK ideographs, Hiragana, Katakana, Hangul syllables: one token per character
+    return 0x4E00 <= code <= 0x9FFF or 0x3040 <= code <= 0x309F or 0x30A0 <= code <= 0x30FF or 0xAC00 <= code <= 0xD7AF
+
+
+def _unspaced(code: int) -> bool:  # Thai, Lao, Myanmar, Khmer: one token per base letter and its marks
+    return 0x0E00 <= code <= 0x0EFF or 0x1780 <= code <= 0x17FF or 0x1000 <= code <= 0x109F
+
+
+def adk_rouge_tokens(text: str) -> list[str]:
+    """Tokens as ADK 2.13's response_match_score makes them (its Unicode-aware tokenizer): NFKC and lower
+    case; letters, digits and combining marks of any script kept, everything else a separator; CJK
+    characters one token each; Thai, Lao, Khmer and Myanmar one token per letter with its marks; a word
+    of ASCII letters and digits stemmed as rouge-score does, any other word kept whole. On ASCII text
+    these are exactly `rouge_tokens`."""
+    chars = []
+    for char in unicodedata.normalize("NFKC", text).lower():
+        code = ord(char)
+        if _cjk(code):
+            chars += [" ", char, " "]
+        elif _unspaced(code):
+            chars += [char] if unicodedata.category(char).startswith("M") else [" ", char]
+        elif char.isalnum() or unicodedata.category(char).startswith("M"):
+            chars.append(char)
+        else:
+            chars.append(" ")
+    tokens = []
+    for word in "".join(chars).split():
+        tokens += rouge_tokens(word) if word.isascii() else [word]
+    return tokens
+
+
+def rouge1(reference: str, answer: str, tokens: Callable[[str], list[str]] = rouge_tokens
+           ) -> tuple[float, float, float, list[str]]:
     """(precision, recall, F1, the shared unigrams) of `answer` against `reference`."""
-    ref, ans = Counter(rouge_tokens(reference)), Counter(rouge_tokens(answer))
+    ref, ans = Counter(tokens(reference)), Counter(tokens(answer))
     shared = ref & ans
     overlap = sum(shared.values())
     precision = overlap / max(sum(ans.values()), 1)

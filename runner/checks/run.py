@@ -19,6 +19,8 @@ from pydantic import ValidationError
 from ..results.models import CaseResult, CheckResult
 from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
 from .judged import JUDGE_TURNED_OFF, NO_JUDGE
+from ..score.turns import turn_name, turn_pairs
+from .adk import TURN_CRITERIA, adk_verdict, turn_context
 from .select import Selection
 
 if TYPE_CHECKING:
@@ -64,16 +66,20 @@ def _worded(error: dict) -> str:
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
     """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
     try:
-        verdict = family.run(options, ctx)
+        # A check written under an ADK criterion's name is scored turn by turn, as ADK scores it
+        verdict = adk_verdict(family, options, ctx) if options.type in TURN_CRITERIA else family.run(options, ctx)
     except Exception as exc:  # a bug in a check must not take the case down
         verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
     if verdict.skipped == NO_JUDGE:  # nobody could decide it: the configuration's fault, never a pass
         verdict = Verdict(unscored=no_judge_reason(ctx), evidence=verdict.evidence)
-    threshold = options.threshold if options.threshold is not None else family.default_threshold
+    threshold = options.threshold if options.threshold is not None else family.default_threshold_for(options.type)
     base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
                 threshold=threshold)
     if verdict.skipped is not None:
         return CheckResult(**base, status="skipped", explanation=f"skipped: {verdict.skipped}",
+                           evidence=verdict.evidence)
+    if verdict.unscored is None and verdict.score is None and verdict.passed is not None:  # informational
+        return CheckResult(**base, status="passed" if verdict.passed else "failed", explanation=verdict.explanation,
                            evidence=verdict.evidence)
     if verdict.unscored is not None or verdict.score is None:
         reason = verdict.unscored or "the check gave no score"
@@ -119,6 +125,36 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
                                        evidence={"spec": spec, _LIVE: live}))
         else:
             results.append(evaluate(family, options, ctx))
+    if case.turns and any(turn.checks for turn in case.turns):
+        results += run_turn_checks(ctx)
+    return results
+
+
+def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
+    """Each turn's own `checks:`, on that turn alone (its messages, calls and answer), named `turn N: <name>`."""
+    pairs, problem = turn_pairs(ctx.case, ctx.trajectory)
+    results = []
+    for number, turn in enumerate(ctx.case.turns or (), start=1):
+        pair = next((p for p in pairs if p.number == number), None)
+        for spec in turn.checks:
+            try:
+                family, options = parse_check(spec)
+            except (KeyError, TypeError, ValidationError) as exc:
+                results.append(CheckResult(name=f"turn {number}: {spec.get('type')}", type=str(spec.get("type")),
+                                           status="unscored", explanation=f"unscored: invalid check: {exc}"))
+                continue
+            name = f"{turn_name(pair) if pair is not None else f'turn {number}'}: {options.name or options.type}"
+            if pair is None or pair.actual is None:
+                why = problem or "the conversation ended before this turn (no such user message was recorded)"
+                results.append(CheckResult(name=name, type=options.type, gate=options.gate, weight=options.weight,
+                                           status="unscored" if problem else "failed",
+                                           explanation=f"{'unscored: ' if problem else ''}{why}"))
+                continue
+            left_out = ctx.selection.left_out(family, options) if ctx.selection is not None else None
+            if left_out is not None:
+                results.append(skipped_result(options, left_out).model_copy(update={"name": name}))
+            else:
+                results.append(evaluate(family, options, turn_context(ctx, pair)).model_copy(update={"name": name}))
     return results
 
 
@@ -126,7 +162,7 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                  *, live: bool = False, selection: Optional[Selection] = None,
                  base_dir: Optional[Path] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if case_checks(case):
+    if case_checks(case) or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
         fold_into_status(result, result.checks)
         if not criteria_besides_checks(case):
@@ -138,8 +174,9 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
 
 
 def case_checks(case: "Case") -> list[dict[str, Any]]:
-    """The case's `checks:`, and a `final_state` check when it has a `final_state:` that none of them compares."""
-    if case.final_state is not None and not any(
+    """The case's `checks:`, and a `final_state` check when it has a `final_state:` (or ADK's
+    `final_session_state`) that none of them compares."""
+    if (case.final_state is not None or case.final_session_state is not None) and not any(
             isinstance(spec, dict) and spec.get("type") == "final_state" for spec in case.checks):
         return [*case.checks, {"type": "final_state"}]
     return case.checks

@@ -7,38 +7,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from ..score.explain import describe_mismatches, message_number, message_ref
-from ..suite.models import IGNORE_KEY, ArgSpec, ToolCallGoal
+from ..suite.models import IGNORE_KEY, ExpectedCall, ToolCallGoal
 from ..transcripts.read import ToolCall
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 MatchMode = Literal["exact", "in_order", "any_order", "superset", "unordered", "subset"]
 _MODE_ALIASES = {"superset": "any_order"}
-
-
-class ExpectedCall(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", title="Expected call",
-        json_schema_extra={"description": "A tool call the trajectory expects. Without `args` it matches any "
-                           "call of the tool.",
-                           "examples": [{"tool_name": "get_timeoff_schedule",
-                                         "args": {"start_date": "2025-01-01"}, "arg_matching": {"start_date": "fuzzy"}}]})
-
-    tool_name: str = Field(min_length=1, title="Tool name", description="The tool that must be called.",
-                           examples=["get_timeoff_schedule"])
-    args: Optional[dict[str, Any]] = Field(
-        None, title="Expected arguments",
-        description="The arguments the call must carry, compared as a tool goal's are. Left out: any arguments.",
-        examples=[{"username": "nwaters"}])
-    arg_matching: dict[str, ArgSpec] = Field(
-        default_factory=dict, title="Argument matching",
-        description="Argument name (or dot path) to comparison mode, as in a tool goal.",
-        examples=[{"start_date": "fuzzy"}])
-    extra_args: Optional[Literal["allow", "forbid"]] = Field(
-        None, title="Extra arguments", description="allow (default: the case's `extra_args`) or forbid.",
-        examples=["forbid"])
 
 
 class TrajectoryOptions(CheckOptions):
@@ -63,11 +40,35 @@ class TrajectoryOptions(CheckOptions):
         description="exact: these calls in this order and no other. in_order (default): these calls in this "
         "order, others may come between. any_order (alias superset): every expected call made, in any order, "
         "others allowed. unordered: the same calls in any order and no other. subset: every call made is an "
-        "expected one (each used once); some may be missing.", examples=["any_order"])
+        "expected one (each used once); some may be missing. (tool_trajectory_avg_score takes `match_type`.)",
+        examples=["any_order"])
+    match_type: Optional[Literal["EXACT", "IN_ORDER", "ANY_ORDER"]] = Field(
+        None, title="ADK match type",
+        description="tool_trajectory_avg_score only, as ADK: EXACT (default): each turn's calls are the expected "
+        "ones in order and no other; IN_ORDER: in order, others allowed between; ANY_ORDER: all made, in any order, "
+        "others allowed. A turn scores 1 or 0; the check passes when the mean reaches the threshold.",
+        examples=["IN_ORDER"])
+    ignore_args: bool = Field(
+        False, title="Ignore arguments",
+        description="tool_trajectory_avg_score only, as ADK: compare tool names only.", examples=[True])
+
+    @model_validator(mode="after")
+    def _options_of_its_type(self) -> "TrajectoryOptions":
+        adk = self.type == "tool_trajectory_avg_score"
+        if adk and "match" in self.model_fields_set:
+            raise ValueError("tool_trajectory_avg_score takes ADK's `match_type` (EXACT, IN_ORDER, ANY_ORDER), not `match`")
+        if not adk and ({"match_type", "ignore_args"} & self.model_fields_set):
+            raise ValueError(f"`match_type` and `ignore_args` are options of tool_trajectory_avg_score; {self.type} "
+                             "takes `match` (exact, in_order, any_order, unordered, subset)")
+        return self
 
 
 def expected_goals(options: TrajectoryOptions, ctx: CheckContext) -> list[ToolCallGoal]:
     """The expected calls as tool goals, so that arguments are compared by the goals' own matchers."""
+    if options.expected is None and ctx.case.turns and not ctx.case.tool_goals():
+        # the turns' calls, one after the other
+        calls = [call for turn in ctx.case.turns for call in turn.calls or ()]
+        return expected_goals(options.model_copy(update={"expected": calls}), ctx)
     if options.expected is None:
         from ..score.assign import visit_order
 

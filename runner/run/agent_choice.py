@@ -1,5 +1,6 @@
-"""Which agent plays a case: `--agent`, else the case's (or its file's) `agent:`, else `default_agent`,
-else the only declared agent. Names are checked by `validate` when evalrun.yaml declares agents."""
+"""Which agent plays a case: `--agent`, else the case's (or its file's) `agent:`, else the agent named like
+its ADK app (`session_input.app_name`), else `default_agent`, else the only declared agent. Names are
+checked by `validate` when evalrun.yaml declares agents."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Optional
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from runner.config import Config, LoadedConfig
     from .agents._base import Agent
 
-EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay"
+EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay, adk"
 
 
 class AgentNotFound(AgentError):
@@ -50,7 +51,9 @@ def check_agent_override(name: str, config: "Config") -> Optional[str]:
 def agent_name_for(case: Case, config: "Config", override: Optional[str] = None) -> str:
     """The name of the agent that plays `case`; AgentNotFound saying what to declare or add."""
     declared = config.agents
-    name = override or case.agent or config.default_agent
+    # an ADK eval case names its app: the agent declared under that name plays it
+    app = case.session_input.app_name if case.session_input is not None else None
+    name = override or case.agent or (app if app in declared else None) or config.default_agent
     if name is None and len(declared) == 1:
         name = next(iter(declared))
     if name is None:

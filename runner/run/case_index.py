@@ -61,13 +61,14 @@ class CaseIndex:
 
 
 def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: Optional[Sequence[Path]] = None,
-                filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None) -> CaseIndex:
+                filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None,
+                eval_config: Optional[Path] = None) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too."""
     from .agent_choice import check_agent_names
 
-    loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer())
+    loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config)
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source
@@ -91,8 +92,9 @@ class CaseChanged(Exception):
 class CaseLoader:
     """Reads a referenced case again; the last `_FILES_KEPT` files stay parsed. Not thread-safe."""
 
-    def __init__(self, roots: Optional[Sequence[Path]] = None) -> None:
+    def __init__(self, roots: Optional[Sequence[Path]] = None, eval_config: Optional[Path] = None) -> None:
         self.roots = roots
+        self.eval_config = eval_config
         self._files: OrderedDict[Path, list[Case]] = OrderedDict()
 
     def load(self, ref: CaseRef) -> Case:
@@ -100,7 +102,7 @@ class CaseLoader:
             return ref.loaded if ref.id == ref.file_id else ref.loaded.model_copy(update={"id": ref.id})
         cases = self._files.get(ref.path)
         if cases is None:
-            cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots)
+            cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots, eval_config=self.eval_config)
             self._files[ref.path] = cases
             if len(self._files) > _FILES_KEPT:
                 self._files.popitem(last=False)

@@ -16,7 +16,7 @@ import asyncio
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from runner.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
@@ -50,24 +50,39 @@ class Conversation:
     stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
     user_turns: int = 0
     transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
-    state: Optional[ReportedState] = None  # the world after it, when the case has a `final_state:`
+    # The agent's state at the end: what it reported when the case has a `final_state:` (see `reported_state`),
+    # or what its kind keeps anyway (an ADK session's state).
+    state: Optional[Any] = None
+    state_source: str = ""  # where `state` came from, in a report's words
+    state_missing: Optional[str] = None  # the case asked for the state and the agent reported none: why
     id: str = field(default_factory=lambda: uuid.uuid4().hex)  # agents see it as context.conversation_id
 
     @property
     def failed(self) -> bool:
         return self.error is not None
 
+    def reported_state(self) -> Optional[ReportedState]:
+        """The state as a final_state check reads it; None when nobody asked and the kind keeps none."""
+        if self.state is not None:
+            return ReportedState(value=self.state, source=self.state_source)
+        return ReportedState.none(self.state_missing) if self.state_missing is not None else None
+
+    def keep_state(self, state: Optional[ReportedState]) -> None:
+        if state is not None:
+            self.state, self.state_source, self.state_missing = state.value, state.source, state.missing
+
     def to_transcript(self) -> dict:
         """The conversation in the transcript format evalrun reads (runner.transcripts.read.read_recording),
         so a saved live run can be scored again without calling anything. `error` and `stderr` are
-        kept for people reading the file; the reader ignores them."""
+        kept for people reading the file, and `state` (the agent's own state at the end) for checks of
+        it; the reader ignores them."""
         data: dict = {"messages": self.messages, "termination_reason": self.termination_reason}
-        if self.state is not None and self.state.reported:
-            data["state"] = self.state.value
         if self.error is not None:
             data["error"] = self.error
         if self.stderr_tail:
             data["stderr"] = self.stderr_tail
+        if self.state is not None:
+            data["state"] = self.state
         return data
 
 
@@ -93,6 +108,8 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
         agent.kill()
         raise
     finally:
+        if conv.state is None and conv.state_missing is None:
+            conv.keep_state(_kept_state(agent))
         await _close(agent)
         conv.stderr_tail = agent.stderr_tail()
     return conv
@@ -106,9 +123,8 @@ async def _drive_and_report(case: Case, agent: Agent, user: User, conv: Conversa
 
 async def _report_state(case: Case, agent: Agent, conv: Conversation) -> None:
     """Ask the agent for the state of its world once the conversation is over (before it is closed)."""
-    context = _context(case, conv)
     try:
-        conv.state = await agent.final_state(context)
+        conv.keep_state(await agent.final_state(_context(case, conv)))
     except AgentError as exc:
         conv.error = _kept(f"the agent's final state could not be read: {exc.reason}")
     except BaseException as exc:
@@ -195,7 +211,7 @@ def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
         return
     conv.messages = recording.messages
     conv.termination_reason = recording.termination_reason
-    conv.state = recording.state
+    conv.keep_state(recording.state)
     conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
 
 
@@ -208,6 +224,13 @@ async def _close(agent: Agent) -> None:
     except BaseException as exc:  # closing never hides how the conversation ended
         agent.kill()
         _reraise_cancellation(exc)
+
+
+def _kept_state(agent: Agent) -> Optional[ReportedState]:
+    try:
+        return agent.kept_state()
+    except Exception:  # a record of the conversation, never a reason to lose it
+        return None
 
 
 def _internal(when: str, exc: BaseException) -> str:

@@ -45,6 +45,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
 def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
@@ -126,7 +127,7 @@ class CaseRunner:
         self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = list(roots)
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots)
+        self.loader = CaseLoader(self.roots, eval_config=options.eval_config)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured

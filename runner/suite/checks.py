@@ -182,7 +182,8 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     """A case without goals, forbidden calls or a required ending passes whatever the agent does."""
     details = case.get("goal_details")
     if details or case.get("forbid_extra_calls") or case.get("termination") or case.get("skip") or case.get("checks") \
-            or case.get("final_state") is not None:
+            or _turns_expect_something(case) or case.get("final_state") is not None \
+            or case.get("final_session_state") is not None:
         return
     if any(key not in _CASE_KEYS for key in case):
         return  # an unknown key (a misspelt `goal_details`?) is reported, and says more than this would
@@ -195,6 +196,27 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
 
 
 _CASE_KEYS = set(CaseFields.model_fields) | {"cases", "$schema"}
+
+
+def _turns_expect_something(case: dict) -> bool:
+    turns = case.get("turns")
+    return isinstance(turns, list) and any(
+        isinstance(t, dict) and (t.get("calls") is not None or t.get("response") is not None or t.get("checks"))
+        for t in turns)
+
+
+def check_turns(doc: Document, case: dict, at: Location) -> None:
+    """The user's messages come from `turns` or from starting_sentence/user_prompts, never both."""
+    if not case.get("turns"):
+        return
+    for key in ("starting_sentence", "user_prompts"):
+        if case.get(key):
+            doc.error(at + (key,), f"'{key}' and `turns` both give the user's messages; the turns' `user` messages "
+                                   f"are played in order, so remove `{key}`", "turns-and-script", key=True)
+    if case.get("story"):
+        doc.error(at + ("story",), "`story` cannot go with `turns`: the user says the turns' messages, one per turn, "
+                                   "and a simulated user would go on past them; remove `story`", "turns-and-story",
+                  key=True)
 
 
 # Goal keys that, written one level too deep under `args`, become expected arguments; and how the value of
@@ -273,4 +295,5 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_final_state,
     check_something_to_check,
     check_goal_keys_under_args,
+    check_turns,
 )

@@ -23,6 +23,7 @@ from .coerce import coerce_texts
 from .containment import outside_message, transcript_location, within
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
+from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
@@ -118,21 +119,23 @@ class FileOutcome:
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None) -> LoadResult:
+                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
+                eval_config: Optional[Path] = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
     `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
-    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`."""
+    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = []
     for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots)
+        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config)
         if keep is not None:
             outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
         outcomes.append((path, outcome))
@@ -208,22 +211,28 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
     return path.parent
 
 
-def load_file(path: Path, *, explicit: bool = True,
-              roots: Optional[Sequence[Path]] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
+              eval_config: Optional[Path] = None) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
-    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots])
+    outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
+                    eval_config=eval_config)
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
-def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]]) -> FileOutcome:
+def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
+          eval_config: Optional[Path] = None) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
     definition, another tool's config, a report, an unreadable file) is passed over with a reason.
     A file that cannot be parsed counts as a suite only when its text names a suite key."""
     doc = read_document(path, display_path(path))
+    foreign = read_foreign(path, doc, eval_config=eval_config)  # Google ADK, Agentflow: before the rules below
+    if foreign is not None:
+        return FileOutcome(cases=foreign.cases, diagnostics=sort_diagnostics(foreign.diagnostics),
+                           is_suite=foreign.is_suite, named_ids=foreign.named_ids, display=doc.path)
     if doc.diagnostics and doc.data is None:
         code = doc.diagnostics[0].code  # a suite saved in another encoding must not be passed over
         if explicit or code == "encoding" or (code != "io" and _mentions_suite_keys(path)):
@@ -348,10 +357,12 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
 def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
     line, column = doc.position(at)
     data = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
-    problems = [(i, check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
-    for i, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
+    problems = [(at + ("checks", i), check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
+    problems += [(at + ("turns", t, "checks", i), check_problem(entry))
+                 for t, turn in enumerate(data.get("turns") or ()) for i, entry in enumerate(turn.get("checks") or ())]
+    for where, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
         if problem:
-            doc.error(at + ("checks", i), problem, "check")
+            doc.error(where, problem, "check")
     if any(problem for _, problem in problems):
         return None
     try:

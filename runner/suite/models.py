@@ -10,20 +10,19 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema, model_validator
 
-ArgMode = Literal["strict", "exact", "optional", "ignore", "fuzzy"]
+from .arguments import (ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType,  # noqa: F401
+                        _Strict)
+from .turns import (ADK_DEFAULT_CRITERIA, ExpectedCall, IntermediateResponse, Rubric, SessionInput,  # noqa: F401
+                    Turn, default_turn_checks)
+
 GoalType = Literal["tool_call", "text"]
 # watsonx goal types evalrun reads but cannot score yet: such a goal is reported `unscored`, never achieved.
 UnscoredGoalType = Literal["interaction", "assert_llm"]
-ArgType = Literal["integer", "number", "string", "boolean"]
-
-ARG_MODES: tuple[str, ...] = get_args(ArgMode)
-IGNORE_KEY = "IGNORE"  # watsonx: `args: {IGNORE: null}` skips all arguments
-IGNORE_VALUE = "<IGNORE>"  # watsonx: an argument whose expected value is this is not compared
 
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input",
     "final_state", "final_state_matching", "initial_state", "tool_effects",
 )
 
@@ -45,68 +44,8 @@ SkipReason = Annotated[str, AfterValidator(_not_a_false_word), WithJsonSchema(
     {"type": "string", "not": {"enum": list(SKIP_FALSE_WORDS), "description": SKIP_FALSE_WORD_FIX}})]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class ArgRule(_Strict):
-    """The object form of an `arg_matching` entry."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        title="Argument rule",
-        json_schema_extra={
-            "description": "How one argument is compared, in object form. Use `mode` with `threshold` for "
-            "fuzzy text, or exactly one of `one_of`, `regex`, `tolerance`; any form may add `optional: true`.",
-            "examples": [{"mode": "fuzzy", "threshold": 0.9}, {"one_of": ["NYC", "New York"]},
-                         {"regex": "^\\d{8}$", "optional": True}, {"tolerance": 0.01}],
-        },
-    )
-
-    mode: Optional[ArgMode] = Field(
-        None, title="Mode",
-        description="strict (default): trimmed, case-insensitive strings, numbers by value, lists as multisets. "
-        "exact: JSON equality. optional: may be absent, compared like strict when present. ignore: not compared. "
-        "fuzzy: numbers within a tolerance, dates across formats, otherwise semantic similarity.",
-        examples=["fuzzy"])
-    threshold: Optional[float] = Field(
-        None, ge=0, le=1, title="Similarity threshold",
-        description="For fuzzy: the score (0-1) a value must reach, whichever stage decides: the offline "
-        "similarity (instead of the config's similarity_threshold) and, with a judge, the judge's score too (a "
-        "judge that says match below it does not pass the value).",
-        examples=[0.9])
-    tolerance: Optional[float] = Field(
-        None, ge=0, title="Numeric tolerance",
-        description="Numbers match when they differ by at most this much (absolute).", examples=[0.01])
-    one_of: Optional[list[Any]] = Field(
-        None, min_length=1, title="Accepted values",
-        description="The argument matches when it equals any of these values (compared strict).",
-        examples=[["NYC", "New York"]])
-    regex: Optional[str] = Field(
-        None, title="Regular expression",
-        description="The argument (as text) must match this Python regular expression in full.",
-        examples=["^EMP-\\d{4}$"])
-    optional: bool = Field(
-        False, title="Optional",
-        description="When true the argument may be absent; when present it must match.", examples=[True])
-    ignore_chars: Optional[str] = Field(
-        None, title="Characters to ignore",
-        description="Texts are compared after dropping each of these characters from both sides: with "
-        "`\" ,./-_*^\"`, \"x**3\" equals \"x^3\" and \"New York\" equals \"new-york\" (strict mode already ignores "
-        "case). Works with every mode.", examples=[" ,./-_*^"])
-    type: Optional[ArgType] = Field(
-        None, title="Type",
-        description="The JSON type the actual value must have, checked strictly before comparing: integer (a "
-        "whole number written without a decimal point: 1, not 1.0 nor \"1\"), number (written with a decimal "
-        "point or exponent: 1.0, not 1), string (text: \"10\", not 10), boolean (true/false, not \"yes\"). "
-        "For a list, every item must have the type.", examples=["integer"])
-
-
-ArgSpec = Union[ArgMode, ArgRule]
-
-
 class StateEffect(_Strict):
-    """One change a played tool makes to the state a model agent's tools keep (runner/run/state_effects.py)."""
+    """One change a played tool makes to the state a model agent's tools keep (runner/run/agents/_effects.py)."""
 
     model_config = ConfigDict(
         extra="forbid", title="State effect",
@@ -407,6 +346,26 @@ class CaseFields(_Strict):
         None, gt=0, title="Timeout (seconds)",
         description="Live runs: the case ends in error when its conversation takes longer than this.",
         examples=[120])
+    turns: Optional[list[Turn]] = Field(
+        None, min_length=1, title="Turns",
+        description="The conversation turn by turn (Google ADK's invocations): each user message with the calls and "
+        "answer expected in that turn. The user's messages are played in order; the turn criteria "
+        "(tool_trajectory_avg_score, response_match_score, ...) score each turn and pass on the mean. Without "
+        "`checks`, ADK's defaults apply: tool_trajectory_avg_score 1.0 and response_match_score 0.8.",
+        examples=[[{"user": "Roll a die with 6 sides.", "calls": [{"tool_name": "roll_die", "args": {"sides": 6}}],
+                    "response": "I rolled a 4."}]])
+    session_input: Optional[SessionInput] = Field(
+        None, title="Session input",
+        description="ADK's session_input: app name, user id and the initial state of the agent's session.",
+        examples=[{"app_name": "weather_agent", "user_id": "test_user"}])
+    final_session_state: Optional[dict[str, Any]] = Field(
+        None, title="Final session state",
+        description="ADK's expected final session state: compared, as a `final_state`, with the session state the "
+        "ADK agent ends with (or any agent's reported state), when the case has no `final_state` of its own.",
+        examples=[{"booked": True}])
+    rubrics: Optional[list[Rubric]] = Field(
+        None, title="Rubrics", description="Rubrics for every turn of the case (ADK's case rubrics).",
+        examples=[[{"id": "polite", "text": "The answer is polite."}]])
     dataset_name: Optional[str] = Field(
         None, title="Dataset name", description="watsonx Orchestrate: the dataset's name, kept.",
         examples=["hr_timeoff"])
@@ -460,9 +419,23 @@ class Case(CaseFields):
     id: str
     source: SourceRef
 
+    @model_validator(mode="after")
+    def _turns_play_as_the_script(self) -> "Case":
+        """The turns' user messages are the scripted user's (the loader refuses a case giving both), and an
+        ADK session's initial state is the agent's runtime context unless the case gives one."""
+        if self.turns and not self.starting_sentence and not self.user_prompts:
+            self.starting_sentence = self.turns[0].user
+            self.user_prompts = [turn.user for turn in self.turns[1:]]
+        if self.turns and not self.checks:
+            self.checks = default_turn_checks(self.turns)
+        if self.session_input is not None and self.session_input.state and not self.runtime_context:
+            self.runtime_context = dict(self.session_input.state)
+        return self
+
     def asks_final_state(self) -> bool:
-        """Whether the case compares the world after the conversation (`final_state:`, or a final_state check)."""
-        return self.final_state is not None or any(
+        """Whether the case compares the world after the conversation (`final_state:`, ADK's
+        `final_session_state`, or a final_state check)."""
+        return self.final_state is not None or self.final_session_state is not None or any(
             isinstance(check, dict) and check.get("type") == "final_state" for check in self.checks)
 
     def tool_goals(self) -> list[ToolCallGoal]:

@@ -499,6 +499,14 @@ class _TooLarge(Exception):
     pass
 
 
+def reads_as_text(text: str) -> bool:
+    """Whether `text`, written unquoted, reads back as this very text (not a number, boolean or null)."""
+    try:
+        return _plain_scalar(text) == text
+    except ValueError:  # an integer too long to convert: not text either
+        return False
+
+
 def _plain_scalar(text: str) -> Any:
     if text and text[0] not in _MAY_RESOLVE:  # most values are words: no pattern can match them
         return text

@@ -14,7 +14,7 @@ from ..resources import resource_dir
 from .models import GOAL_MODELS
 from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
 
-KINDS = ("suite", "config", "report")
+KINDS = ("suite", "config", "report", "adk-evalset", "adk-eval-config")
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -34,6 +34,15 @@ def build_schema(kind: str) -> dict[str, Any]:
 
         schema = _simplify(Config.model_json_schema(by_alias=True))
         _titles_from_refs(schema)
+    elif kind in ("adk-evalset", "adk-eval-config"):  # Google ADK's and Agentflow's files, read as they are
+        from .formats.adk_models import EvalConfigFile, EvalFile
+
+        model = EvalFile if kind == "adk-evalset" else EvalConfigFile
+        schema = _simplify(model.model_json_schema(), keep_null=True)  # ADK writes null for what is not set
+        _branch_by_key(schema, {"InvocationEvents": "invocation_events", "Message": "content"})
+        if kind == "adk-evalset":
+            _eval_file_by_shape(schema)
+        _titles_from_refs(schema)
     elif kind == "report":
         from ..results.models import RunReport
 
@@ -48,19 +57,19 @@ def render(kind: str) -> str:
     return json.dumps(build_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
-def _simplify(node: Any) -> Any:
+def _simplify(node: Any, keep_null: bool = False) -> Any:
     """Make pydantic's output read well in an editor and give precise errors.
 
-    `Optional[X]` becomes plain X (an empty value is a mistake a user wants to hear about), and
-    `default: null` noise goes.
+    `Optional[X]` becomes plain X (an empty value is a mistake a user wants to hear about; not for
+    other tools' files, `keep_null`, which write null for what is not set), and `default: null` noise goes.
     """
     if isinstance(node, list):
-        return [_simplify(n) for n in node]
+        return [_simplify(n, keep_null) for n in node]
     if not isinstance(node, dict):
         return node
-    node = {k: _simplify(v) for k, v in node.items()}
+    node = {k: _simplify(v, keep_null) for k, v in node.items()}
     variants = node.get("anyOf")
-    if isinstance(variants, list):
+    if isinstance(variants, list) and not keep_null:
         kept = [v for v in variants if v != {"type": "null"}]
         if len(kept) != len(variants):
             del node["anyOf"]
@@ -111,6 +120,42 @@ def _numbers_as_text(schema: dict[str, Any]) -> None:
             for key in keys:
                 if key in holder["properties"]:
                     widen(holder["properties"][key])
+
+
+def _branch_by_key(node: Any, keyed: dict[str, str]) -> None:
+    """A union of two models, one of them told apart by a key of its own (`keyed`: model -> key), checks the
+    value against that one model (if/then/else), so an error names the keys of the shape meant, not of both."""
+    if isinstance(node, list):
+        for item in node:
+            _branch_by_key(item, keyed)
+        return
+    if not isinstance(node, dict):
+        return
+    for value in node.values():
+        _branch_by_key(value, keyed)
+    variants = node.get("anyOf")
+    refs = [v.get("$ref", "").rsplit("/", 1)[-1] for v in variants or () if isinstance(v, dict) and "$ref" in v]
+    marked = [r for r in refs if r in keyed]
+    if len(refs) != 2 or len(marked) != 1:
+        return
+    other = next(r for r in refs if r != marked[0])
+    branch = {"if": {"type": "object", "required": [keyed[marked[0]]]}, "then": {"$ref": f"#/$defs/{marked[0]}"},
+              "else": {"$ref": f"#/$defs/{other}"}}
+    node["anyOf"] = [v for v in variants if "$ref" not in v] + [branch]
+    if len(node["anyOf"]) == 1:
+        del node["anyOf"]
+        node.update(branch)
+
+
+def _eval_file_by_shape(schema: dict[str, Any]) -> None:
+    """An eval file is an eval set (an object), a list of turns (items with `query`) or a list of sessions:
+    checked against the one its shape says, so a broken turn is not also reported as a broken session."""
+    del schema["anyOf"]
+    schema.update({
+        "if": {"type": "object"}, "then": {"$ref": "#/$defs/EvalSet"},
+        "else": {"if": {"type": "array", "contains": {"type": "object", "required": ["query"]}},
+                 "then": {"type": "array", "items": {"$ref": "#/$defs/OldTurn"}},
+                 "else": {"type": "array", "items": {"$ref": "#/$defs/OldSession"}}}})
 
 
 def _goal_items_by_type(schema: dict[str, Any]) -> None:
@@ -170,7 +215,7 @@ def _check_items_by_type(schema: dict[str, Any]) -> None:
             for t, family in table.items()
         ],
     }
-    for holder in (schema["$defs"]["CaseFields"], schema):
+    for holder in (schema["$defs"]["CaseFields"], schema["$defs"]["Turn"], schema):
         holder["properties"]["checks"]["items"] = {"$ref": "#/$defs/Check"}
     for family in table.values():  # compositions nest ordinary checks: validate them the same way
         nested = schema["$defs"][family.options.__name__]["properties"].get("checks")

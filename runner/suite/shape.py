@@ -15,7 +15,7 @@ from typing import Any, Optional
 # Keys only an evalrun (or watsonx) suite has: a mapping with one of them is a suite.
 SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
                         "transcript", "forbid_extra_calls", "termination", "tool_outputs", "file_upload",
-                        "max_user_turns"})
+                        "max_user_turns", "turns"})
 _REPORT_KEYS = ("evalrun_version", "started_at")  # an evalrun report.json also has `cases`
 
 # Keys that mark another tool's file, and what that file is.

@@ -124,6 +124,12 @@ class Agent:
         """The last lines the agent wrote to stderr (command targets), kept with the case."""
         return []
 
+    def kept_state(self) -> Optional[ReportedState]:
+        """The state the agent's kind keeps anyway (an ADK session's), recorded with every conversation as
+        `state` even when nobody asked for it and even after an error: cheap, synchronous, never failing.
+        None when the kind keeps none (its state is only asked for, with `final_state`)."""
+        return None
+
 
 # ----------------------------------------------------------------------------- replies
 
