@@ -222,7 +222,7 @@ class CaseRunner:
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
         return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                    base, transcript_path=where, state=conversation.state)
+                                    base, transcript_path=where, state=conversation.reported_state())
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False,
