@@ -514,3 +514,37 @@ def test_each_missing_or_extra_row_is_named_once(rows, data):
         unexpected = [v for v in wrong if v.reason.startswith("unexpected item")]
         assert len(missing) == max(0, len(rows) - len(actual)) and len(unexpected) == max(0, len(actual) - len(rows))
     assert bool(wrong) == (sorted(map(repr, rows)) != sorted(map(repr, actual)))
+
+
+# --------------------------------------------------------------------------- ADK: final_session_state
+
+@pytest.mark.parametrize("expected, status, difference", [
+    ("{tier: gold, last_order: A-1042}", "passed", None),
+    ("{tier: gold, last_order: A-9999, coupon: SPRING}", "failed",
+     ["`last_order` (strict, decided by exact): expected 'A-9999', got 'A-1042'",
+      "`coupon` (strict, decided by absent): expected 'SPRING', missing"]),
+])
+def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_with(tmp_path, expected, status,
+                                                                                     difference):
+    import subprocess
+    import sys
+
+    from tests.cli_helpers import cli_env
+    from tests.fakes import adk_shop
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.test_agents_adk import make_project
+
+    with FakeOpenAI() as fake:
+        project = make_project(tmp_path / "project", fake.base_url)
+        with (project / "suites" / "order.yaml").open("a") as suite:
+            suite.write(f"final_session_state: {expected}\n")
+        adk_shop.script(fake)
+        done = subprocess.run([sys.executable, "-m", "runner", "suites/", "--output-dir", str(tmp_path / "out")],
+                              cwd=project, env=cli_env(), capture_output=True, text=True, timeout=300)
+    [case] = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert case["status"] == status, done.stdout + done.stderr
+    check = final_state_check(case)
+    assert check["evidence"]["source"] == "the ADK session's state"
+    if difference is not None:
+        assert check["explanation"].startswith("the final state differs at 2 paths of 3 values compared (from the "
+                                               "ADK session's state): " + "; ".join(difference))

@@ -17,7 +17,8 @@ scoring and every report read them as any other agent's:
 
 Assistant messages carry the ADK agent that wrote them in `name`, so a hand-over to a sub-agent shows
 as its `transfer_to_agent` call followed by messages named after the sub-agent. The session's state
-after the last turn is kept with the conversation (`state` in the saved transcript). ADK reports a
+after the last turn is kept with the conversation (`state` in the saved transcript); it is the agent's
+final state, which a case's `final_state:` (or ADK's `final_session_state`) is compared with. ADK reports a
 failing tool or model as an error event: the case's error. ADK's own warnings and errors logged during
 the conversation are kept with the case (like a command agent's stderr), not printed over the console.
 
