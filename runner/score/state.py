@@ -78,8 +78,11 @@ class StateMatcher(Matcher):
                 yield make_verdict(item, rule.mode, expected[index], None, False, Decision(
                     matched=False, decided_by="structure",
                     reason=f"not in the state (its list has {len(actual)} of the {len(expected)} expected items)"))
-        for other in sorted(set(range(len(actual))) - set(pairing)):
-            yield make_verdict(f"{path}.{other}", "strict", None, actual[other], True, Decision(
+        # Items the state has beyond the expected ones are numbered after them (`rows.2` when 2 were expected),
+        # so that no path names two verdicts; the reason says where each is in the state's list.
+        extras = sorted(set(range(len(actual))) - set(pairing))
+        for number, other in enumerate(extras, start=len(expected)):
+            yield make_verdict(f"{path}.{number}", "strict", None, actual[other], True, Decision(
                 matched=False, decided_by="structure",
                 reason=f"unexpected item (item {other + 1} of the state's {len(actual)}; {len(expected)} expected)"))
 
