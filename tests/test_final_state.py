@@ -548,3 +548,22 @@ def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_w
     if difference is not None:
         assert check["explanation"].startswith("the final state differs at 2 paths of 3 values compared (from the "
                                                "ADK session's state): " + "; ".join(difference))
+
+
+def test_validate_warns_of_effects_that_can_never_apply(tmp_path):
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    write(tmp_path / "suites" / "s.yaml", """
+        starting_sentence: hi
+        goal_details:
+          - {type: tool_call, name: pay, tool_name: transfer, args: {}, effects: [{delete: holds}]}
+        tool_effects:
+          cancel_hold: [{delete: holds.H1}]
+        final_state: {holds: {}}
+        """)
+    result = run_cli("validate", "suites", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "suites/s.yaml:3:65: warning: goal 'pay' has effects but no `output`: they apply when a played call gets this "
+        "goal's output; give it one",
+        "suites/s.yaml:5:3: warning: tool_effects names 'cancel_hold', which has no `tool_outputs` entry: they apply "
+        "when a played call is answered from tool_outputs; add one"]

@@ -178,6 +178,22 @@ def check_final_state(doc: Document, case: dict, at: Location) -> None:
             _check_rule(doc, spec, where)
 
 
+def check_effects(doc: Document, case: dict, at: Location) -> None:
+    """Effects apply to calls a played tool answers: a goal's with its `output`, a tool's with `tool_outputs`."""
+    for i, goal in _goals(case):
+        if goal.get("type") == "tool_call" and goal.get("effects") and "output" not in goal:
+            doc.error(at + ("goal_details", i, "effects"), f"goal '{goal.get('name')}' has effects but no `output`: "
+                      "they apply when a played call gets this goal's output; give it one", "unused-effects",
+                      key=True, severity="warning")
+    effects, outputs = case.get("tool_effects"), case.get("tool_outputs")
+    if isinstance(effects, dict):
+        for tool in effects:
+            if not isinstance(outputs, dict) or tool not in outputs:
+                doc.error(at + ("tool_effects", tool), f"tool_effects names '{tool}', which has no `tool_outputs` "
+                          "entry: they apply when a played call is answered from tool_outputs; add one",
+                          "unused-effects", key=True, severity="warning")
+
+
 def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     """A case without goals, forbidden calls or a required ending passes whatever the agent does."""
     details = case.get("goal_details")
@@ -293,6 +309,7 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_tool_goals,
     check_forbid_patterns,
     check_final_state,
+    check_effects,
     check_something_to_check,
     check_goal_keys_under_args,
     check_turns,
