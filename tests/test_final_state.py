@@ -197,7 +197,7 @@ def test_a_transcript_with_a_state_is_graded_and_one_without_is_unscored(tmp_pat
           - {id: without, transcript: t/without.json}
           - id: wrong
             transcript: t/with.json
-            final_state_matching: {}
+            final_state_matching: {orders.7.status: strict}   # merged with the file's: the case's rule wins
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
     report = report_of(tmp_path)
