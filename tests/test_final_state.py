@@ -164,7 +164,7 @@ def test_state_function_beside_the_entry_point_gets_the_conversation_context(tmp
      "the agent's final state could not be read: agents.bot:state(context) raised RuntimeError: db gone (at bot.py:6 "
      "in state)"),
     ("def state(context):\n    return {'orders': {1, 2}}",
-     "the agent's final state could not be read: agents.bot:state(context) returned a state that: `state.orders` is "
+     "the agent's final state could not be read: the state agents.bot:state(context) returned: `state.orders` is "
      "not JSON data (a Python set); a state holds only JSON data"),
 ])
 def test_a_state_function_that_fails_is_the_cases_error(tmp_path, isolate, body, error):
@@ -567,3 +567,37 @@ def test_validate_warns_of_effects_that_can_never_apply(tmp_path):
         "goal's output; give it one",
         "suites/s.yaml:5:3: warning: tool_effects names 'cancel_hold', which has no `tool_outputs` entry: they apply "
         "when a played call is answered from tool_outputs; add one"]
+
+
+def test_the_state_is_asked_for_only_by_cases_that_compare_it_and_within_the_case_timeout(tmp_path):
+    from tests.fakes.agent_server import AgentServer
+
+    write(tmp_path / "agents" / "__init__.py", "")
+    write(tmp_path / "agents" / "slow.py", """
+        import time
+
+        def respond(messages, context):
+            return "Ordered."
+
+        def state(context):
+            time.sleep(30)
+        """)
+    with AgentServer() as server:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            agents:
+              web: {{type: http, url: "{server.url('/messages')}", state_url: "{server.url('/state')}"}}
+              slow: {{type: python, entrypoint: "agents.slow:respond"}}
+            """)
+        write(tmp_path / "suites" / "s.yaml", """
+            cases:
+              - {id: no-state-asked, agent: web, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [hi]}]}
+              - {id: hangs, agent: slow, starting_sentence: hi, timeout_s: 1, final_state: {orders: []}}
+            """)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+        gets = [path for path, body, _ in server.requests if not body]
+    report = report_of(tmp_path)
+    assert gets == [] and case_of(report, "no-state-asked")["status"] == "passed", result.stdout
+    hangs = case_of(report, "hangs")
+    assert (hangs["status"], hangs["termination_reason"]) == ("error", "timeout")
+    assert hangs["error"] == "the conversation did not finish within the case timeout of 1 s"

@@ -156,7 +156,7 @@ class PythonAgent(Agent):
             return await super().final_state(ctx)
         if value is None:
             return ReportedState.none(f"{name} returned None")
-        return ReportedState(value=check_state(value, f"{name} returned a state that"), source=name)
+        return ReportedState(value=check_state(value, f"the state {name} returned"), source=name)
 
     def how_to_report_state(self) -> str:
         return (f"there is no function `{state_entrypoint(self.options.entrypoint)}` beside its entry point, and its "
