@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.adk_files import HOME, OLD_TURNS, recording
 from tests.cli_helpers import REPO, cli_env, run_cli, write, write_json
+from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.shared_data import require_shared
 
@@ -22,36 +23,41 @@ def report_of(folder: Path) -> dict:
 
 def weather_project(tmp_path: Path, judge: str = "") -> None:
     """A project with the bundled weather agent and one more agent (so the eval set's app_name must choose)."""
-    (tmp_path / "agents").mkdir()
-    shutil.copy(WEATHER_AGENT, tmp_path / "agents" / "weather_agent.py")
+    (tmp_path / "weather_agents").mkdir()
+    shutil.copy(WEATHER_AGENT, tmp_path / "weather_agents" / "weather_agent.py")
     write(tmp_path / "evalrun.yaml", f"""
         embeddings: {{enabled: false}}
         cache_dir: cache
         {judge}
         agents:
           other_agent: {{type: replay}}
-          weather_agent: {{type: python, entrypoint: "agents.weather_agent:respond"}}
+          weather_agent: {{type: python, entrypoint: "weather_agents.weather_agent:respond"}}
         """)
 
 
 def test_the_agentflow_eval_set_validates_as_it_is():
     done = run_cli("validate", str(require_shared("agentflow")), cwd=REPO)
-    assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr.splitlines()[-1] == "all suites are valid"
+    assert done.returncode == 0, done.stdout + done.stderr
+    # valid; with no evalrun.yaml here, no judge would decide its judged criterion: said before a run
+    assert [line.split(": warning: ")[1].split(":")[0] for line in done.stdout.splitlines()] == [
+        "case 'weather_lookup_simple'", "case 'weather_lookup_multi_city'"]
+    assert all("check 'final_response_match_v2' needs a judge model" in line for line in done.stdout.splitlines())
+    assert done.stderr.splitlines()[-1] == "0 error(s), 2 warning(s)"
 
 
 def test_the_agentflow_eval_set_runs_live_with_the_weather_agent_and_a_judge(tmp_path):
     agentflow = require_shared("agentflow")
     with FakeOpenAI() as fake:
-        fake.default = lambda request: json.dumps({"reason": "same facts", "match": True, "score": 1.0})
+        fake.default = lambda request: verdict(token_of(request), True, "same facts", 1.0)
         weather_project(tmp_path, "judge: {model: openai/fake-judge, api_base: %s, max_retries: 0}" % fake.base_url)
         done = subprocess.run([sys.executable, "-m", "runner", "run", str(agentflow), "-c", "evalrun.yaml",
                                "--output-dir", "out"],
                               cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
         models = [r["model"] for r in fake.requests]
     assert done.returncode == 0, done.stdout + done.stderr
-    # eval_config.json's judge_model and num_samples, on evalrun.yaml's judge settings (its api_base)
-    assert models == ["gpt-4o-mini"] * 6
+    # eval_config.json's judge_model on evalrun.yaml's judge settings (its api_base); its num_samples asks once
+    # per turn, as every judged check does at the judge's temperature 0 (N answers would be one answer repeated)
+    assert models == ["gpt-4o-mini"] * 2
     report = report_of(tmp_path / "out")
     assert [(c["id"], c["status"]) for c in report["cases"]] == [("weather_lookup_simple", "passed"),
                                                                  ("weather_lookup_multi_city", "passed")]

@@ -215,8 +215,8 @@ def test_a_judged_criterion_without_a_judge_is_unscored_never_passed():
     assert result.explanation == (
         "unscored: final_response_match_v2 needs a judge model: the eval config names 'gpt-4o-mini'; declare `judge:` "
         "in evalrun.yaml (with enable_fuzzy_matching on), whose api_base and key will serve that model")
-    # evalrun's own name for the same family keeps its meaning: skipped, without a judge
-    assert one({"type": "semantic_match", "reference": "x"}).status == "skipped"
+    # evalrun's own name for the same family: unscored too, without a judge (nothing passes unchecked)
+    assert one({"type": "semantic_match", "reference": "x"}).status == "unscored"
 
 
 def test_final_response_match_v2_is_the_share_of_turns_most_samples_call_a_match():
@@ -229,7 +229,8 @@ def test_final_response_match_v2_is_the_share_of_turns_most_samples_call_a_match
         fake.default = lambda request: json.dumps({"reason": "r", "match": next(answers), "score": 1.0,
                                                    "verdict_id": token_of(request)})
         case = make_case([{"type": "final_response_match_v2", "samples": 3}])
-        [result] = run_checks(case, build_trajectory(ACTUAL), judge_cascade(fake))
+        # samples are independent only above temperature 0 (at 0 one request stands for all)
+        [result] = run_checks(case, build_trajectory(ACTUAL), judge_cascade(fake, temperature=0.7))
         sent = [data_of(request) for request in fake.requests]
     assert (per_turn(result), result.score, result.threshold, result.status) == ([1.0, 0.0], 0.5, 1.0, "failed")
     assert sent[0] == {"expected": "It is sunny in Paris.", "actual": "Paris: sunny, 21C."}
@@ -352,5 +353,5 @@ def test_a_tie_among_samples_makes_the_turn_invalid():
         fake.default = lambda r: json.dumps({"reason": "r", "match": next(answers), "score": 0.5,
                                              "verdict_id": token_of(r)})
         case = make_case([{"type": "final_response_match_v2", "samples": 2, "threshold": 0.5}], turns=[PARIS])
-        [result] = run_checks(case, build_trajectory(ACTUAL[:4]), judge_cascade(fake))
+        [result] = run_checks(case, build_trajectory(ACTUAL[:4]), judge_cascade(fake, temperature=0.7))
     assert (per_turn(result), result.status) == ([0.0], "failed")

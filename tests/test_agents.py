@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -171,6 +172,18 @@ def test_an_entrypoint_that_cannot_be_loaded_is_the_case_error(tmp_path, source,
                                                                       tmp_path))
     assert (conversation.termination_reason, conversation.error) == ("agent_error", error.format(dir=tmp_path.resolve()))
     assert conversation.messages == []
+
+
+def test_a_folder_shadowed_by_an_installed_package_is_named_with_the_fix(tmp_path):
+    # `json` stands for any installed package (openai-agents installs `agents`): a folder of the same name
+    # without __init__.py loses to it wherever it sits on the path
+    write(tmp_path / "json" / "bot.py", "def respond(messages, context):\n    return 'hi'\n")
+    conversation = talk(make_case(starting_sentence="hi"),
+                        make_agent({"type": "python", "entrypoint": "json.bot:respond"}, tmp_path))
+    assert conversation.termination_reason == "agent_error"
+    assert conversation.error.endswith(
+        "; the folder json/ here has no __init__.py, so the installed package 'json' "
+        f"({os.path.dirname(json.__file__)}) is imported instead: add json/__init__.py or rename the folder")
 
 
 def test_an_agent_exception_keeps_the_conversation_so_far(tmp_path):

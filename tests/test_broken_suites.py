@@ -87,17 +87,17 @@ def test_other_tools_files_are_still_passed_over_with_one_note(project):
     write_json(folder / "old.test.json", [{"query": "hi", "expected_tool_use": [], "reference": "hello"}])  # quiet
     write_json(folder / "test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
     write_json(folder / "nested" / "eval_config.json", {"criteria": {"response_match_score": 0.8}})
-    write_json(folder / "set.json", {"eval_set_id": "s", "eval_cases": [{"eval_id": "1", "conversation": []}]})
     write_json(folder / "schema.json", {"$schema": "https://json-schema.org/draft/2020-12/schema", "id": "x"})
     write_json(folder / "reply.json", {"id": "chatcmpl-1", "object": "chat.completion", "choices": []})
     write_json(folder / "report.json", {"evalrun_version": "0.1", "started_at": "x", "cases": [], "summary": {}})
     write(folder / "tool.yaml", "name: lookup\nparameters: {type: object}\n")
     done = validate(project)
     assert done.returncode == 0, done.stdout
+    # ADK's eval sets are read (an empty one holds no case) and its eval configs apply to them: neither is noted
     assert done.stdout == (
-        "suites:1:1: warning: passed over 9 files that are not a suite: suites/agent.yaml (a watsonx Orchestrate agent "
-        "or tool definition); suites/nested/eval_config.json (an ADK eval config); suites/reply.json (a model's reply); "
-        "suites/report.json (an evalrun report); suites/schema.json (a JSON Schema); and 4 more\n")
+        "suites:1:1: warning: passed over 5 files that are not a suite: suites/agent.yaml (a watsonx Orchestrate agent "
+        "or tool definition); suites/reply.json (a model's reply); suites/report.json (an evalrun report); "
+        "suites/schema.json (a JSON Schema); suites/tool.yaml (no suite keys such as goal_details or cases)\n")
 
 
 # ------------------------------------------------------------------ "one edit away", against brute force
@@ -138,14 +138,23 @@ def test_suite_keys_in_capitals_are_suite_like():
         "goal_details", "starting_sentence", "story", "cases"]
 
 
-def test_adk_file_names_mark_another_tools_file_whatever_their_keys(project):
+def test_adk_file_names_are_read_as_adk_files_whatever_their_keys(project):
+    # An eval set is read by its name (evalrun reads ADK's formats): one that is not an eval set is a broken
+    # suite, not another tool's file; an eval config's stray keys are ignored, as ADK ignores them, and said
     for name in ("weather.test.json", "weather.evalset.json", "test_config.json", "eval_config.json"):
         write_json(project / "suites" / name, {"id": "x", "name": "weather"})
     done = validate(project)
-    assert (done.returncode, done.stdout) == (0, (
-        "suites:1:1: warning: passed over 4 files that are not a suite: suites/eval_config.json (an ADK eval config); "
-        "suites/test_config.json (an ADK eval config); suites/weather.evalset.json (an ADK eval set); "
-        "suites/weather.test.json (an ADK eval set)\n"))
+    shapes = ("is not an eval set: ADK and Agentflow eval sets are an object with `eval_set_id` and `eval_cases`, or "
+              "ADK's older list of turns ({query, expected_tool_use, reference}) or of sessions ({name, data})")
+    assert (done.returncode, done.stdout.splitlines()) == (4, [
+        "suites/eval_config.json:2:2: warning: 'id' is not a key of an eval config; ADK ignores it and so does evalrun",
+        "suites/eval_config.json:3:2: warning: 'name' is not a key of an eval config; ADK ignores it and so does "
+        "evalrun",
+        "suites/test_config.json:2:2: warning: 'id' is not a key of an eval config; ADK ignores it and so does evalrun",
+        "suites/test_config.json:3:2: warning: 'name' is not a key of an eval config; ADK ignores it and so does "
+        "evalrun",
+        f"suites/weather.evalset.json:1:1: error: weather.evalset.json {shapes}",
+        f"suites/weather.test.json:1:1: error: weather.test.json {shapes}"])
 
 
 def test_suite_like_keys():

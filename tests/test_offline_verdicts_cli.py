@@ -77,7 +77,7 @@ def test_a_negated_answer_fails_without_a_judge_and_the_report_says_why(tmp_path
                                       "notes": [], "judge_failure": None}
     assert found["explanation"] == ("not said: nothing in the assistant's messages matches the reference answer; "
                                     f"the closest is message 2, {reason}")
-    assert f"✗ answer: not_said — {found['explanation']}" in result.stdout
+    assert f"✗ answer: {found['explanation']}" in result.stdout  # it opens with "not said": the status once
 
 
 def test_a_negated_fuzzy_argument_fails_without_a_judge(tmp_path):
@@ -106,12 +106,12 @@ def test_a_verdict_passed_offline_says_so_on_the_console_and_in_the_report(tmp_p
     assert text["text_decision"]["decided_by"] == "rapidfuzz" and score >= 0.74
     said = f"achieved at message 2: said (decided offline: rapidfuzz {score:.2f} >= threshold 0.74)"
     assert text["explanation"] == said
-    assert f"✓ answer: achieved — {said}" in result.stdout
+    assert f"✓ answer: {said}" in result.stdout
     [verdict] = goal(tmp_path, "status")["attempts"][0]["arguments"]
     called = (f"achieved at message 1: called update_refund with matching arguments (`status` decided offline: "
               f"rapidfuzz {verdict['score']:.2f} >= threshold 0.74)")
     assert goal(tmp_path, "status")["explanation"] == called
-    assert f"✓ update: achieved — {called}" in result.stdout
+    assert f"✓ update: {called}" in result.stdout
 
 
 @pytest.mark.slow

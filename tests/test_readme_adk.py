@@ -2,7 +2,6 @@
 eval files; the turns example and the ADK criteria examples are valid."""
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import shutil
@@ -14,6 +13,7 @@ import yaml
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from tests.cli_helpers import REPO, cli_env, write
+from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.shared_data import require_shared
 
@@ -34,13 +34,13 @@ def run(argv: list[str], cwd, **env) -> subprocess.CompletedProcess:
 
 
 def agent_config(tmp_path, judge: str = "") -> None:
-    (tmp_path / "agents").mkdir(exist_ok=True)
-    shutil.copy(REPO / "suites" / "adk_weather" / "weather_agent.py", tmp_path / "agents" / "weather_agent.py")
+    (tmp_path / "weather_agents").mkdir(exist_ok=True)
+    shutil.copy(REPO / "suites" / "adk_weather" / "weather_agent.py", tmp_path / "weather_agents" / "weather_agent.py")
     write(tmp_path / "evalrun.yaml", f"""
         embeddings: {{enabled: false}}
         {judge}
         agents:
-          weather_agent: {{type: python, entrypoint: "agents.weather_agent:respond"}}
+          weather_agent: {{type: python, entrypoint: "weather_agents.weather_agent:respond"}}
         """)
 
 
@@ -63,7 +63,7 @@ def test_the_three_commands_of_an_agentflow_user(tmp_path):
     assert [step[:2] for step in steps] == [["evalrun", "validate"], ["evalrun", "run"], ["evalrun", "convert"]]
     shutil.copytree(require_shared("agentflow"), tmp_path / "evals")
     with FakeOpenAI() as fake:
-        fake.default = lambda request: json.dumps({"reason": "same", "match": True, "score": 1.0})
+        fake.default = lambda request: verdict(token_of(request), True, "same", 1.0)
         agent_config(tmp_path, "judge: {model: openai/local-judge, api_base: %s, max_retries: 0}" % fake.base_url)
         for step in steps:
             done = run(step, tmp_path)

@@ -17,6 +17,8 @@ from tests.shared_data import shared_files
 from tests.yaml_language_server import REPO, LanguageServer, require_server
 
 SCHEMA = REPO / "schemas" / "suite.schema.json"
+ADK_SCHEMA = REPO / "schemas" / "adk-evalset.schema.json"
+ADK_SET_GLOBS = ["*.evalset.json", "*.test.json"]
 GOAL = "goal_details:\n  - {type: text, name: say, keywords: [hello]}\n"
 
 # name -> (text, whether it is a valid suite)
@@ -66,6 +68,11 @@ EDGE_CASES = {
     "tab_indentation": ("id: t\nstarting_sentence: hi\ngoal_details:\n\t- {type: text, name: t, keywords: [a]}\n",
                         False),
     "duplicate_key": ("id: t\nid: u\nstarting_sentence: hi\n" + GOAL, False),
+    # an ADK eval set, under its own schema: a conversation that is not a list of invocations
+    "adk_conversation.evalset": ('{"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": "hi"}]}\n',
+                                 False),
+    "adk_valid.evalset": ('{"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": [{"invocation_id": '
+                          '"i", "user_content": {"parts": [{"text": "hi"}]}}]}]}\n', True),
     "unknown_top_level_in_cases_file": ("shared: 1\ncases:\n  - {id: a, starting_sentence: hi, forbid_extra_calls: "
                                         "true}\n", False),
 }
@@ -75,7 +82,9 @@ EDGE_CASES = {
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("editor")
     language_server = LanguageServer(require_server(), root)
-    language_server.associate(SCHEMA, ["*.yaml", "*.yml", "*.json"])
+    # ADK's eval sets, which evalrun reads as they are, under their own schema (as the README's settings map them)
+    language_server.associate({SCHEMA: ["*.yaml", "*.yml", "*.json", f"!{ADK_SET_GLOBS[0]}", f"!{ADK_SET_GLOBS[1]}"],
+                               ADK_SCHEMA: ADK_SET_GLOBS})
     yield language_server
     language_server.close()
 

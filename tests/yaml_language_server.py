@@ -59,11 +59,12 @@ class LanguageServer:
             "textDocument": {"publishDiagnostics": {"relatedInformation": False}}}})
         self.notify("initialized", {})
 
-    def associate(self, schema: Path, globs: list[str]) -> None:
-        """Map files to the schema, as `yaml.schemas` in VS Code's settings does. The server pulls its
-        settings (workspace/configuration) when told they changed; wait until it has them."""
+    def associate(self, schemas: dict[Path, list[str]]) -> None:
+        """Map files to schemas (schema -> globs, `!` negates), as `yaml.schemas` in VS Code's settings does.
+        The server pulls its settings (workspace/configuration) when told they changed; wait until it has them."""
         self.settings = {"yaml": {"validate": True, "hover": False, "completion": False, "format": {"enable": False},
-                                  "schemaStore": {"enable": False}, "schemas": {schema.as_uri(): globs}}}
+                                  "schemaStore": {"enable": False},
+                                  "schemas": {schema.as_uri(): globs for schema, globs in schemas.items()}}}
         self.configured.clear()
         self.notify("workspace/didChangeConfiguration", {"settings": self.settings})
         if not self.configured.wait(30):

@@ -50,7 +50,11 @@ class OpenAITransport:
         where = request.where
 
         try:
-            async with session.post(f"{base}/chat/completions", data=json.dumps(body, ensure_ascii=False).encode(),
+            data = json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate an agent wrote: JSON's \u escape carries it, UTF-8 cannot
+            data = json.dumps(body).encode()
+        try:
+            async with session.post(f"{base}/chat/completions", data=data,
                                     headers=headers, timeout=aiohttp.ClientTimeout(total=s.timeout_s),
                                     proxy=proxy) as response:
                 raw = await response.read()

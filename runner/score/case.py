@@ -33,11 +33,22 @@ class Scored:
     metrics: Metrics
     failures: list[str]
     unscored: list[str] = field(default_factory=list)  # goals evalrun cannot score, with the reason
+    asked_by_turns: Counter = field(default_factory=Counter)  # tool name -> calls the case's turns expect
 
     @property
     def extra_calls(self) -> list[str]:
-        """The tool names of the calls no goal asked for, in call order (see `extra_calls`)."""
-        return extra_calls(self.calls, self.goals)
+        """The tool names of the calls no goal asked for, in call order (see `extra_calls`). A case written
+        turn by turn asks for its calls in its turns (their criteria judge them): those are not extra."""
+        extra = extra_calls(self.calls, self.goals)
+        if not self.asked_by_turns:
+            return extra
+        left, kept = Counter(self.asked_by_turns), []
+        for name in extra:
+            if left[name] > 0:
+                left[name] -= 1
+            else:
+                kept.append(name)
+        return kept
 
     @property
     def passed(self) -> bool:
@@ -105,7 +116,9 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
     if failures and unplayed:  # the agent is not to blame for a question nobody answered
         failures.insert(0, unplayed)
     unscored = [f"goal '{g.name}': {g.explanation}" for g in goals if g.status == "unscored"]
-    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures, unscored=unscored)
+    asked = Counter(call.tool_name for turn in case.turns or () for call in turn.calls or ())
+    return Scored(goals=goals, calls=calls, metrics=metrics, failures=failures, unscored=unscored,
+                  asked_by_turns=asked)
 
 
 def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.transcripts.state import ReportedState
 
-from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt
+from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt, module_not_found
 
 KIND = "adk"
 STATE_SOURCE = "the ADK session's state"
@@ -107,8 +107,7 @@ def load_object(entrypoint: str, base_dir: Path) -> Any:
         if (exc.name or "").startswith("google"):
             raise AgentError(f"entrypoint '{entrypoint}': importing '{module_name}' needs google-adk, which is not "
                              f"installed ({INSTALL_HINT})") from None
-        raise AgentError(f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named "
-                         f"'{exc.name or module_name}', searched from {folder} and the installed packages)") from None
+        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
     except BaseException as exc:  # a module that fails while importing: show where
         raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
                          f"{exception_summary(exc)}") from None

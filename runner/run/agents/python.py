@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.transcripts.state import ReportedState
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, check_state, excerpt,
-                    parse_reply, reply_json)
+                    module_not_found, parse_reply, reply_json)
 from ._process import ProcessChannel
 
 KIND = "python"
@@ -79,9 +79,7 @@ def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        missing = exc.name or module_name
-        raise AgentError(f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named "
-                         f"'{missing}', searched from {folder} and the installed packages)") from None
+        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
     except BaseException as exc:  # a module that fails while importing: show where
         raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
                          f"{exception_summary(exc)}") from None
