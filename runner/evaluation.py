@@ -256,10 +256,10 @@ def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Op
 
 def _load(entrypoint: str, base_dir: Path) -> Any:
     from .run.agents._base import AgentError
-    from .run.agents.adk import load_object
+    from .run.agents.adk import load_adk_object
 
     try:
-        return load_object(entrypoint, base_dir)
+        return load_adk_object(entrypoint, base_dir)
     except AgentError as exc:
         raise ValueError(exc.reason) from None
 

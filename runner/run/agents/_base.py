@@ -308,29 +308,6 @@ def deep_json_text(value: Any) -> str:
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
-def module_not_found(entrypoint: str, module_name: str, missing: str, folder: str) -> str:
-    """Why an entry point's module cannot be imported. A folder without __init__.py loses to an installed
-    package of the same name wherever it sits on the path (`agents/` beside evalrun.yaml and the `agents`
-    package of openai-agents): say so, since the folder is plainly there."""
-    import importlib.util
-    import os
-
-    message = (f"entrypoint '{entrypoint}': cannot import module '{module_name}' (no module named '{missing}', "
-               f"searched from {folder} and the installed packages)")
-    top = module_name.split(".", 1)[0]
-    local = os.path.join(folder, top)
-    if top != module_name and os.path.isdir(local) and not os.path.isfile(os.path.join(local, "__init__.py")):
-        try:
-            installed = importlib.util.find_spec(top)
-        except (ImportError, ValueError):
-            installed = None
-        origin = getattr(installed, "origin", None)
-        if origin and not os.path.realpath(origin).startswith(os.path.realpath(local) + os.sep):
-            message += (f"; the folder {top}/ here has no __init__.py, so the installed package '{top}' "
-                        f"({os.path.dirname(origin)}) is imported instead: add {top}/__init__.py or rename the folder")
-    return message
-
-
 def excerpt(text: str, limit: int = 200) -> str:
     """Agent-written text as it may appear in an error: control characters and lone surrogates made
     visible, cut short."""

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from ._base import AgentError, TurnContext, deep_json_text
-from .python import exception_summary, find_state_function, load_entrypoint
+from ._entrypoint import exception_summary
+from .python import find_state_function, load_entrypoint
 
 
 def _private_protocol_streams() -> tuple[BinaryIO, BinaryIO]:

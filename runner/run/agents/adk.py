@@ -30,12 +30,9 @@ import asyncio
 import contextlib
 import contextvars
 import copy
-import importlib
 import json
 import logging
 import os
-import sys
-import traceback
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -43,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.transcripts.state import ReportedState
 
-from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt, module_not_found
+from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt
+from ._entrypoint import exception_summary, load_object
 
 KIND = "adk"
 STATE_SOURCE = "the ADK session's state"
@@ -94,39 +92,12 @@ def session_input(case) -> dict:
     return {key: source[key] for key in SESSION_KEYS if source.get(key) is not None}
 
 
-def load_object(entrypoint: str, base_dir: Path) -> Any:
-    """The object an entry point names (any object, not only a function); AgentError saying which part
-    failed and why."""
-    module_name, _, attribute = entrypoint.partition(":")
-    folder = str(Path(base_dir).resolve())
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # "importable relative to the config file's folder", as `type: python`
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").startswith("google"):
-            raise AgentError(f"entrypoint '{entrypoint}': importing '{module_name}' needs google-adk, which is not "
-                             f"installed ({INSTALL_HINT})") from None
-        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
-    except BaseException as exc:  # a module that fails while importing: show where
-        raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
-                         f"{exception_summary(exc)}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise AgentError(f"entrypoint '{entrypoint}': '{module_name}' has no attribute '{attribute}'")
-        target = getattr(target, part)
-    return target
+def load_adk_object(entrypoint: str, base_dir: Path) -> Any:
+    """The object an entry point names (an agent, an App, a factory); AgentError saying which part failed."""
+    def missing_package(name: str) -> Optional[str]:
+        return f"needs google-adk, which is not installed ({INSTALL_HINT})" if name.startswith("google") else None
 
-
-def exception_summary(exc: BaseException) -> str:
-    """`ValueError: message (at file.py:12 in tool)`: the innermost frame is where to look."""
-    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
-    summary = " ".join(line.strip() for line in lines) if lines else type(exc).__name__
-    frames = traceback.extract_tb(exc.__traceback__)
-    if frames:
-        summary += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})"
-    return excerpt(summary, 400)  # the message may hold text the agent wrote
+    return load_object(entrypoint, base_dir, missing_package=missing_package)
 
 
 ADK_LOGGER = "google_adk"  # the root of every google.adk logger
@@ -182,7 +153,7 @@ class AdkAgent(Agent):
         # (litellm's bundled price list, not a download from GitHub when it is imported)
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         adk = await asyncio.to_thread(_import_adk)  # google.adk takes seconds to import: not on the event loop
-        root = await asyncio.to_thread(load_object, self.options.entrypoint, self.env.base_dir)
+        root = await asyncio.to_thread(load_adk_object, self.options.entrypoint, self.env.base_dir)
         if not isinstance(root, (adk.App, adk.BaseNode)) and callable(root):
             try:
                 root = root()

@@ -25,13 +25,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import copy
-import importlib
 import inspect
 import json
 import os
 import sys
 import threading
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -40,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.transcripts.state import ReportedState
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, check_state, excerpt,
-                    module_not_found, parse_reply, reply_json)
+                    parse_reply, reply_json)
+from ._entrypoint import exception_summary, load_object
 from ._process import ProcessChannel
 
 KIND = "python"
@@ -72,25 +71,9 @@ class PythonAgentOptions(BaseModel):
 
 def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
     """The function an entry point names; AgentError saying which part failed and why."""
-    module_name, _, attribute = entrypoint.partition(":")
-    folder = str(Path(base_dir).resolve())
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # "importable relative to the config file's folder"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise AgentError(module_not_found(entrypoint, module_name, exc.name or module_name, folder)) from None
-    except BaseException as exc:  # a module that fails while importing: show where
-        raise AgentError(f"entrypoint '{entrypoint}': importing module '{module_name}' failed: "
-                         f"{exception_summary(exc)}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            known = sorted(n for n in dir(target) if not n.startswith("_") and callable(getattr(target, n, None)))
-            hint = f" (it has: {', '.join(known[:10])})" if known else ""
-            raise AgentError(f"entrypoint '{entrypoint}': '{module_name}' has no attribute '{attribute}'{hint}")
-        target = getattr(target, part)
+    target = load_object(entrypoint, base_dir)
     if not callable(target):
+        attribute = entrypoint.partition(":")[2]
         raise AgentError(f"entrypoint '{entrypoint}': '{attribute}' is a {type(target).__name__}, not a function")
     return target
 
@@ -282,19 +265,6 @@ async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> tuple[A
 
     threading.Thread(target=work, name="evalrun-python-agent", daemon=True).start()
     return await future
-
-
-def exception_summary(exc: BaseException) -> str:
-    """`ValueError: message (at file.py:12 in respond)`: the innermost frame is where to look."""
-    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, (StopIteration, StopAsyncIteration)):
-        exc = exc.__cause__  # Python's stand-in for a StopIteration leaving a coroutine: name what was raised
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
-    summary = " ".join(line.strip() for line in text) if text else type(exc).__name__
-    frames = traceback.extract_tb(exc.__traceback__)
-    if frames:
-        last = frames[-1]
-        summary += f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
-    return excerpt(summary, 400)  # the message may hold text the agent wrote
 
 
 Options = PythonAgentOptions  # the registry reads each kind's Options
