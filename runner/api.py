@@ -58,9 +58,10 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
-             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+             eval_config: Optional[Path] = None, quick: bool = False) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
-    ADK/Agentflow eval config for every eval set (--eval-config)."""
+    ADK/Agentflow eval config for every eval set (--eval-config). `quick`: as `evalrun quick` reads them (a
+    case needs nothing to check of its own)."""
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
@@ -68,7 +69,7 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
         loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
-                                    eval_config=eval_config)
+                                    eval_config=eval_config, referenceless=quick)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
@@ -119,6 +120,7 @@ class RunRequest:
     saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
+    quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -128,7 +130,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
         last_failed: bool = False, profile: Optional[str] = None, saved_selection: Optional[Selection] = None,
-        eval_config: Optional[Path] = None,
+        eval_config: Optional[Path] = None, quick: bool = False,
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -137,7 +139,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config)
+                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
+                         quick=quick)
     return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
                        handle_signals=handle_signals)
 
@@ -255,7 +258,8 @@ class PreparedRun:
                                          cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
         return CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
                                              agent=request.agent, conversations_dir=request.conversations_dir,
-                                             profile=request.profile, eval_config=request.eval_config),
+                                             profile=request.profile, eval_config=request.eval_config,
+                                             quick=request.quick),
                           roots=self.roots, save_conversation=save_conversation, on_notice=on_notice)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
@@ -301,7 +305,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
     # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
                                    tags=request.tags, config=loaded.config if request.agent is None else None,
-                                   eval_config=request.eval_config)
+                                   eval_config=request.eval_config, referenceless=request.quick)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)

@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "convert")
+COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "schema", "init",
+            "calibrate", "convert", "import")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -20,6 +21,10 @@ it talks to the agent under test (or reads a recorded conversation), plays the u
 conversation against its goals and reports the result.
 
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
+  evalrun quick cases/              run cases that have only a starting sentence or story, with checks
+                                   that need no reference (valid tool calls, helpfulness, groundedness)
+  evalrun generate --stories S --tools T -o DIR
+                                   write suites from user stories and the agent's tools with a model
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
@@ -27,6 +32,7 @@ conversation against its goals and reports the result.
   evalrun validate suites/         check the suites and print every problem with its line and column
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
+  evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
 
@@ -58,6 +64,51 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
     _add_run_options(run)
+
+    quick = sub.add_parser("quick", help="run cases with checks that need no reference (valid tool calls, judged "
+                                         "helpfulness and groundedness)",
+                           description="Play the cases under PATH as `run` does (their starting sentence, scripted "
+                                       "turns or story, their canned tool outputs) and score each conversation with "
+                                       "the referenceless checks only: valid_tool_calls (every call names one of the "
+                                       "agent's tools and its arguments fit the tool's JSON Schema), and the judged "
+                                       "helpfulness and groundedness. Goals and the cases' own checks are not scored, "
+                                       "so a case needs nothing but a starting sentence or a story. Without a judge "
+                                       "(evalrun.yaml `judge:`) the judged checks are unscored and so is the case. "
+                                       "Run folder, reports and exit codes as `run`.")
+    quick.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    quick.add_argument("--replay", type=Path, metavar="DIR",
+                       help="score every case on DIR/<case id>.json instead of playing it")
+    quick.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    quick.add_argument("--agent", metavar="NAME", help="play every case with this agent from evalrun.yaml")
+    quick.add_argument("--no-cache", action="store_true", help="ask the models again instead of using the cache")
+    _add_run_options(quick)
+    quick.set_defaults(quick=True)
+
+    generate = sub.add_parser(
+        "generate", help="write suites from user stories and the agent's tools, with a model",
+        description="For each user story (a CSV with watsonx's `story,agent` header, `starting_sentence` allowed, or "
+                    "a YAML/JSON list of the same keys) the generator model (evalrun.yaml `generator:`, else its "
+                    "`judge:`) writes N cases: a starting sentence, the expected tool calls in a goal graph, plausible "
+                    "tool outputs and a text goal. Each answer is checked as a hand-written suite is, and against the "
+                    "tools; an invalid one is asked again with the problems, then reported and never written. Same "
+                    "inputs give the same files (the model cache). Exit 0 when every story gave its suite, 1 when some "
+                    "could not, 4 on bad input or no model configured.")
+    generate.add_argument("--stories", type=Path, required=True, metavar="FILE",
+                          help="the stories: .csv (story,agent[,starting_sentence]) or .yaml/.json (a list)")
+    generate.add_argument("--tools", metavar="TOOLS",
+                          help="the agent's tools: a Python module (.py), an OpenAPI document, a JSON/YAML list of "
+                               "OpenAI-style definitions, or `agent:NAME` for an agent's tools in evalrun.yaml")
+    generate.add_argument("--tools-mcp", metavar="COMMAND",
+                          help="list the tools of an MCP server started with COMMAND (stdio), e.g. "
+                               "\"python server.py\"; needs `pip install 'evalrun[mcp]'`")
+    generate.add_argument("-n", "--cases", type=int, default=2, metavar="N", dest="per_story",
+                          help="cases per story (default 2)")
+    generate.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                          help="where to write the suites (one file per story)")
+    generate.add_argument("-c", "--config", type=Path, metavar="FILE",
+                          help="the evalrun.yaml with `generator:` or `judge:` (default: the first one next to or "
+                               "above the stories file)")
+    generate.add_argument("--no-cache", action="store_true", help="ask the model again instead of using its cache")
 
     rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling no agent",
                              description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
@@ -129,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--quick", action="store_true",
+                          help="check the suites as `evalrun quick` reads them: a case needs nothing to check of its "
+                               "own (a starting sentence or a story is enough)")
     validate.add_argument("--eval-config", type=Path, metavar="FILE",
                           help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
                                "the one beside each")
@@ -168,6 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write the YAML (a folder keeps its layout under DIR; default: beside each file)")
     convert.add_argument("--eval-config", type=Path, metavar="FILE",
                          help="the eval config to convert with, instead of the one beside each file")
+
+    imports = sub.add_parser(
+        "import", help="draft suites from the conversations of trace files (or any transcript)",
+        description="Read every conversation of each FILE (OpenTelemetry traces as OTLP/JSON, one request or the "
+                    "collector's JSON lines; or any transcript evalrun reads) and write, per conversation, its "
+                    "transcript and a draft suite that replays it: one tool_call goal per call, the last answer as a "
+                    "text goal, comments on the lines to check (the drafts of `evalrun record --from`). Exit 0 when "
+                    "written; 4 on bad input (nothing is written); 3 when the files cannot be written.")
+    imports.add_argument("sources", nargs="+", type=Path, metavar="FILE", help="trace files or transcripts")
+    imports.add_argument("-o", "--output", type=Path, default=Path("suites/imported"), metavar="DIR|FILE",
+                         help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
+                              "or an existing suite the drafts join as new cases")
+    imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
     return parser
 
 
@@ -215,6 +282,10 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--otlp", metavar="FILE|ENDPOINT",
+                         help="also write the run as OpenTelemetry spans (a span per case, a gen_ai.evaluation.result "
+                              "event per goal and check): OTLP/JSON to FILE (a .jsonl file gets one line per run), or "
+                              "OTLP/HTTP to an http(s) ENDPOINT such as http://127.0.0.1:4318 (needs evalrun[otel])")
     command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
@@ -306,7 +377,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun validate: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = validate(args.paths, eval_config=args.eval_config)
+    diagnostics = validate(args.paths, eval_config=args.eval_config, quick=args.quick)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))
@@ -346,6 +417,13 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
+    if args.otlp:
+        from .report.otlp import missing_otel
+
+        problem = missing_otel()  # said before the run, not after it
+        if problem is not None:
+            err.line(f"evalrun: {problem}")
+            return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
     stage_notes = StageNotes()
     bar: list[Progress] = []
@@ -375,7 +453,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
-                  saved_selection=saved_selection, eval_config=args.eval_config, on_notice=err.line,
+                  saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
+                  on_notice=err.line,
                   on_start=on_start,
                   on_result=on_result)
     if bar:
@@ -406,6 +485,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
+    if args.otlp and outcome.report_path is not None:
+        return _export_spans(outcome.report_path, args.otlp, outcome.exit_code, out, err)
     return outcome.exit_code
 
 
@@ -425,6 +506,20 @@ def _diagnostic_line(diagnostic, command: str) -> str:
             else f"{diagnostic.path}: {diagnostic.message}"
         return f"evalrun {command}: {diagnostic.severity}: {said}"
     return str(diagnostic)
+
+
+def _export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
+    """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
+    spans a team counts on did not arrive."""
+    from .report.otlp import OtlpExportError, export_report
+    from .report.saved import NotAReport, load_report
+
+    try:
+        out.line(export_report(load_report(report_path), target))
+    except (OtlpExportError, NotAReport) as exc:
+        err.line(f"evalrun: --otlp: {exc}")
+        return exit_code or 3
+    return exit_code
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -543,6 +638,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .authoring.imports import import_command
+
+    return import_command(args, sys.stdout, sys.stderr)
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .api import EXIT_USAGE
     from .authoring.convert import convert
@@ -560,5 +661,23 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0 if result.ok else EXIT_USAGE
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .authoring.generate import GenerateError, generate_suites
+    from .config import config_line
+
+    print(config_line([args.stories], args.config), file=sys.stderr)  # which generator and cache it uses
+    try:
+        report = generate_suites(args.stories, tools=args.tools, tools_mcp=args.tools_mcp,
+                                 per_story=args.per_story, output_dir=args.output_dir, config_path=args.config,
+                                 no_cache=args.no_cache, on_line=print)
+    except GenerateError as exc:
+        print(f"evalrun generate: {exc}", file=sys.stderr)
+        return 4
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(report.summary_line(), file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
              "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert}

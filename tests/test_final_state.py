@@ -213,6 +213,29 @@ def test_a_transcript_with_a_state_is_graded_and_one_without_is_unscored(tmp_pat
     assert result.returncode == 3  # an unscored case outranks the failed one
 
 
+def test_a_trace_carries_no_state_so_its_final_state_case_is_unscored(tmp_path):
+    from tests.fakes.otel_spans import Traces, genai_turn
+
+    traces = Traces()
+    genai_turn(traces, "conv-7", [], "Cancel order 7", [("call_1", "cancel_order", {"id": "7"}, {"ok": True})],
+               "Cancelled.")
+    traces.write(tmp_path / "suites" / "t" / "trace.json")
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    write(tmp_path / "suites" / "s.yaml", """
+        id: traced
+        transcript: t/trace.json
+        final_state: {orders: {"7": {status: cancelled}}}
+        """)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    case = case_of(report_of(tmp_path), "traced")
+    assert case["status"] == "unscored", result.stdout + result.stderr
+    assert case["unscored_reason"] == (
+        "check 'final_state': unscored: no final state to compare with: the trace suites/t/trace.json carries "
+        "no state of the world after the conversation (a case's `final_state:` needs a transcript with a "
+        "`state` entry or a live run)")
+    assert result.returncode == 3
+
+
 def test_validate_names_a_final_state_matching_path_that_does_not_exist(tmp_path):
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
     write(tmp_path / "suites" / "s.yaml", """

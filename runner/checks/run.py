@@ -26,6 +26,7 @@ from .select import Selection
 if TYPE_CHECKING:
     from ..score.cascade import Cascade
     from ..suite.models import Case
+    from ..suite.tool_specs import ToolSet
     from ..transcripts.read import Trajectory
 
 PENDING = "not measured: decided when the case has finished"
@@ -103,11 +104,12 @@ def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
 
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
                live: bool = False, selection: Optional[Selection] = None,
-               base_dir: Optional[Path] = None) -> list[CheckResult]:
+               base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> list[CheckResult]:
     """Every check of the case, in the order written; budget checks on the run are left PENDING, and
     checks the run's profile leaves out are skipped with its name."""
     results = []
-    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
+    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir,
+                       tools=tools)
     for spec in case_checks(case):
         try:
             family, options = parse_check(spec)
@@ -160,10 +162,11 @@ def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
 
 def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
                  *, live: bool = False, selection: Optional[Selection] = None,
-                 base_dir: Optional[Path] = None) -> CaseResult:
+                 base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
     if case_checks(case) or any(turn.checks for turn in case.turns or ()):
-        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
+        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir,
+                                   tools=tools)
         fold_into_status(result, result.checks)
         if not criteria_besides_checks(case):
             for check in result.checks:

@@ -56,6 +56,7 @@ class Conversation:
     state_source: str = ""  # where `state` came from, in a report's words
     state_missing: Optional[str] = None  # the case asked for the state and the agent reported none: why
     id: str = field(default_factory=lambda: uuid.uuid4().hex)  # agents see it as context.conversation_id
+    problems: list[str] = field(default_factory=list)  # parts of a replayed recording that could not be read
 
     @property
     def failed(self) -> bool:
@@ -83,6 +84,8 @@ class Conversation:
             data["stderr"] = self.stderr_tail
         if self.state is not None:
             data["state"] = self.state
+        if self.problems:  # read back by the transcript reader: a rescore does not pass on what remains either
+            data["problems"] = self.problems
         return data
 
 
@@ -212,6 +215,7 @@ def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
     conv.messages = recording.messages
     conv.termination_reason = recording.termination_reason
     conv.keep_state(recording.state)
+    conv.problems = recording.problems
     conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
 
 

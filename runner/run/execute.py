@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agent_tools import tools_for
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from ..checks.quick import referenceless
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
@@ -45,6 +47,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    quick: bool = False  # evalrun quick: the referenceless checks instead of the case's goals and checks
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
@@ -127,7 +130,7 @@ class CaseRunner:
         self.cascade = cascade or make_cascade(loaded, on_notice)
         self.roots = list(roots)
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots, eval_config=options.eval_config)
+        self.loader = CaseLoader(self.roots, eval_config=options.eval_config, referenceless=options.quick)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
@@ -204,8 +207,9 @@ class CaseRunner:
             recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
-        return self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                           normalized=True, state=recording.state)
+        result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
+                             normalized=True, state=recording.state)
+        return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:
         from .conversation import Conversation, converse_case
@@ -221,8 +225,9 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                    base, transcript_path=where, state=conversation.reported_state())
+        result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                      base, transcript_path=where, state=conversation.reported_state())
+        return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False,
@@ -231,6 +236,8 @@ class CaseRunner:
         from ..score.case import score_trajectory
 
         case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls
+        if self.options.quick:
+            case = referenceless(case)  # played as written, scored by the quick profile only
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
@@ -242,15 +249,37 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
+        quick = self.options.quick  # no goals: no completion to report, and no call is extra to one
+        result = CaseResult(**base, status=scored.status, metrics=None if quick else scored.metrics, goals=scored.goals,
+                            calls=scored.calls, extra_calls=[] if quick else scored.extra_calls,
+                            failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
-                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir,
+                     tools=tools_for(case, self.loaded, self.options.agent))
         result.judge_fallbacks = judge_fallbacks(result)
         return result
+
+
+def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
+    """A recording with parts that could not be read (a trace's unreadable spans) never passes on what
+    remains: a pass becomes `unscored`, and every outcome names the parts."""
+    if not problems:
+        return result
+    listed = "; ".join(problems[:shown]) + (f"; and {len(problems) - shown} more" if len(problems) > shown else "")
+    reason = f"part of the recording could not be read, so the case is not passed on what remains: {listed}"
+    if result.status == "passed":
+        result.status = "unscored"
+        result.unscored_reason = reason
+    elif result.status == "unscored":
+        result.unscored_reason = "; ".join(filter(None, [result.unscored_reason, reason]))
+    elif result.status == "failed":
+        result.failures.append(reason)
+    else:
+        result.notes.append(reason)
+    return result
 
 
 def _internal_error(doing: str, exc: BaseException) -> str:

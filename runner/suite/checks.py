@@ -12,13 +12,17 @@ from typing import Any, Callable
 from .diagnostics import did_you_mean
 from .models import ARG_MODES, IGNORE_KEY, CaseFields
 from .reader import Document
+from .tool_specs import tool_problems
 
 Location = tuple
 
 
-def check_case(doc: Document, case: dict[str, Any], at: Location) -> None:
+def check_case(doc: Document, case: dict[str, Any], at: Location, *, referenceless: bool = False) -> None:
+    """Every semantic check of one case. `referenceless` (evalrun quick): a case needs nothing to check
+    of its own, the run brings its checks."""
     for check in CHECKS:
-        check(doc, case, at)
+        if not (referenceless and check is check_something_to_check):
+            check(doc, case, at)
 
 
 def _goals(case: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
@@ -208,7 +212,8 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     where = at + ("goal_details",) if "goal_details" in case else at
     doc.error(where, f"case '{case.get('id')}' has nothing to check: no goals and no forbidden calls, so it would pass "
                      "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must "
-                     "refuse and change nothing\"", "nothing-to-check", key="goal_details" in case)
+                     "refuse and change nothing\" (a case with only a starting sentence or story is for `evalrun "
+                     "quick`)", "nothing-to-check", key="goal_details" in case)
 
 
 _CASE_KEYS = set(CaseFields.model_fields) | {"cases", "$schema"}
@@ -272,6 +277,31 @@ def check_forbid_patterns(doc: Document, case: dict, at: Location) -> None:
                 doc.error(at + ("forbid_extra_calls", i), "an empty tool name matches nothing", "empty")
 
 
+def check_tools(doc: Document, case: dict, at: Location) -> None:
+    """Tool definitions whose schema cannot validate a call are errors where they are written. A file's
+    default tools are checked once, at their own place, not again in every case that inherits them."""
+    tools = case.get("tools")
+    if not isinstance(tools, list):
+        return  # absent; anything else the schema reports
+    where = at if (at == () or "tools" in _own_keys(doc, at)) else ()
+    for path, message in tool_problems(tools):
+        if len(path) == 1 and not isinstance(tools[path[0]], dict):
+            continue  # the schema says what a tool definition must be
+        line, column = doc.position(where + ("tools", *path))
+        if not any((d.line, d.column, d.message) == (line, column, message) for d in doc.diagnostics):
+            doc.error(where + ("tools", *path), message, "bad-tool")
+
+
+def _own_keys(doc: Document, at: Location) -> set:
+    node: Any = doc.data
+    for part in at:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return set()
+    return set(node) if isinstance(node, dict) else set()
+
+
 def _path_exists(args: Any, path: str, *, wildcards: bool = False) -> bool:
     """Whether the dot path names something in `args` (with `wildcards`, a `*` part names any key or item)."""
     node = args
@@ -310,6 +340,7 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_forbid_patterns,
     check_final_state,
     check_effects,
+    check_tools,
     check_something_to_check,
     check_goal_keys_under_args,
     check_turns,

@@ -23,7 +23,7 @@ UnscoredGoalType = Literal["interaction", "assert_llm"]
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input",
+    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input", "tools",
     "final_state", "final_state_matching", "initial_state", "tool_effects",
 )
 
@@ -280,6 +280,14 @@ class CaseFields(_Strict):
         "(strict, exact, fuzzy, optional, ignore, or a rule with one_of, regex, tolerance). A parent's mode "
         "covers its children unless a child has its own.",
         examples=[{"transfers.0.id": "ignore", "accounts.A-1.balance": {"tolerance": 0.01}}])
+    tools: Optional[list[dict[str, Any]]] = Field(
+        None, title="Tools",
+        description="The tools the agent was given, as OpenAI-style definitions (`{type: function, function: {name, "
+        "description, parameters}}`; `parameters` is a JSON Schema). The `valid_tool_calls` check validates every "
+        "call against them. Default: the agent's `tools:` in evalrun.yaml. In a file with `cases`, the file's tools "
+        "are the default for each case.",
+        examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
     termination: Optional[list[str]] = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "
@@ -287,8 +295,10 @@ class CaseFields(_Strict):
         examples=[["user_stop", "agent_stop"]])
     transcript: Optional[str] = Field(
         None, min_length=1, title="Transcript",
-        description="A recorded conversation (path relative to this file) to score instead of running an agent.",
-        examples=["transcripts/timeoff-basic.json"])
+        description="A recorded conversation (path relative to this file) to score instead of running an agent. "
+        "A trace file (OpenTelemetry OTLP/JSON) may hold many: `FILE#ID` names one by its conversation id "
+        "(gen_ai.conversation.id or the dialect's session id) or a trace id (32 lowercase hex digits).",
+        examples=["transcripts/timeoff-basic.json", "traces/prod.jsonl#conv-0042"])
     runtime_context: dict[str, Any] = Field(
         default_factory=dict, title="Runtime context",
         description="watsonx Orchestrate: context variables passed to the agent.",

@@ -24,6 +24,18 @@ from runner.transcripts.state import ReportedState
 MAX_NESTING = 100  # lists and objects in a message may nest this deep (as in suite and transcript files)
 
 
+def tools_field() -> Any:
+    """The `tools:` option every agent kind but `model` takes (a model agent's tools are what it is sent)."""
+    from pydantic import Field
+
+    return Field(None, title="Tools",
+                 description="The tools this agent was given, as OpenAI-style definitions (`{type: function, function: "
+                 "{name, description, parameters}}`). The `valid_tool_calls` check validates the agent's calls against "
+                 "them; a case's own `tools:` come first.",
+                 examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
+                     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
+
+
 class AgentError(Exception):
     """The agent failed this turn (raised, crashed, timed out, unreachable, answered nonsense).
 

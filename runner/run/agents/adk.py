@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runner.transcripts.state import ReportedState
 
 from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt
+from ._base import tools_field
 from ._entrypoint import exception_summary, load_object
 
 KIND = "adk"
@@ -58,6 +59,7 @@ class AdkAgentOptions(BaseModel):
 
     type: Literal["adk"] = Field(
         title="Kind", description="`adk`: run a Google ADK agent in-process.", examples=["adk"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:attribute`, importable from the folder of evalrun.yaml (or installed): an ADK "

@@ -27,7 +27,7 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
@@ -36,6 +36,7 @@ from runner.transcripts.state import ReportedState
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
                     redacted, reply_json, scrub, unreadable_reply)
 from ._process import ProcessChannel
+from ._base import tools_field
 
 KIND = "command"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024  # one reply line may be this long
@@ -51,6 +52,7 @@ class CommandAgentOptions(BaseModel):
                            "examples": [{"type": "command", "command": ["node", "agent.js"]}]})
 
     type: Literal["command"] = Field(title="Kind", description="`command`: run a process.", examples=["command"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     command: Union[list[str], str] = Field(
         title="Command",
         description="The program and its arguments, as a list or as one string split like a shell would "

@@ -29,6 +29,7 @@ from runner.transcripts.state import ReportedState
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
                     redacted, reply_json, scrub, unreadable_reply)
 from ._process import describe_size
+from ._base import tools_field
 
 KIND = "http"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -43,6 +44,7 @@ class HttpAgentOptions(BaseModel):
                                          "headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}]})
 
     type: Literal["http"] = Field(title="Kind", description="`http`: POST to an endpoint.", examples=["http"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     url: str = Field(
         pattern=r"^https?://", title="URL", description="Where each turn is POSTed.",
         examples=["http://localhost:8080/chat", "http://localhost:8000/v1/chat/completions"])

@@ -31,7 +31,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +41,7 @@ from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_c
                     parse_reply, reply_json)
 from ._entrypoint import exception_summary, load_object
 from ._process import ProcessChannel
+from ._base import tools_field
 
 KIND = "python"
 WORKER_REPLY_LIMIT = 64 * 1024 * 1024  # one reply of an isolated agent may be this long (as JSON)
@@ -56,6 +57,7 @@ class PythonAgentOptions(BaseModel):
 
     type: Literal["python"] = Field(
         title="Kind", description="`python`: call a Python function.", examples=["python"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:function`, importable from the folder of evalrun.yaml (or installed). "
