@@ -110,7 +110,7 @@ def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascad
     results = []
     ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir,
                        tools=tools)
-    for spec in case.checks:
+    for spec in case_checks(case):
         try:
             family, options = parse_check(spec)
         except (KeyError, TypeError, ValidationError) as exc:
@@ -164,7 +164,7 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                  *, live: bool = False, selection: Optional[Selection] = None,
                  base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if case.checks or any(turn.checks for turn in case.turns or ()):
+    if case_checks(case) or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir,
                                    tools=tools)
         fold_into_status(result, result.checks)
@@ -174,6 +174,15 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                     check.evidence[_ONLY_CHECKS] = True
             require_something_checked(result)
     return result
+
+
+def case_checks(case: "Case") -> list[dict[str, Any]]:
+    """The case's `checks:`, and a `final_state` check when it has a `final_state:` (or ADK's
+    `final_session_state`) that none of them compares."""
+    if (case.final_state is not None or case.final_session_state is not None) and not any(
+            isinstance(spec, dict) and spec.get("type") == "final_state" for spec in case.checks):
+        return [*case.checks, {"type": "final_state"}]
+    return case.checks
 
 
 def criteria_besides_checks(case: "Case") -> bool:

@@ -35,6 +35,7 @@ from ..score.cascade import Cascade, CascadeSettings
 from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.read import TranscriptError, build_trajectory, read_recording
+from ..transcripts.state import ReportedState
 
 DEFAULT_CONCURRENCY = 8
 PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
@@ -228,7 +229,7 @@ class CaseRunner:
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
         result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                             normalized=True)
+                             normalized=True, state=recording.state)
         return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:
@@ -246,11 +247,12 @@ class CaseRunner:
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
         result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                      base, transcript_path=where)
+                                      base, transcript_path=where, state=conversation.reported_state())
         return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
-               transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
+               transcript_path: Optional[str], normalized: bool = False,
+               state: Optional[ReportedState] = None) -> CaseResult:
         from ..config import with_project_defaults
         from ..score.case import score_trajectory
 
@@ -260,6 +262,7 @@ class CaseRunner:
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
+            trajectory.state = state
             scored = score_trajectory(case, trajectory, self.cascade)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=transcript_path,

@@ -338,7 +338,7 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
         merged = {**defaults, **case}
         if isinstance(defaults.get("tags"), list) and isinstance(case.get("tags"), list):
             merged["tags"] = list(dict.fromkeys([*defaults["tags"], *case["tags"]]))
-        for key in ("tool_outputs", "runtime_context"):
+        for key in ("tool_outputs", "runtime_context", "final_state_matching", "tool_effects"):
             if isinstance(defaults.get(key), dict) and isinstance(case.get(key), dict):
                 merged[key] = {**defaults[key], **case[key]}
         merged.setdefault("id", f"{stem}-{i + 1}")

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ..deepjson import loads_keeping_deep_arguments
 from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
 from .recording import Recording, TranscriptError
+from .state import ReportedState
 
 __all__ = [
     "AssistantText",
@@ -68,6 +69,7 @@ class Trajectory(BaseModel):
     texts: list[AssistantText]
     user_turns: int
     termination_reason: Optional[str] = None  # how the conversation ended, when the recording says
+    state: Optional[ReportedState] = None  # the world after the conversation (None: nobody asked for it)
 
     @property
     def final_text(self) -> str | None:
@@ -252,7 +254,8 @@ def read_recording(path: str | Path) -> Recording:
     message per line, `.jsonl`), or OpenTelemetry traces (OTLP/JSON: one `resourceSpans` document, or one
     per line as the collector's file exporter writes), UTF-8 with or without a BOM. The object form may
     say how the conversation ended, in `termination_reason` (for example user_stop, agent_stop,
-    max_steps), which `termination:` in a suite can require. A trace file may hold many conversations:
+    max_steps), which `termination:` in a suite can require, and the state of the world after it, in
+    `state` (what a case's `final_state:` is compared with). A trace file may hold many conversations:
     `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
     above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
     from ..suite.files import split_selection
@@ -313,8 +316,12 @@ def _read_json(path: Path) -> Any:
 
 def _message_recording(data: Any, path: Path) -> Recording:
     termination = None
+    state = ReportedState.none(f"the transcript {path} has no `state` entry (a live run saves the state its agent "
+                               "reported there; a hand-written transcript can add `\"state\": {...}`)")
     problems: list[str] = []
     if isinstance(data, dict):
+        if "state" in data:
+            state = ReportedState(value=data["state"], source=f"the `state` saved in {path}")
         if "messages" not in data:
             raise TranscriptError(f"{path}: JSON object has no 'messages' key")
         if isinstance(data.get("problems"), list):  # a saved replay of a trace that could not be read whole
@@ -332,7 +339,8 @@ def _message_recording(data: Any, path: Path) -> Recording:
     if not data:
         raise TranscriptError(f"{path}: the transcript has no messages")
     try:
-        return Recording(messages=normalize_messages(data), termination_reason=termination, problems=problems)
+        return Recording(messages=normalize_messages(data), termination_reason=termination, state=state,
+                         problems=problems)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
 

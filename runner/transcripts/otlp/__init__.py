@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..recording import Recording, TranscriptError
+from ..state import ReportedState
 from .rebuild import Conversation, rebuild_conversations
 from .spans import Problem, decode_documents, is_otlp_document
 
@@ -67,8 +68,10 @@ def trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recordi
     if not conversations:
         reasons = "; ".join(str(p) for p in file_problems[:5])
         raise TranscriptError(f"{path}: the trace file holds no spans" + (f" ({reasons})" if reasons else ""))
+    no_state = ReportedState.none(f"the trace {path} carries no state of the world after the conversation (a "
+                                  "case's `final_state:` needs a transcript with a `state` entry or a live run)")
     return [(c.id, Recording(messages=c.messages, problems=[str(p) for p in [*file_problems, *c.problems]],
-                             conversation_id=c.id, trace_ids=c.trace_ids)) for c in conversations]
+                             conversation_id=c.id, trace_ids=c.trace_ids, state=no_state)) for c in conversations]
 
 
 def select_recording(found: list[tuple[Optional[str], Recording]], selection: Optional[str], path: Path) -> Recording:
