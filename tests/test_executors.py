@@ -97,7 +97,9 @@ def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_2000_generat
 def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suites(tmp_path):
     """Every bundled suite folder whose cases are all recorded (live ones are refused by the pool, exit 4)."""
     compared = 0
-    for folder in sorted(p for p in (REPO / "suites").iterdir() if p.is_dir() and p.name[0] not in "._"):
+    quick_only = {"quick"}  # cases with nothing but a story, for `evalrun quick` (a run refuses them, exit 4)
+    for folder in sorted(p for p in (REPO / "suites").iterdir()
+                         if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
         pooled = run_cli(str(folder), "-q", "--executor", "processes", "--output-dir", str(tmp_path / folder.name / "p"),
                          cwd=REPO / "suites")
         if pooled.returncode == 4:
