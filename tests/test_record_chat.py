@@ -144,7 +144,7 @@ def test_an_agent_that_cannot_chat_is_refused_with_the_reason(project: Path) -> 
     assert unknown.returncode == 4
     assert unknown.stderr.splitlines()[-1].startswith(
         "evalrun record: --agent hr_agnet: not declared in evalrun.yaml (did you mean 'hr_agent'?) (declared: hr_agent, "
-        "airline_agent, ")
+        "bank_agent, airline_agent, ")
 
 
 def test_messages_from_a_pipe_are_shown_and_the_only_agent_that_can_chat_is_chosen(project: Path) -> None:
@@ -156,7 +156,7 @@ def test_messages_from_a_pipe_are_shown_and_the_only_agent_that_can_chat_is_chos
                            env=cli_env(), input="hi\n", capture_output=True, text=True, timeout=120)
     assert asked.returncode == 4
     assert asked.stderr.splitlines()[-1].startswith("evalrun record: which agent? name one with --agent (declared: "
-                                                    "hr_agent, airline_agent, ")
+                                                    "hr_agent, bank_agent, airline_agent, ")
     config = project / "suites" / "evalrun.yaml"
     text = config.read_text()
     config.write_text(text[:text.index("agents:")] + "agents:\n  hr_agent: {type: python, entrypoint: live.hr_agent:respond}\n"
