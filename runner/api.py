@@ -58,9 +58,10 @@ def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
 
 
 def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
-             eval_config: Optional[Path] = None) -> list[Diagnostic]:
+             eval_config: Optional[Path] = None, quick: bool = False) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
-    ADK/Agentflow eval config for every eval set (--eval-config)."""
+    ADK/Agentflow eval config for every eval set (--eval-config). `quick`: as `evalrun quick` reads them (a
+    case needs nothing to check of its own)."""
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
@@ -68,7 +69,7 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
         loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
-                                    eval_config=eval_config)
+                                    eval_config=eval_config, referenceless=quick)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
@@ -119,6 +120,8 @@ class RunRequest:
     saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
+    quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
+    executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
 
 
 def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir: Optional[Path] = None,
@@ -128,7 +131,7 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         exitfirst: bool = False, baseline: Optional[Path] = None, max_regression: float = 0.0,
         repeats: int = 1, repeat_policy: Optional[str] = None, shard: Optional[str] = None,
         last_failed: bool = False, profile: Optional[str] = None, saved_selection: Optional[Selection] = None,
-        eval_config: Optional[Path] = None,
+        eval_config: Optional[Path] = None, quick: bool = False, executor: str = "auto",
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
         on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
@@ -137,7 +140,8 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config)
+                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
+                         quick=quick, executor=executor)
     return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
                        handle_signals=handle_signals)
 
@@ -165,10 +169,10 @@ def _fewer_gc_passes():
 
 def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
          on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
-    """The run in its stages: choose the cases (collect, check, narrow), open the run folder, play and
-    score them as results stream to disk, then write the report. Signals are handled from the first
-    file read to the last byte written (runner.signals)."""
-    from .run.execute import Stop, run_cases
+    """The run in its stages: choose the cases (collect, check, narrow) and what runs them, open the run
+    folder, play and score them as results stream to disk, then write the report. Signals are handled
+    from the first file read to the last byte written (runner.signals)."""
+    from .run.execute import Stop
     from .signals import CollectionInterrupted, RunSignals
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
@@ -181,17 +185,20 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
                 "run and no report was written: exit 2"])
         if isinstance(prepared, RunOutcome):
             return prepared
+        executor = prepared.executor()
+        if isinstance(executor, RunOutcome):
+            return executor
         signals.phase = "starting"
         opened = prepared.open(on_result=on_result, stop=stop)
         if isinstance(opened, RunOutcome):
             return opened
-        runner = prepared.case_runner(opened.folder.save_conversation, on_notice)
-        on_start(len(prepared.index.refs) * request.repeats)
+        work = prepared.work(opened, on_notice)
+        on_start(work.jobs)
 
         async def run_all() -> None:
             signals.loop = asyncio.get_running_loop()
             try:
-                await run_cases(prepared.index.refs, runner, opened.save, stop, request.concurrency, request.repeats)
+                await executor.run(work)
             finally:
                 signals.loop = None
 
@@ -207,6 +214,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
 # plays them on its caller's event loop. All of them go through these parts, so a run's checks, its
 # folder, its verdict and its report are the same however it was driven:
 #   prepare_run(request) -> PreparedRun      the config, the selected cases, the gates; or the usage problem
+#   PreparedRun.executor()                   what runs the cases, and where (runner.run.executors)
 #   PreparedRun.case_runner(...)             what plays one case (runner.run.execute.CaseRunner)
 #   PreparedRun.open(...) -> OpenRun         the run folder: each result saved as it comes, the tally
 #   OpenRun.finish() -> RunOutcome           report.json, the --format files, `latest`; the exit code
@@ -247,16 +255,45 @@ class PreparedRun:
                     on_notice: Callable[[str], None] = lambda message: None):
         """What plays a case and scores it (runner.run.execute.CaseRunner), its live conversations saved
         with `save_conversation`; the LLM layer is set up for this run (its limit, cache, totals)."""
-        from .run.execute import CaseRunner, RunOptions
+        from .run.execute import CaseRunner
         from .llm.runtime import configure as configure_llm
 
         request, loaded = self.request, self.loaded
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
                                          cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
-        return CaseRunner(loaded, RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency,
-                                             agent=request.agent, conversations_dir=request.conversations_dir,
-                                             profile=request.profile, eval_config=request.eval_config),
-                          roots=self.roots, save_conversation=save_conversation, on_notice=on_notice)
+        return CaseRunner(loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
+                          on_notice=on_notice)
+
+    @functools.cached_property
+    def run_options(self):
+        from .run.execute import RunOptions
+
+        request = self.request
+        return RunOptions(replay_dir=request.replay_dir, concurrency=request.concurrency, agent=request.agent,
+                          conversations_dir=request.conversations_dir, profile=request.profile,
+                          eval_config=request.eval_config, quick=request.quick)
+
+    def executor(self):
+        """The executor for this run (runner.run.executors), or the RunOutcome when the one asked for
+        (--executor) cannot run it."""
+        from .run.executors import ExecutorUnavailable, choose_executor
+
+        request = self.request
+        try:
+            return choose_executor(request.executor, self.index.refs, repeats=request.repeats,
+                                   concurrency=request.concurrency, config=self.loaded.config,
+                                   options=self.run_options)
+        except ExecutorUnavailable as exc:
+            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error", str(exc),
+                                                                         "usage")])
+
+    def work(self, opened: "OpenRun", on_notice: Callable[[str], None] = lambda message: None):
+        """What an executor runs: every selected case, played by this run's case runner, saved in `opened`."""
+        from .run.executors import Work
+
+        runner = self.case_runner(opened.folder.save_conversation, on_notice)
+        return Work(self.index.refs, self.request.repeats, self.request.concurrency, runner, opened.save,
+                    opened.stop, opened.folder.serialise)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None, on_result: Callable[[CaseResult], None] = lambda r: None,
@@ -301,7 +338,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
     # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
                                    tags=request.tags, config=loaded.config if request.agent is None else None,
-                                   eval_config=request.eval_config)
+                                   eval_config=request.eval_config, referenceless=request.quick)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         return RunOutcome(EXIT_USAGE, diagnostics)
@@ -381,13 +418,14 @@ class OpenRun:
         self.stop = stop if stop is not None else Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
-    def save(self, position: int, part: int, result: CaseResult) -> None:
-        """Save one result (`position`: its case's place in the prepared run's cases); never raises."""
+    def save(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> None:
+        """Save one result (`position`: its case's place in the prepared run's cases); never raises.
+        `line`: the result already serialised by `folder.serialise` (in a worker process)."""
         stop, request = self.stop, self.prepared.request
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
         try:
-            saved = self.folder.add(position, part, result)
+            saved = self.folder.add(position, part, result, line)
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
@@ -490,3 +528,77 @@ def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> tuple[di
     record["config_file"] = str(loaded.path) if loaded.path else None
     record["replay_dir"] = str(replay_dir) if replay_dir else None
     return protect_config(record)
+
+
+@dataclass
+class ListedCase:
+    """One case a run would collect, as `evalrun list` shows it."""
+
+    id: str
+    source: str  # file:line
+    format: str  # the file's format: yaml or json
+    tags: list[str]
+    agent: Optional[str]  # the agent that would play it, or None when it replays a transcript
+    transcript: Optional[str]  # the recording it replays, as written in the case
+    turns: int  # scripted user messages (starting_sentence and user_prompts)
+    simulated: bool  # a simulated user would go on from its story after the script
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Listing:
+    exit_code: int
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    cases: list[ListedCase] = field(default_factory=list)
+
+
+def list_cases(paths: Sequence[Path], *, config_path: Optional[Path] = None, filters: Sequence[str] = (),
+               tags: Sequence[str] = ()) -> Listing:
+    """The cases `run` would collect under `paths` with these -k/--tag selections (the same collection
+    code: evalrun.yaml's `exclude`, the case index, the selection), without running anything."""
+    from .run.agent_choice import AgentNotFound, agent_name_for
+    from .run.case_index import CaseLoader
+
+    loaded, config_problems = load_config(config_path or find_config(list(paths)))
+    if loaded.path is None:
+        loaded.home = project_home(list(paths), loaded.path)
+    roots = suite_roots(list(paths), loaded)
+    index = index_cases(paths, _exclusion(loaded), roots=roots, filters=filters, tags=tags, config=loaded.config)
+    diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
+    if has_errors(diagnostics):
+        return Listing(EXIT_USAGE, diagnostics)
+    if not index.refs:
+        return Listing(EXIT_NO_CASES, diagnostics)
+    reader = CaseLoader(roots)
+    listed = []
+    formats: dict[Path, str] = {}
+    for ref in index.refs:
+        case = reader.load(ref)
+        agent = None
+        if case.transcript is None:
+            try:
+                agent = agent_name_for(case, loaded.config)
+            except AgentNotFound:
+                agent = case.agent  # `run` would end this case in error, saying why
+        if ref.path not in formats:
+            formats[ref.path] = _file_format(ref.path)
+        listed.append(ListedCase(
+            id=ref.id, source=f"{ref.source.path}:{ref.source.line}", format=formats[ref.path],
+            tags=list(case.tags), agent=agent, transcript=case.transcript,
+            turns=(1 if case.starting_sentence else 0) + len(case.user_prompts),
+            simulated=bool(case.story) and loaded.config.simulator is not None))
+    return Listing(EXIT_OK, diagnostics, listed)
+
+
+def _file_format(path: Path) -> str:
+    """yaml or json for evalrun's own files; the kind of a foreign eval set (ADK, Agentflow) by its content."""
+    if path.suffix.lower() == ".json":
+        from .suite.formats.adk import shape_of
+        from .suite.reader import read_document
+
+        kind = shape_of(read_document(path).data)
+        if kind is not None:
+            return kind
+    return path.suffix.lower().lstrip(".") or "yaml"

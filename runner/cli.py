@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 
 from . import __version__
 
-COMMANDS = ("run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "calibrate", "convert", "redteam")
+COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list", "record",
+            "simulate", "watch", "schema", "init", "calibrate", "convert", "import", "redteam")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -20,13 +21,23 @@ it talks to the agent under test (or reads a recorded conversation), plays the u
 conversation against its goals and reports the result.
 
   evalrun suites/                  run every case under suites/ (same as `evalrun run suites/`)
+  evalrun quick cases/              run cases that have only a starting sentence or story, with checks
+                                   that need no reference (valid tool calls, helpfulness, groundedness)
+  evalrun generate --stories S --tools T -o DIR
+                                   write suites from user stories and the agent's tools with a model
   evalrun rescore RUN_DIR          score a finished run's saved conversations again, calling nothing
   evalrun report RUN_DIR           write a report format (--format html|junit|md) from a finished run
   evalrun compare OLD NEW          what changed between two runs, and whether it is more than chance
   evalrun merge A B -o DIR         join the reports of a CI matrix's shards (--shard I/N) into one
   evalrun validate suites/         check the suites and print every problem with its line and column
+  evalrun list suites/             the cases a run would collect: id, file:line, format, tags, agent, turns
+  evalrun record -o suites/        chat with an agent in the terminal; /save writes the chat as a draft suite
+  evalrun record --from chat.json  draft a suite from recorded conversations (one case per conversation)
+  evalrun simulate suites/x.yaml   play the simulated user against the agent and print the conversation
+  evalrun watch suites/            run, then rerun the cases a change affects whenever a file changes
   evalrun schema suite             print the JSON Schema that editors use to check suites as you type
   evalrun init my-evals            write a starter folder with an example suite
+  evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
   evalrun redteam list             the red-team attack catalogue, one line per attack
@@ -59,7 +70,56 @@ def build_parser() -> argparse.ArgumentParser:
                      help="play every live case with this agent from evalrun.yaml's `agents:`, whatever the case names")
     run.add_argument("--no-cache", action="store_true",
                      help="ask the models again instead of answering from the disk cache (.evalrun/cache)")
+    run.add_argument("--save-failures", type=Path, metavar="FILE",
+                     help="write the cases that failed or ended in error to FILE as one suite (ids, tags and goals "
+                          "unchanged, a comment with each failure, transcript paths relative to FILE), to rerun them "
+                          "alone")
     _add_run_options(run)
+
+    quick = sub.add_parser("quick", help="run cases with checks that need no reference (valid tool calls, judged "
+                                         "helpfulness and groundedness)",
+                           description="Play the cases under PATH as `run` does (their starting sentence, scripted "
+                                       "turns or story, their canned tool outputs) and score each conversation with "
+                                       "the referenceless checks only: valid_tool_calls (every call names one of the "
+                                       "agent's tools and its arguments fit the tool's JSON Schema), and the judged "
+                                       "helpfulness and groundedness. Goals and the cases' own checks are not scored, "
+                                       "so a case needs nothing but a starting sentence or a story. Without a judge "
+                                       "(evalrun.yaml `judge:`) the judged checks are unscored and so is the case. "
+                                       "Run folder, reports and exit codes as `run`.")
+    quick.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    quick.add_argument("--replay", type=Path, metavar="DIR",
+                       help="score every case on DIR/<case id>.json instead of playing it")
+    quick.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    quick.add_argument("--agent", metavar="NAME", help="play every case with this agent from evalrun.yaml")
+    quick.add_argument("--no-cache", action="store_true", help="ask the models again instead of using the cache")
+    _add_run_options(quick)
+    quick.set_defaults(quick=True)
+
+    generate = sub.add_parser(
+        "generate", help="write suites from user stories and the agent's tools, with a model",
+        description="For each user story (a CSV with watsonx's `story,agent` header, `starting_sentence` allowed, or "
+                    "a YAML/JSON list of the same keys) the generator model (evalrun.yaml `generator:`, else its "
+                    "`judge:`) writes N cases: a starting sentence, the expected tool calls in a goal graph, plausible "
+                    "tool outputs and a text goal. Each answer is checked as a hand-written suite is, and against the "
+                    "tools; an invalid one is asked again with the problems, then reported and never written. Same "
+                    "inputs give the same files (the model cache). Exit 0 when every story gave its suite, 1 when some "
+                    "could not, 4 on bad input or no model configured.")
+    generate.add_argument("--stories", type=Path, required=True, metavar="FILE",
+                          help="the stories: .csv (story,agent[,starting_sentence]) or .yaml/.json (a list)")
+    generate.add_argument("--tools", metavar="TOOLS",
+                          help="the agent's tools: a Python module (.py), an OpenAPI document, a JSON/YAML list of "
+                               "OpenAI-style definitions, or `agent:NAME` for an agent's tools in evalrun.yaml")
+    generate.add_argument("--tools-mcp", metavar="COMMAND",
+                          help="list the tools of an MCP server started with COMMAND (stdio), e.g. "
+                               "\"python server.py\"; needs `pip install 'evalrun[mcp]'`")
+    generate.add_argument("-n", "--cases", type=int, default=2, metavar="N", dest="per_story",
+                          help="cases per story (default 2)")
+    generate.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                          help="where to write the suites (one file per story)")
+    generate.add_argument("-c", "--config", type=Path, metavar="FILE",
+                          help="the evalrun.yaml with `generator:` or `judge:` (default: the first one next to or "
+                               "above the stories file)")
+    generate.add_argument("--no-cache", action="store_true", help="ask the model again instead of using its cache")
 
     rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling no agent",
                              description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
@@ -131,9 +191,82 @@ def build_parser() -> argparse.ArgumentParser:
                                           "valid, 4 on any error.")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
     validate.add_argument("--format", choices=("text", "json"), default="text", help="how to print the diagnostics")
+    validate.add_argument("--quick", action="store_true",
+                          help="check the suites as `evalrun quick` reads them: a case needs nothing to check of its "
+                               "own (a starting sentence or a story is enough)")
     validate.add_argument("--eval-config", type=Path, metavar="FILE",
                           help="the Google ADK or Agentflow eval config for every ADK/Agentflow eval set, instead of "
                                "the one beside each")
+
+    listing = sub.add_parser("list", help="print the cases a run would collect, without running them",
+                             description="Collect the suites under PATH as a run would (evalrun.yaml's `exclude`, "
+                                         "-k, --tag) and print each case: its id, where it is written (file:line), the "
+                                         "file's format, its tags, the agent that would play it (or the transcript "
+                                         "it replays) and its scripted user turns. Exit 0; 4 when a suite is invalid; "
+                                         "5 when no case is selected.")
+    listing.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    listing.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    listing.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                         help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    listing.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag; repeatable")
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="how to print the cases")
+
+    record = sub.add_parser(
+        "record", help="write a draft suite from a chat or from recorded conversations",
+        description="Without --from: chat with an agent of evalrun.yaml in the terminal. You type the user's "
+                    "messages; each agent turn shows its text and its tool calls with their arguments and results. "
+                    "/save, Ctrl-D or Ctrl-C ends the chat and writes it as a draft suite (and the conversation "
+                    "beside it, under transcripts/). With --from: one draft per conversation of each FILE (any "
+                    "transcript evalrun reads). A draft has the user's messages, one tool_call goal per call in "
+                    "order, each argument's mode chosen by rule, and the last answer as a text goal with its facts as "
+                    "keywords; comments mark the lines to check. Exit 0 when written; 4 on bad input (nothing is "
+                    "written); 3 when the files cannot be written.")
+    record.add_argument("--from", dest="sources", nargs="+", type=Path, metavar="FILE",
+                        help="recorded conversations to draft instead of chatting")
+    record.add_argument("-o", "--output", type=Path, default=Path("."), metavar="FILE|DIR",
+                        help="a folder (one suite file per draft; the default is the current folder), a new .yaml "
+                             "file, or an existing suite file the drafts are added to as new cases")
+    record.add_argument("--agent", metavar="NAME",
+                        help="the agent of evalrun.yaml to chat with (default: default_agent, or the only one); "
+                             "with --from, the agent the drafts name")
+    record.add_argument("-c", "--config", type=Path, metavar="FILE",
+                        help="the evalrun.yaml to use (default: the first one next to or above the output)")
+    record.add_argument("--annotate", action="store_true",
+                        help="ask evalrun.yaml's judge for a story, the keywords and each argument's mode "
+                             "(prompts/annotate_draft.j2); the draft says which lines the judge wrote")
+
+    simulate = sub.add_parser(
+        "simulate", help="play the simulated user against the agent, printed unscored",
+        description="Play each selected case live against its agent, as a run would (its scripted messages, then "
+                    "evalrun.yaml's simulator from its `story`), even when it names a transcript, and print the "
+                    "conversation without scoring it: to see a story play out before writing its goals. --batch N "
+                    "plays N conversations per case; -o DIR saves each as DIR/<case id>-<n>.json for `evalrun "
+                    "record --from`. Exit 0; 3 when a conversation ended in an error; 4 on invalid suites or "
+                    "options; 5 when no case is selected.")
+    simulate.add_argument("paths", nargs="+", type=Path, metavar="SUITE", help="suite files or folders")
+    simulate.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB (a plain word matches ids containing it); repeatable")
+    simulate.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    simulate.add_argument("--batch", type=int, default=1, metavar="N", help="conversations per case (default 1)")
+    simulate.add_argument("-o", "--output", type=Path, metavar="DIR",
+                          help="save each conversation as a transcript in DIR")
+    simulate.add_argument("--agent", metavar="NAME", help="play every case with this agent of evalrun.yaml")
+    simulate.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    simulate.add_argument("--no-cache", action="store_true", help="ask the simulator again instead of its cache")
+
+    watching = sub.add_parser(
+        "watch", help="rerun the cases a changed file affects, as files change",
+        description="Run the suites under PATH, then watch them: when a file changes, rerun the cases it affects "
+                    "(a suite: its cases; a recorded conversation: the cases that replay it; an agent's source: "
+                    "its live cases; evalrun.yaml or a prompt template: every case) and say what changed since the "
+                    "last run. Each rerun is a fresh `evalrun run`. Needs `pip install 'evalrun[watch]'`. Ctrl-C "
+                    "stops watching (exit 0); 4 on invalid suites.")
+    watching.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="suite files or folders")
+    watching.add_argument("-c", "--config", type=Path, metavar="FILE", help="the evalrun.yaml to use")
+    watching.add_argument("-k", "--filter", action="append", default=[], metavar="GLOB",
+                          help="only cases whose id matches GLOB; repeatable")
+    watching.add_argument("--tag", action="append", default=[], metavar="TAG", help="only cases with this tag")
+    watching.add_argument("--agent", metavar="NAME", help="play every live case with this agent")
 
     schema = sub.add_parser("schema", help="print a JSON Schema",
                             description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
@@ -171,6 +304,19 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--eval-config", type=Path, metavar="FILE",
                          help="the eval config to convert with, instead of the one beside each file")
     _add_redteam(sub)
+
+    imports = sub.add_parser(
+        "import", help="draft suites from the conversations of trace files (or any transcript)",
+        description="Read every conversation of each FILE (OpenTelemetry traces as OTLP/JSON, one request or the "
+                    "collector's JSON lines; or any transcript evalrun reads) and write, per conversation, its "
+                    "transcript and a draft suite that replays it: one tool_call goal per call, the last answer as a "
+                    "text goal, comments on the lines to check (the drafts of `evalrun record --from`). Exit 0 when "
+                    "written; 4 on bad input (nothing is written); 3 when the files cannot be written.")
+    imports.add_argument("sources", nargs="+", type=Path, metavar="FILE", help="trace files or transcripts")
+    imports.add_argument("-o", "--output", type=Path, default=Path("suites/imported"), metavar="DIR|FILE",
+                         help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
+                              "or an existing suite the drafts join as new cases")
+    imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
     return parser
 
 
@@ -225,6 +371,12 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="only cases with this tag (Smoke and smoke are the same tag); repeatable")
     command.add_argument("-j", "--concurrency", type=_at_least_one, default=8, metavar="N",
                          help="run at most N cases at once (default 8); also the limit on model calls in flight")
+    command.add_argument("--executor", choices=("auto", "local", "processes", "ray"), default="auto",
+                         help="what runs the cases: `local` (this process; live cases and judges), `processes` "
+                              "(recorded cases scored in one process per CPU, at most -j), `auto` (default: "
+                              "processes when the run only scores recordings, has no judge and enough cases; -j 1 "
+                              "stays in one process), `ray` (recorded cases scored on the Ray cluster in "
+                              "RAY_ADDRESS, or a local one; pip install 'evalrun[ray]')")
     command.add_argument("--output-dir", type=Path, metavar="DIR",
                          help="where to write results.jsonl (as cases finish), report.json and the live "
                               "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "
@@ -262,6 +414,10 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", type=Path, metavar="REPORT",
                          help="a saved run (its report.json or folder) this run must not fall behind: exit 1 when a "
                               "case that passed there now fails, or a metric mean drops by more than --max-regression")
+    command.add_argument("--otlp", metavar="FILE|ENDPOINT",
+                         help="also write the run as OpenTelemetry spans (a span per case, a gen_ai.evaluation.result "
+                              "event per goal and check): OTLP/JSON to FILE (a .jsonl file gets one line per run), or "
+                              "OTLP/HTTP to an http(s) ENDPOINT such as http://127.0.0.1:4318 (needs evalrun[otel])")
     command.add_argument("--max-regression", type=_share, default=0.0, metavar="DROP",
                          help="with --baseline: how far a metric mean (journey_completion, tool_call_precision, "
                               "tool_call_recall; shares 0-1) may drop, in the metric's own unit: 0.05 allows five "
@@ -353,7 +509,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun validate: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    diagnostics = validate(args.paths, eval_config=args.eval_config)
+    diagnostics = validate(args.paths, eval_config=args.eval_config, quick=args.quick)
     if args.format == "json":
         print(json.dumps({"valid": not has_errors(diagnostics), "diagnostics": [d.to_json() for d in diagnostics]},
                          indent=2))
@@ -393,6 +549,13 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     from .report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
+    if args.otlp:
+        from .report.otlp import missing_otel
+
+        problem = missing_otel()  # said before the run, not after it
+        if problem is not None:
+            err.line(f"evalrun: {problem}")
+            return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
     stage_notes = StageNotes()
     bar: list[Progress] = []
@@ -422,8 +585,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
                   min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
-                  saved_selection=saved_selection, eval_config=args.eval_config, on_notice=err.line,
-                  on_start=on_start,
+                  saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
+                  executor=getattr(args, "executor", "auto"), on_notice=err.line, on_start=on_start,
                   on_result=on_result)
     if bar:
         bar[0].finish()
@@ -438,6 +601,8 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
         elif outcome.exit_code == EXIT_USAGE:
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
+    if getattr(args, "save_failures", None) is not None:
+        _save_failures(args.save_failures, outcome, err)
     try:
         try:
             print_failures(out, outcome.results(only_problems=True))
@@ -453,7 +618,29 @@ def _cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None,
     if out.lost is not None:
         err.line(f"console output stopped ({out.lost}); the run went on: "
                  f"{outcome.report_path or 'see results.jsonl'} has every finished case")
+    if args.otlp and outcome.report_path is not None:
+        return _export_spans(outcome.report_path, args.otlp, outcome.exit_code, out, err)
     return outcome.exit_code
+
+
+def _save_failures(target: Path, outcome, err) -> None:
+    from .authoring.failures import save_failures
+    from .results.folder import describe_os_error
+
+    command = "evalrun " + " ".join(sys.argv[1:])
+    try:
+        saved = save_failures(outcome.results(only_problems=True), target, command)
+    except OSError as exc:
+        err.line(f"--save-failures: cannot write {target}: {describe_os_error(exc)}")
+        return
+    except ValueError as exc:  # the results file went away after the run
+        err.line(f"--save-failures: cannot read the results back: {exc}")
+        return
+    if saved:
+        err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: "
+                 f"evalrun run {target}")
+    else:
+        err.line(f"--save-failures: no case failed or ended in error; {target} was not written")
 
 
 def _shown(path: Path) -> str:
@@ -472,6 +659,20 @@ def _diagnostic_line(diagnostic, command: str) -> str:
             else f"{diagnostic.path}: {diagnostic.message}"
         return f"evalrun {command}: {diagnostic.severity}: {said}"
     return str(diagnostic)
+
+
+def _export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
+    """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
+    spans a team counts on did not arrive."""
+    from .report.otlp import OtlpExportError, export_report
+    from .report.saved import NotAReport, load_report
+
+    try:
+        out.line(export_report(load_report(report_path), target))
+    except (OtlpExportError, NotAReport) as exc:
+        err.line(f"evalrun: --otlp: {exc}")
+        return exit_code or 3
+    return exit_code
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -590,6 +791,56 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .authoring.imports import import_command
+
+    return import_command(args, sys.stdout, sys.stderr)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    from .api import EXIT_NO_CASES, list_cases
+    from .report.console import visible
+
+    listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
+    for diagnostic in listing.diagnostics:
+        print(diagnostic, file=sys.stderr)
+    if listing.exit_code == EXIT_NO_CASES:
+        print("no cases collected" + (" (check -k/--tag)" if args.filter or args.tag else ""), file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps([case.to_json() for case in listing.cases], indent=1))
+        return listing.exit_code
+    rows = [[case.id, case.source, case.format, ",".join(case.tags) or "-",
+             f"replay {case.transcript}" if case.transcript else f"agent {case.agent or '(none)'}",
+             f"{case.turns} turn{'' if case.turns == 1 else 's'}" + (" + simulated" if case.simulated else "")]
+            for case in listing.cases]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)] if rows else []
+    for row in rows:
+        print(visible("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]))
+    if rows:
+        print(f"{len(rows)} case{'' if len(rows) == 1 else 's'}", file=sys.stderr)
+    return listing.exit_code
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from .authoring.record_cli import record_command
+
+    return record_command(args, sys.stdout, sys.stderr)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .authoring.simulate_cli import simulate_command
+
+    return simulate_command(args, sys.stdout, sys.stderr)
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from .watch import WatchOptions, watch
+
+    return watch(WatchOptions(args.paths, args.config, args.filter, args.tag, args.agent), sys.stdout, sys.stderr)
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .api import EXIT_USAGE
     from .authoring.convert import convert
@@ -605,6 +856,25 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     for done in result.written:
         print(f"wrote {display_path(done.target)}: {done.cases} case(s) from {display_path(done.source)} {done.note}")
     return 0 if result.ok else EXIT_USAGE
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .authoring.generate import GenerateError, generate_suites
+    from .config import config_line
+
+    print(config_line([args.stories], args.config), file=sys.stderr)  # which generator and cache it uses
+    try:
+        report = generate_suites(args.stories, tools=args.tools, tools_mcp=args.tools_mcp,
+                                 per_story=args.per_story, output_dir=args.output_dir, config_path=args.config,
+                                 no_cache=args.no_cache, on_line=print)
+    except GenerateError as exc:
+        print(f"evalrun generate: {exc}", file=sys.stderr)
+        return 4
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(report.summary_line(), file=sys.stderr)
+    return 1 if report.problems else 0
+
 
 
 def _cmd_redteam(args: argparse.Namespace) -> int:
@@ -640,6 +910,8 @@ def _cmd_redteam(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "rescore": _cmd_rescore, "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate, "schema": _cmd_schema,
-             "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert,
-             "redteam": _cmd_redteam}
+_COMMANDS = {"run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore,
+             "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate,
+             "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate, "watch": _cmd_watch,
+             "schema": _cmd_schema, "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert,
+             "import": _cmd_import, "redteam": _cmd_redteam}

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .run.agents._registry import KINDS as AGENT_KINDS
 from .run.agents._registry import AgentDefinition
-from .llm.settings import JudgeSettings
+from .llm.settings import GeneratorSettings, JudgeSettings
 from .run.simulate import SimulatorSettings
 from .score.cascade import DEFAULT_SIMILARITY_THRESHOLD
 from .suite.diagnostics import Diagnostic, did_you_mean
@@ -166,6 +166,12 @@ class Config(BaseModel):
         "Without it a conversation ends when the scripted messages do.",
         examples=[{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}])
 
+    generator: Optional[GeneratorSettings] = Field(
+        None, title="Suite generator",
+        description="The model `evalrun generate` writes suites with: the keys of `judge` (model, api_base, "
+        "api_key_env, temperature, ...), each defaulting to the judge's.",
+        examples=[{"model": "openai/gpt-4o", "api_key_env": "OPENAI_API_KEY"}])
+
     profiles: dict[str, CheckProfile] = Field(
         default_factory=dict, title="Check profiles",
         description="Named selections of checks: `evalrun run --profile NAME` runs only the checks the profile "
@@ -260,6 +266,17 @@ def _check_judge_can_run(doc, config: Config) -> None:
         doc.error(("judge", "api_key_env"), f"judge.api_key_env: the environment variable {judge.api_key_env} is not "
                                             "set; set it, or remove `judge` to let the offline stages decide",
                   "judge-key-missing")
+
+
+def _check_agent_tools(doc, config: Config) -> None:
+    """An agent's `tools:` that cannot validate a call are errors where they are written (valid_tool_calls)."""
+    from .suite.tool_specs import tool_problems
+
+    for name, agent in config.agents.items():
+        tools = getattr(agent, "tools", None)
+        if tools:
+            for path, message in tool_problems(tools):
+                doc.error(("agents", name, "tools", *path), message, "bad-tool")
 
 
 class ConfigSearch(BaseModel):
@@ -361,6 +378,7 @@ def load_config(path: Optional[Path], *, for_run: bool = False) -> tuple[LoadedC
     if not doc.diagnostics:
         try:
             loaded = LoadedConfig(config=Config.model_validate(doc.data), path=path)
+            _check_agent_tools(doc, loaded.config)
             if for_run:
                 _check_judge_can_run(doc, loaded.config)
             return loaded, doc.diagnostics

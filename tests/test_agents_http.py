@@ -31,7 +31,8 @@ def test_both_reply_shapes_make_the_same_conversation(server, path):
         {"role": "user", "content": "and then?"}, {"role": "assistant", "content": "you said: and then?"}]
     assert (conversation.termination_reason, conversation.error) == ("script_end", None)
     _, body, _ = server.requests[1]
-    assert body == {"messages": conversation.messages[:3], "case_id": "web-1", "turn": 2, "runtime_context": {"lang": "en"}}
+    assert body == {"messages": conversation.messages[:3], "case_id": "web-1", "turn": 2, "runtime_context": {"lang": "en"},
+                    "conversation_id": conversation.id}
 
 
 def test_headers_take_environment_values_that_never_reach_an_error(server, monkeypatch):

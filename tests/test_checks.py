@@ -436,7 +436,7 @@ def test_a_case_with_nothing_to_check_is_an_error(lint):
     assert lint("story: hi\ngoal_details: []\n") == [
         "s.yaml:2:1: error: case 's' has nothing to check: no goals and no forbidden calls, so it would pass "
         "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must refuse and "
-        "change nothing\""]
+        "change nothing\" (a case with only a starting sentence or story is for `evalrun quick`)"]
     assert lint("cases:\n  - story: a\n  - {story: b, forbid_extra_calls: true}\n")[0].startswith(
         "s.yaml:2:5: error: case 's-1' has nothing to check")
 

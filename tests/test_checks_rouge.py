@@ -83,3 +83,17 @@ def test_check_without_a_reference_is_skipped_and_without_an_answer_fails():
         "skipped", "skipped: no reference answer: give `reference:` or a text goal with `response`")
     silent = _check({"type": "response_match", "reference": "hello"}, None)
     assert (silent.status, silent.score, silent.explanation) == ("failed", 0.0, "the agent gave no final answer")
+
+
+def test_the_stemmer_loads_without_the_rest_of_nltk_and_leaves_nltk_importable():
+    """NLTK's package imports most of itself (and scipy): the stemmer's module is loaded alone, and a
+    later `import nltk` still gets the whole real package."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from runner.checks.response_match import stem; words = [stem(w) for w in "
+             "('running', 'generously', 'cancellation')]; "
+             "loaded = sorted(m for m in sys.modules if m.startswith(('nltk', 'scipy'))); "
+             "import nltk; print(words, loaded, hasattr(nltk, 'word_tokenize'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['run', 'gener', 'cancel'] [] True"

@@ -237,7 +237,7 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
     assert decided["summarize"] == "embedding"  # the real offline model decided the reference answers
     failing = run_cli("suites/failing", "--output-dir", "out", cwd=tmp_path)
     assert failing.returncode == 1
-    assert "0 passed, 4 failed" in failing.stdout
+    assert "0 passed, 7 failed" in failing.stdout
 
 
 def test_exit_code_precedence():

@@ -13,7 +13,7 @@ from runner import __version__
 from tests.cli_helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy")
+HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy", "opentelemetry")
 
 VALID = """\
 # yaml-language-server: $schema=../schemas/suite.schema.json
@@ -190,8 +190,8 @@ def test_help_lists_the_commands(tmp_path):
     assert done.returncode == 0
     # Each command on a line of its own with what it does (the usage line alone names none of them).
     listed = dict(re.findall(r"^    (\w+) +(\S.*)$", done.stdout, re.MULTILINE))
-    assert list(listed) == ["run", "rescore", "report", "compare", "merge", "validate", "schema", "init", "convert",
-                            "redteam"]
+    assert list(listed) == ["run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list",
+                            "record", "simulate", "watch", "schema", "init", "convert", "import", "redteam"]
     assert all(len(description.split()) >= 3 for description in listed.values())
     validate = evalrun(tmp_path, "validate", "--help")
     assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")
@@ -234,7 +234,8 @@ def test_validate_prints_a_key_holding_a_lone_surrogate(tmp_path):
     done = evalrun(tmp_path, "validate", "suites")
     assert done.returncode == 4
     assert "Traceback" not in done.stderr
-    assert done.stdout == "suites/s.json:3:2: error: unknown key '\ufffdoops' in the top level\n"
+    # `tools` is near enough to '?oops' for difflib to suggest it
+    assert done.stdout == "suites/s.json:3:2: error: unknown key '\ufffdoops' in the top level (did you mean 'tools'?)\n"
 
 
 def test_validate_json_output_with_a_lone_surrogate(tmp_path):

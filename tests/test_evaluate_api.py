@@ -59,7 +59,7 @@ def test_a_function_agent_plays_every_case_and_the_report_has_cases_metrics_and_
     # the report names the function as the user would (it is importable by its own names)
     assert report_json(report)["config"]["agents"] == {"respond": {"type": "python",
                                                                    "entrypoint": f"{module}:respond",
-                                                                   "isolate": "none"}}
+                                                                   "isolate": "none", "tools": None}}
     assert report.case("helps").transcript[-1] == {"role": "assistant", "content": "hello, how can I help?"}
     with pytest.raises(KeyError, match="no case 'nope' in this report \\(cases: greets, helps\\)"):
         report.case("nope")
@@ -123,7 +123,7 @@ def test_config_as_a_dict_a_path_or_a_declared_agent_s_name(tmp_path):
     assert "--agent bto: not declared in evalrun.yaml (did you mean 'bot'?)" in typo.explain()
     assert evaluate(tmp_path / "evals", agent=f"{module}:respond", output_dir=tmp_path / "e").exit_code == 0
     assert report_json(evaluate(tmp_path / "evals", agent=f"{module}:respond", output_dir=tmp_path / "f"))["config"][
-        "agents"] == {"respond": {"type": "python", "entrypoint": f"{module}:respond", "isolate": "none"}}
+        "agents"] == {"respond": {"type": "python", "entrypoint": f"{module}:respond", "isolate": "none", "tools": None}}
 
 
 def test_an_adk_agent_object_is_played_through_adk_s_runner(tmp_path):

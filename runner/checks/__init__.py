@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
-_FRAMEWORK_MODULES = {"base", "run", "select"}  # this package's own machinery, not check families
+_FRAMEWORK_MODULES = {"base", "quick", "run", "select"}  # this package's own machinery, not check families
 
 __all__ = ["CheckContext", "CheckFamily", "CheckOptions", "Verdict", "registry", "families", "family_of"]
 

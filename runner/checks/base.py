@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..llm.calls import CallSummary
     from ..score.cascade import Cascade
     from ..suite.models import Case
+    from ..suite.tool_specs import ToolSet
     from ..transcripts.read import Trajectory
 
 
@@ -49,6 +50,7 @@ class CheckContext:
     duration_s: Optional[float] = None  # wall time of the case, when measured
     selection: Optional[Any] = None  # select.Selection: the run's --profile, which nested checks also obey
     base_dir: Optional[Path] = None  # the folder of evalrun.yaml: `python` checks import from it
+    tools: Optional["ToolSet"] = None  # the tools the agent was given (valid_tool_calls), when known
 
 
 @dataclass

@@ -164,6 +164,7 @@ _METRICS = {
     "intent_resolution": "the agent understood what the user wanted and resolved it",
     "task_adherence": "the agent kept to its task and instructions, without going beyond them",
     "response_completeness": "the final answer contains everything a complete answer must",
+    "helpfulness": "the agent's answers helped the user with what they asked, clearly and without needless detours",
 }
 
 

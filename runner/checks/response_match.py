@@ -2,8 +2,8 @@
 
 Tokens and stems are those of Google's rouge-score with its Porter stemmer on: lower case, every run of
 characters outside [a-z0-9] is a separator, and words longer than 3 characters are stemmed with NLTK's
-Porter stemmer (its default NLTK_EXTENSIONS mode, the one rouge-score uses). NLTK is imported the first
-time a word is stemmed, never before.
+Porter stemmer (its default NLTK_EXTENSIONS mode, the one rouge-score uses). The stemmer's module is
+loaded the first time a word is stemmed, never before, and without the rest of NLTK (see _porter_module).
 """
 from __future__ import annotations
 
@@ -22,9 +22,41 @@ _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    from nltk.stem.porter import PorterStemmer  # pure Python, but a slow import: only when a check runs
+    return _porter_module().PorterStemmer()
 
-    return PorterStemmer()
+
+def _porter_module():
+    """NLTK's Porter stemmer module, loaded without running `nltk/__init__`: that imports most of NLTK
+    (and scipy when installed), seconds for one stemmer. Bare stand-ins for the `nltk` and `nltk.stem`
+    packages let the module and the three small modules it imports load from NLTK's own files; the
+    stand-ins are then taken out again, so that a later `import nltk` (anyone's) gets the real package.
+    If that fails in any way (another NLTK layout), the stemmer comes from a normal import."""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if "nltk" in sys.modules:  # already imported for real
+        return importlib.import_module("nltk.stem.porter")
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        return importlib.import_module("nltk.stem.porter")  # raises the ImportError that says what is missing
+    before = set(sys.modules)
+    try:
+        package = types.ModuleType("nltk")
+        package.__path__ = list(spec.submodule_search_locations)
+        stem_package = types.ModuleType("nltk.stem")
+        stem_package.__path__ = [f"{location}/stem" for location in spec.submodule_search_locations]
+        package.stem = stem_package  # type: ignore[attr-defined]
+        sys.modules["nltk"], sys.modules["nltk.stem"] = package, stem_package
+        return importlib.import_module("nltk.stem.porter")
+    except Exception:
+        pass  # the normal import below
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "nltk" or name.startswith("nltk."):
+                del sys.modules[name]
+    return importlib.import_module("nltk.stem.porter")
 
 
 @lru_cache(maxsize=65536)

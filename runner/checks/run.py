@@ -26,6 +26,7 @@ from .select import Selection
 if TYPE_CHECKING:
     from ..score.cascade import Cascade
     from ..suite.models import Case
+    from ..suite.tool_specs import ToolSet
     from ..transcripts.read import Trajectory
 
 PENDING = "not measured: decided when the case has finished"
@@ -112,12 +113,13 @@ def checks_of(case: "Case") -> list[dict[str, Any]]:
 
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
                live: bool = False, selection: Optional[Selection] = None,
-               base_dir: Optional[Path] = None) -> list[CheckResult]:
+               base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> list[CheckResult]:
     """Every check of the case, in the order written; budget checks on the run are left PENDING, and
     checks the run's profile leaves out are skipped with its name."""
     results = []
-    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir)
-    for spec in checks_of(case):
+    ctx = CheckContext(case=case, trajectory=trajectory, cascade=cascade, selection=selection, base_dir=base_dir,
+                       tools=tools)
+    for spec in case_checks(case):
         try:
             family, options = parse_check(spec)
         except (KeyError, TypeError, ValidationError) as exc:
@@ -169,10 +171,11 @@ def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
 
 def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
                  *, live: bool = False, selection: Optional[Selection] = None,
-                 base_dir: Optional[Path] = None) -> CaseResult:
+                 base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
-    if checks_of(case) or any(turn.checks for turn in case.turns or ()):
-        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir)
+    if case_checks(case) or any(turn.checks for turn in case.turns or ()):
+        result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir,
+                                   tools=tools)
         fold_into_status(result, result.checks)
         if not criteria_besides_checks(case):
             for check in result.checks:
@@ -180,6 +183,16 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
                     check.evidence[_ONLY_CHECKS] = True
             require_something_checked(result)
     return result
+
+
+def case_checks(case: "Case") -> list[dict[str, Any]]:
+    """The case's `checks:` (with `no_leak` for its canaries, see checks_of), and a `final_state` check when it
+    has a `final_state:` (or ADK's `final_session_state`) that none of them compares."""
+    checks = checks_of(case)
+    if (case.final_state is not None or case.final_session_state is not None) and not any(
+            isinstance(spec, dict) and spec.get("type") == "final_state" for spec in checks):
+        return [*checks, {"type": "final_state"}]
+    return checks
 
 
 def criteria_besides_checks(case: "Case") -> bool:

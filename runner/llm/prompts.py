@@ -46,6 +46,15 @@ class PromptLibrary:
     def names(self) -> list[str]:
         return sorted(set(self._env.list_templates(extensions=["j2"])))  # not redteam/catalogue.yaml, which is data
 
+    def source(self, name: str) -> str:
+        """The template's text as written (the user's override, else the built-in)."""
+        try:
+            text, _, _ = self._env.loader.get_source(self._env, name)  # type: ignore[union-attr]
+        except jinja2.TemplateNotFound:
+            raise PromptError(f"prompt template {name!r} not found (known: {', '.join(self.names()) or 'none'})",
+                              template=name) from None
+        return text
+
     def render(self, name: str, /, **variables: object) -> str:
         try:
             template = self._env.get_template(name)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .calls import SECRET_ENV_NAMES
 
-Role = Literal["agent", "simulator", "judge"]
+Role = Literal["agent", "simulator", "judge", "generator"]
 Transport = Literal["auto", "openai", "litellm"]
 
 SEMANTIC_MATCH_PROMPT = "semantic_match.j2"
@@ -120,3 +120,30 @@ class JudgeSettings(ModelSettings):
         "call's verdict_id.",
         examples=["auto"])
 
+
+
+class GeneratorSettings(ModelSettings):
+    """The model `evalrun generate` writes suites with (the `generator` section of evalrun.yaml): the judge's
+    keys, each one defaulting to the judge's setting."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="Suite generator",
+        json_schema_extra={"description": "The model that writes suites for `evalrun generate`. Every key not given "
+                           "is the judge's (so without this section the judge writes them).",
+                           "examples": [{"model": "openai/gpt-4o", "api_key_env": "OPENAI_API_KEY", "temperature": 0}]})
+
+    model: Optional[str] = Field(  # type: ignore[assignment]
+        None, title="Model", description="Any litellm model string. Default: the judge's model.",
+        examples=["openai/gpt-4o"])
+
+    @model_validator(mode="after")
+    def _fast_path_has_a_server(self) -> "GeneratorSettings":
+        return self  # checked once merged over the judge's settings (`merged_over`)
+
+    def merged_over(self, judge: Optional[ModelSettings]) -> Optional[ModelSettings]:
+        """The settings to call: the judge's, with these keys over them; None when neither names a model."""
+        base = judge.model_dump(exclude_unset=True, include=set(ModelSettings.model_fields)) if judge else {}
+        if judge is not None:
+            base.setdefault("temperature", judge.temperature)  # the judge's own default (0) is its setting too
+        merged = {**base, **self.model_dump(exclude_unset=True)}
+        return ModelSettings(**merged) if merged.get("model") else None

@@ -165,7 +165,7 @@ def case_line(result: CaseResult, color: bool = False) -> str:
         detail = f"  ({visible(result.skip_reason or '')})"
     if result.checks:
         passed = sum(c.status == "passed" for c in result.checks)
-        detail += f"; checks {passed}/{len(result.checks)}"
+        detail += f"{'; ' if detail else '  '}checks {passed}/{len(result.checks)}"
         skipped = [c for c in result.checks if c.status == "skipped"]
         if skipped:  # each distinct reason once, with the checks it applies to
             reasons: dict[str, list[str]] = {}

@@ -82,11 +82,11 @@ class RunFolder:
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
 
-    def add(self, position: int, part: int, result: CaseResult) -> CaseResult:
+    def add(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> CaseResult:
         """Write one finished case as a line of results.jsonl, flushed at once. Returns the result as
         saved (a result that cannot be serialised whole is saved without its conversation, or as an
-        error saying why)."""
-        saved, line = self._serialise(result)
+        error saying why). `line`: the result as `serialise` made it elsewhere (a worker process)."""
+        saved, line = (result, line) if line is not None else self.serialise(result)
         data = (line + "\n").encode("utf-8")
         try:
             assert self._results is not None, "start_results() first"
@@ -98,7 +98,8 @@ class RunFolder:
         self._size += len(data)
         return saved
 
-    def _serialise(self, result: CaseResult) -> tuple[CaseResult, str]:
+    def serialise(self, result: CaseResult) -> tuple[CaseResult, str]:
+        """The result as it will be saved, and its line of results.jsonl (secrets redacted)."""
         try:
             return self._redacted(result)
         except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts

@@ -38,6 +38,7 @@ class CaseRef:
     tags: tuple[str, ...]
     agent: Optional[str]
     loaded: Optional[Case] = field(default=None, compare=False, repr=False)  # kept while few cases are collected
+    recorded: bool = False  # names its own `transcript:`: scored without playing anything (runner.run.executors)
 
 
 class _Referencer:
@@ -50,7 +51,8 @@ class _Referencer:
         keep = self.kept < KEEP_LOADED
         self.kept += keep
         return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
-                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None)
+                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None,
+                       recorded=bool(case.transcript))
 
 
 @dataclass
@@ -62,13 +64,14 @@ class CaseIndex:
 
 def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: Optional[Sequence[Path]] = None,
                 filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None,
-                eval_config: Optional[Path] = None) -> CaseIndex:
+                eval_config: Optional[Path] = None, referenceless: bool = False) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too."""
     from .agent_choice import check_agent_names
 
-    loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config)
+    loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config,
+                         referenceless=referenceless)
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source
@@ -92,9 +95,11 @@ class CaseChanged(Exception):
 class CaseLoader:
     """Reads a referenced case again; the last `_FILES_KEPT` files stay parsed. Not thread-safe."""
 
-    def __init__(self, roots: Optional[Sequence[Path]] = None, eval_config: Optional[Path] = None) -> None:
+    def __init__(self, roots: Optional[Sequence[Path]] = None, eval_config: Optional[Path] = None, *,
+                 referenceless: bool = False) -> None:
         self.roots = roots
         self.eval_config = eval_config
+        self.referenceless = referenceless  # evalrun quick: read as collection read it
         self._files: OrderedDict[Path, list[Case]] = OrderedDict()
 
     def load(self, ref: CaseRef) -> Case:
@@ -102,7 +107,8 @@ class CaseLoader:
             return ref.loaded if ref.id == ref.file_id else ref.loaded.model_copy(update={"id": ref.id})
         cases = self._files.get(ref.path)
         if cases is None:
-            cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots, eval_config=self.eval_config)
+            cases, _, _ = load_file(ref.path, explicit=ref.explicit, roots=self.roots, eval_config=self.eval_config,
+                                    referenceless=self.referenceless)
             self._files[ref.path] = cases
             if len(self._files) > _FILES_KEPT:
                 self._files.popitem(last=False)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from runner.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
 from runner.run.simulate import User, UserError
 from runner.suite.models import Case
+from runner.transcripts.state import ReportedState
 
 if TYPE_CHECKING:
     from runner.config import LoadedConfig
@@ -48,11 +50,27 @@ class Conversation:
     stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
     user_turns: int = 0
     transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
-    state: Optional[dict] = None  # the agent's state at the end (an ADK session's), when its kind keeps one
+    # The agent's state at the end: what it reported when the case has a `final_state:` (see `reported_state`),
+    # or what its kind keeps anyway (an ADK session's state).
+    state: Optional[Any] = None
+    state_source: str = ""  # where `state` came from, in a report's words
+    state_missing: Optional[str] = None  # the case asked for the state and the agent reported none: why
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)  # agents see it as context.conversation_id
+    problems: list[str] = field(default_factory=list)  # parts of a replayed recording that could not be read
 
     @property
     def failed(self) -> bool:
         return self.error is not None
+
+    def reported_state(self) -> Optional[ReportedState]:
+        """The state as a final_state check reads it; None when nobody asked and the kind keeps none."""
+        if self.state is not None:
+            return ReportedState(value=self.state, source=self.state_source)
+        return ReportedState.none(self.state_missing) if self.state_missing is not None else None
+
+    def keep_state(self, state: Optional[ReportedState]) -> None:
+        if state is not None:
+            self.state, self.state_source, self.state_missing = state.value, state.source, state.missing
 
     def to_transcript(self) -> dict:
         """The conversation in the transcript format evalrun reads (runner.transcripts.read.read_recording),
@@ -66,6 +84,8 @@ class Conversation:
             data["stderr"] = self.stderr_tail
         if self.state is not None:
             data["state"] = self.state
+        if self.problems:  # read back by the transcript reader: a rescore does not pass on what remains either
+            data["problems"] = self.problems
         return data
 
 
@@ -79,10 +99,10 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
             _replay(case, agent, conv)
             return conv
         if timeout_s is None:
-            await _drive(case, agent, user, conv)
+            await _drive_and_report(case, agent, user, conv)
         else:
             try:  # wait_for, not asyncio.timeout: Python 3.10 is supported
-                await asyncio.wait_for(_drive(case, agent, user, conv), timeout_s)
+                await asyncio.wait_for(_drive_and_report(case, agent, user, conv), timeout_s)
             except asyncio.TimeoutError:
                 agent.kill()
                 conv.termination_reason = "timeout"
@@ -91,10 +111,33 @@ async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[
         agent.kill()
         raise
     finally:
-        conv.state = _final_state(agent)
+        if conv.state is None and conv.state_missing is None:
+            conv.keep_state(_kept_state(agent))
         await _close(agent)
         conv.stderr_tail = agent.stderr_tail()
     return conv
+
+
+async def _drive_and_report(case: Case, agent: Agent, user: User, conv: Conversation) -> None:
+    await _drive(case, agent, user, conv)
+    if conv.error is None and case.asks_final_state():
+        await _report_state(case, agent, conv)
+
+
+async def _report_state(case: Case, agent: Agent, conv: Conversation) -> None:
+    """Ask the agent for the state of its world once the conversation is over (before it is closed)."""
+    try:
+        conv.keep_state(await agent.final_state(_context(case, conv)))
+    except AgentError as exc:
+        conv.error = _kept(f"the agent's final state could not be read: {exc.reason}")
+    except BaseException as exc:
+        _reraise_cancellation(exc)
+        conv.error = _internal("reading the agent's final state", exc)
+
+
+def _context(case: Case, conv: Conversation) -> TurnContext:
+    return TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context),
+                       conversation_id=conv.id, canaries=tuple(case.canaries))
 
 
 async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> None:
@@ -132,8 +175,7 @@ async def _drive(case: Case, agent: Agent, user: User, conv: Conversation) -> No
             return
         conv.messages.append(_kept({"role": "user", "content": move.message}))
         conv.user_turns += 1
-        context = TurnContext(case_id=case.id, turn=conv.user_turns, runtime_context=dict(case.runtime_context),
-                              canaries=tuple(case.canaries))
+        context = _context(case, conv)
         try:
             new = await agent.turn([dict(m) for m in conv.messages], context)
         except AgentStop as stop:
@@ -183,6 +225,8 @@ def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
         return
     conv.messages = recording.messages
     conv.termination_reason = recording.termination_reason
+    conv.keep_state(recording.state)
+    conv.problems = recording.problems
     conv.user_turns = sum(1 for m in recording.messages if m.get("role") == "user")
 
 
@@ -197,9 +241,9 @@ async def _close(agent: Agent) -> None:
         _reraise_cancellation(exc)
 
 
-def _final_state(agent: Agent) -> Optional[dict]:
+def _kept_state(agent: Agent) -> Optional[ReportedState]:
     try:
-        return agent.final_state()
+        return agent.kept_state()
     except Exception:  # a record of the conversation, never a reason to lose it
         return None
 

@@ -23,15 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .agent_tools import tools_for
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from ..checks.quick import referenceless
 from ..checks.run import apply_checks, settle_run_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
 from ..results.models import CaseResult
 from ..score.cascade import Cascade, CascadeSettings
+from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.read import TranscriptError, build_trajectory, read_recording
+from ..transcripts.state import ReportedState
 
 DEFAULT_CONCURRENCY = 8
 PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
@@ -44,6 +48,7 @@ class RunOptions:
     agent: Optional[str] = None  # --agent: play every live case with this agent
     conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
+    quick: bool = False  # evalrun quick: the referenceless checks instead of the case's goals and checks
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
 
 
@@ -80,11 +85,12 @@ def conversation_key(case_id: str, repeat: Optional[int]) -> str:
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
                   repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], Path]]]:
     """The recordings a case is scored on as (run number, path), or None when it is played live.
-    TranscriptError when a recording is named but cannot be used (missing, outside the suite roots)."""
+    `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but cannot be
+    used (missing, outside the suite roots)."""
     from ..suite.containment import recordings_for
 
     if options.replay_dir is not None or case.transcript:
-        return recordings_for(case, roots=roots, replay_dir=options.replay_dir)
+        return recordings_for(case, roots=roots, replay_dir=options.replay_dir, roots_resolved=True)
     if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
         from ..results.folder import conversation_file_name
 
@@ -124,9 +130,9 @@ class CaseRunner:
         self.loaded = loaded
         self.options = options
         self.cascade = cascade or make_cascade(loaded, on_notice)
-        self.roots = list(roots)
+        self.roots = [real_path(root) for root in roots]  # once per run, not once per case
         self.save_conversation = save_conversation
-        self.loader = CaseLoader(self.roots, eval_config=options.eval_config)
+        self.loader = CaseLoader(self.roots, eval_config=options.eval_config, referenceless=options.quick)
         self._load_lock = threading.Lock()
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
@@ -156,30 +162,49 @@ class CaseRunner:
         """The case's result (one per recorded run when a --replay folder holds several); never raises
         but for cancellation: a failure anywhere is the case's error. `repeat` (--repeat N, from 0)
         gives every model call of this run of the case its own cache slot (runner.llm.repeat_scope)."""
-        from ..llm.calls import record_calls, repeat_scope, summarize
+        from ..llm.calls import record_calls, repeat_scope
 
-        started = time.perf_counter()
-        base = dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
+        started, base = time.perf_counter(), _base(ref, repeat)
         with record_calls() as calls, repeat_scope(repeat or 0):  # every model call made for this case
             try:
-                results = await self._run(ref, base)
+                # one hand-off to a worker thread for everything that needs no event loop
+                outcome = await self.in_worker(self._offline, ref, base)
+                results = [await self._run_live(outcome, base)] if isinstance(outcome, Case) else outcome
             except asyncio.CancelledError as exc:
                 if being_cancelled():
                     raise
                 results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
             except BaseException as exc:  # SystemExit from a check or an agent kind: this case's error, not the run's
                 results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
-        for result in results:
-            result.duration_s = (time.perf_counter() - started) / len(results)
-        if calls:
-            results[0].model_usage = summarize(calls)
-        for result in results:
-            settle_run_checks(result)  # budget checks need the duration and usage just measured
-        return results
+        return _finished(results, started, calls)
 
-    async def _run(self, ref: CaseRef, base: dict) -> list[CaseResult]:
+    def run_recorded(self, ref: CaseRef, repeat: Optional[int] = None, *,
+                     calls_made: Optional[list] = None) -> list[CaseResult]:
+        """`run` for a case scored on recordings, with no event loop: what an executor that runs cases in
+        other processes calls (runner.run.executors). The same results; a case that turned out to need
+        live play (its file changed since collection) is an error saying so. The model calls the case
+        made (a judged check's own judge) are appended to `calls_made`, for the run's totals."""
+        from ..llm.calls import record_calls, repeat_scope
+
+        started, base = time.perf_counter(), _base(ref, repeat)
+        with record_calls() as calls, repeat_scope(repeat or 0):
+            try:
+                outcome = self._offline(ref, base)
+            except BaseException as exc:  # SystemExit from a check: this case's error, not the worker's
+                outcome = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+            if isinstance(outcome, Case):
+                outcome = [CaseResult(**base, status="error",
+                                      error=f"{ref.source.path} changed while the run was going on: case '{ref.id}' "
+                                            "no longer names a transcript (run again)")]
+        if calls_made is not None:
+            calls_made.extend(calls)
+        return _finished(outcome, started, calls)
+
+    def _offline(self, ref: CaseRef, base: dict) -> "list[CaseResult] | Case":
+        """Everything about a case that needs no event loop: its results when it is skipped or scored on
+        recordings, else the loaded case, to be played live."""
         try:
-            case = await self.in_worker(self.load, ref)
+            case = self.load(ref)
         except CaseChanged as exc:
             return [CaseResult(**base, status="error", error=str(exc))]
         base["description"] = case.description
@@ -191,11 +216,11 @@ class CaseRunner:
         except TranscriptError as exc:
             return [CaseResult(**base, status="error", error=str(exc))]
         if recordings is None:
-            return [await self._run_live(case, base)]
+            return case
         if len(recordings) == 1:
-            return [await self.in_worker(self._replay, case, recordings[0][1], base)]
+            return [self._replay(case, recordings[0][1], base)]
         # watsonx's repeated runs of one case: each run is scored and reported as `<id> run N`
-        return [await self.in_worker(self._replay, case, path, {**base, "id": f"{case.id} run {run}", "run": run})
+        return [self._replay(case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
     def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
@@ -203,8 +228,9 @@ class CaseRunner:
             recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
-        return self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                           normalized=True)
+        result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
+                             normalized=True, state=recording.state)
+        return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:
         from .conversation import Conversation, converse_case
@@ -220,18 +246,23 @@ class CaseRunner:
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        return await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                    base, transcript_path=where)
+        result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
+                                      base, transcript_path=where, state=conversation.reported_state())
+        return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
-               transcript_path: Optional[str], normalized: bool = False) -> CaseResult:
+               transcript_path: Optional[str], normalized: bool = False,
+               state: Optional[ReportedState] = None) -> CaseResult:
         from ..config import with_project_defaults
         from ..score.case import score_trajectory
 
         case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls
+        if self.options.quick:
+            case = referenceless(case)  # played as written, scored by the quick profile only
         try:
             trajectory = build_trajectory(messages, self.loaded.config.tool_error_pattern, termination_reason,
                                           normalized=normalized)
+            trajectory.state = state
             scored = score_trajectory(case, trajectory, self.cascade)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=transcript_path,
@@ -239,15 +270,60 @@ class CaseRunner:
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
                               error=_internal_error("scoring", exc))
-        result = CaseResult(**base, status=scored.status, metrics=scored.metrics, goals=scored.goals,
-                            calls=scored.calls, extra_calls=scored.extra_calls, failures=scored.failures,
+        quick = self.options.quick  # no goals: no completion to report, and no call is extra to one
+        result = CaseResult(**base, status=scored.status, metrics=None if quick else scored.metrics, goals=scored.goals,
+                            calls=scored.calls, extra_calls=[] if quick else scored.extra_calls,
+                            failures=scored.failures,
                             unscored_reason="; ".join(scored.unscored) or None,
                             transcript_path=transcript_path, termination_reason=trajectory.termination_reason,
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
-                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir)
+                     selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir,
+                     tools=tools_for(case, self.loaded, self.options.agent))
         result.judge_fallbacks = judge_fallbacks(result)
         return result
+
+
+def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
+    """A recording with parts that could not be read (a trace's unreadable spans) never passes on what
+    remains: a pass becomes `unscored`, and every outcome names the parts."""
+    if not problems:
+        return result
+    listed = "; ".join(problems[:shown]) + (f"; and {len(problems) - shown} more" if len(problems) > shown else "")
+    reason = f"part of the recording could not be read, so the case is not passed on what remains: {listed}"
+    if result.status == "passed":
+        result.status = "unscored"
+        result.unscored_reason = reason
+    elif result.status == "unscored":
+        result.unscored_reason = "; ".join(filter(None, [result.unscored_reason, reason]))
+    elif result.status == "failed":
+        result.failures.append(reason)
+    else:
+        result.notes.append(reason)
+    return result
+
+
+def case_error(ref: CaseRef, repeat: Optional[int], error: str) -> CaseResult:
+    """A case that could not be run, as its result: an error with the reason."""
+    return CaseResult(**_base(ref, repeat), status="error", error=error)
+
+
+def _base(ref: CaseRef, repeat: Optional[int]) -> dict:
+    """The fields every result of this case starts from."""
+    return dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
+
+
+def _finished(results: list[CaseResult], started: float, calls: list) -> list[CaseResult]:
+    """The case's results with their duration and model usage, and the checks that need both settled."""
+    from ..llm.calls import summarize
+
+    for result in results:
+        result.duration_s = (time.perf_counter() - started) / len(results)
+    if calls:
+        results[0].model_usage = summarize(calls)
+    for result in results:
+        settle_run_checks(result)  # budget checks need the duration and usage just measured
+    return results
 
 
 def _internal_error(doing: str, exc: BaseException) -> str:

@@ -105,7 +105,7 @@ def verdicts_of_a_match(goal: ToolCallGoal, actual: dict) -> list[ArgVerdict]:
 def _verdicts(goal: ToolCallGoal, actual: Any, cascade: Cascade, default_extra_args: str) -> Iterator[ArgVerdict]:
     if goal.args == {IGNORE_KEY: None}:
         return
-    matcher = _Matcher({path: rule_from_spec(spec) for path, spec in goal.arg_matching.items()},
+    matcher = Matcher({path: rule_from_spec(spec) for path, spec in goal.arg_matching.items()},
                        cascade, goal.extra_args or default_extra_args)
     if actual is None:
         actual = {}  # a call without arguments
@@ -116,7 +116,10 @@ def _verdicts(goal: ToolCallGoal, actual: Any, cascade: Cascade, default_extra_a
     yield from matcher.walk_object("", goal.args, actual, forbid_extra=matcher.extra_args == "forbid")
 
 
-class _Matcher:
+class Matcher:
+    """The walk over expected and actual values that gives one verdict per compared value, each under the
+    rule of its longest `arg_matching` prefix (also used for a case's final state: runner/score/state.py)."""
+
     def __init__(self, rules: dict[str, Rule], cascade: Cascade, extra_args: str):
         self.rules = rules
         self.cascade = cascade
@@ -153,14 +156,14 @@ class _Matcher:
         both_lists = isinstance(expected, list) and isinstance(actual, list)
         # Go down when a rule names something inside (it needs its own verdict), or the rule is one
         # that only means something for single values (fuzzy, tolerance, regex): it then covers each child.
-        descend = (both_objects or both_lists) and (self.has_rules_below(path) or rule.mode in _ITEMWISE_MODES)
+        descend = (both_objects or both_lists) and self.descends(path, rule)
         if (isinstance(expected, str) and expected == IGNORE_VALUE) or (rule.mode == "ignore" and not descend):
-            yield _verdict(path, "ignore", expected, actual, present,
+            yield make_verdict(path, "ignore", expected, actual, present,
                            Decision(matched=True, decided_by="ignore", reason="not compared"))
         elif not present:
             decision = (Decision(matched=True, decided_by="absent", reason="optional argument not given")
                         if rule.optional else Decision(matched=False, decided_by="absent", reason="missing argument"))
-            yield _verdict(path, rule.mode, expected, None, False, decision)
+            yield make_verdict(path, rule.mode, expected, None, False, decision)
         elif descend and both_objects:
             # Exact objects need the same keys whatever extra_args says.
             yield from self.walk_object(path, expected, actual,
@@ -168,16 +171,20 @@ class _Matcher:
         elif descend:
             yield from self.walk_list(path, rule, expected, actual)
         else:
-            yield _verdict(path, rule.mode, expected, actual, True, self.compare(path, rule, expected, actual))
+            yield make_verdict(path, rule.mode, expected, actual, True, self.compare(path, rule, expected, actual))
+
+    def descends(self, path: str, rule: Rule) -> bool:
+        """Whether two objects (or two lists) at `path` are compared child by child rather than as one value."""
+        return self.has_rules_below(path) or rule.mode in _ITEMWISE_MODES
 
     def walk_list(self, path: str, rule: Rule, expected: list, actual: list) -> Iterator[ArgVerdict]:
         if len(expected) != len(actual):
-            yield _verdict(path, rule.mode, expected, actual, True, Decision(
+            yield make_verdict(path, rule.mode, expected, actual, True, Decision(
                 matched=False, decided_by="structure", reason=f"expected {len(expected)} items, got {len(actual)}"))
         elif not self.has_rules_below(path) and rule.type is None and not rule.ignore_chars \
                 and strict_equal(expected, actual, self.extra_args):
             # A fuzzy list that is strictly equal in any order needs no item-by-item fuzzy pass.
-            yield _verdict(path, rule.mode, expected, actual, True,
+            yield make_verdict(path, rule.mode, expected, actual, True,
                            Decision(matched=True, decided_by="exact", score=1.0, reason="equal after normalisation"))
         else:
             for index, other in enumerate(self.pair_items(path, expected, actual)):
@@ -205,9 +212,9 @@ class _Matcher:
 
     def extra(self, path: str, value: Any) -> ArgVerdict:
         if self.rule_for(path).mode == "ignore":  # an argument named `ignore` may be sent even under forbid
-            return _verdict(path, "ignore", None, value, True,
+            return make_verdict(path, "ignore", None, value, True,
                             Decision(matched=True, decided_by="ignore", reason="not compared"))
-        return _verdict(path, "strict", None, value, True,
+        return make_verdict(path, "strict", None, value, True,
                         Decision(matched=False, decided_by="structure", reason="unexpected argument"))
 
     # ------------------------------------------------------------ one value, one rule
@@ -337,7 +344,7 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _verdict(path: str, mode: str, expected: Any, actual: Any, present: bool, decision: Decision) -> ArgVerdict:
+def make_verdict(path: str, mode: str, expected: Any, actual: Any, present: bool, decision: Decision) -> ArgVerdict:
     # Plain construction: in pydantic 2.14 model_construct is slower than validating (measured 17 vs 3 µs).
     return ArgVerdict(path=path, mode=mode, expected=expected, actual=actual, present=present,
                       matched=decision.matched, decided_by=decision.decided_by, score=decision.score,

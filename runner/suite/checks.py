@@ -12,13 +12,17 @@ from typing import Any, Callable
 from .diagnostics import did_you_mean
 from .models import ARG_MODES, IGNORE_KEY, CaseFields
 from .reader import Document
+from .tool_specs import tool_problems
 
 Location = tuple
 
 
-def check_case(doc: Document, case: dict[str, Any], at: Location) -> None:
+def check_case(doc: Document, case: dict[str, Any], at: Location, *, referenceless: bool = False) -> None:
+    """Every semantic check of one case. `referenceless` (evalrun quick): a case needs nothing to check
+    of its own, the run brings its checks."""
     for check in CHECKS:
-        check(doc, case, at)
+        if not (referenceless and check is check_something_to_check):
+            check(doc, case, at)
 
 
 def _goals(case: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
@@ -160,11 +164,46 @@ def _check_rule(doc: Document, rule: dict, where: Location) -> None:
             doc.error(where + ("regex",), f"invalid regular expression {rule['regex']!r}: {exc}", "bad-regex")
 
 
+def check_final_state(doc: Document, case: dict, at: Location) -> None:
+    """`final_state_matching` names paths of `final_state`, and its rules are well formed (as arg_matching's)."""
+    expected, matching = case.get("final_state"), case.get("final_state_matching")
+    if not isinstance(matching, dict) or not matching:
+        return
+    if not isinstance(expected, dict):
+        doc.error(at + ("final_state_matching",), "final_state_matching has no effect without a final_state",
+                  "unused-arg-matching", key=True, severity="warning")
+        return
+    for path, spec in matching.items():
+        where = at + ("final_state_matching", path)
+        if not _path_exists(expected, path, wildcards=True):
+            doc.error(where, f"final_state_matching names '{path}', which is not a path of final_state"
+                             f"{did_you_mean(path, _all_paths(expected))}", "unknown-argument", key=True)
+        if isinstance(spec, dict):
+            _check_rule(doc, spec, where)
+
+
+def check_effects(doc: Document, case: dict, at: Location) -> None:
+    """Effects apply to calls a played tool answers: a goal's with its `output`, a tool's with `tool_outputs`."""
+    for i, goal in _goals(case):
+        if goal.get("type") == "tool_call" and goal.get("effects") and "output" not in goal:
+            doc.error(at + ("goal_details", i, "effects"), f"goal '{goal.get('name')}' has effects but no `output`: "
+                      "they apply when a played call gets this goal's output; give it one", "unused-effects",
+                      key=True, severity="warning")
+    effects, outputs = case.get("tool_effects"), case.get("tool_outputs")
+    if isinstance(effects, dict):
+        for tool in effects:
+            if not isinstance(outputs, dict) or tool not in outputs:
+                doc.error(at + ("tool_effects", tool), f"tool_effects names '{tool}', which has no `tool_outputs` "
+                          "entry: they apply when a played call is answered from tool_outputs; add one",
+                          "unused-effects", key=True, severity="warning")
+
+
 def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     """A case without goals, forbidden calls or a required ending passes whatever the agent does."""
     details = case.get("goal_details")
     if details or case.get("forbid_extra_calls") or case.get("termination") or case.get("skip") or case.get("checks") \
-            or case.get("canaries") or _turns_expect_something(case):  # canaries are checked by no_leak
+            or case.get("canaries") or _turns_expect_something(case) or case.get("final_state") is not None \
+            or case.get("final_session_state") is not None:  # canaries are checked by no_leak
         return
     if any(key not in _CASE_KEYS for key in case):
         return  # an unknown key (a misspelt `goal_details`?) is reported, and says more than this would
@@ -173,7 +212,8 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     where = at + ("goal_details",) if "goal_details" in case else at
     doc.error(where, f"case '{case.get('id')}' has nothing to check: no goals and no forbidden calls, so it would pass "
                      "whatever the agent does; add goal_details, or `forbid_extra_calls: true` for \"the agent must "
-                     "refuse and change nothing\"", "nothing-to-check", key="goal_details" in case)
+                     "refuse and change nothing\" (a case with only a starting sentence or story is for `evalrun "
+                     "quick`)", "nothing-to-check", key="goal_details" in case)
 
 
 _CASE_KEYS = set(CaseFields.model_fields) | {"cases", "$schema"}
@@ -237,9 +277,41 @@ def check_forbid_patterns(doc: Document, case: dict, at: Location) -> None:
                 doc.error(at + ("forbid_extra_calls", i), "an empty tool name matches nothing", "empty")
 
 
-def _path_exists(args: Any, path: str) -> bool:
+def check_tools(doc: Document, case: dict, at: Location) -> None:
+    """Tool definitions whose schema cannot validate a call are errors where they are written. A file's
+    default tools are checked once, at their own place, not again in every case that inherits them."""
+    tools = case.get("tools")
+    if not isinstance(tools, list):
+        return  # absent; anything else the schema reports
+    where = at if (at == () or "tools" in _own_keys(doc, at)) else ()
+    for path, message in tool_problems(tools):
+        if len(path) == 1 and not isinstance(tools[path[0]], dict):
+            continue  # the schema says what a tool definition must be
+        line, column = doc.position(where + ("tools", *path))
+        if not any((d.line, d.column, d.message) == (line, column, message) for d in doc.diagnostics):
+            doc.error(where + ("tools", *path), message, "bad-tool")
+
+
+def _own_keys(doc: Document, at: Location) -> set:
+    node: Any = doc.data
+    for part in at:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return set()
+    return set(node) if isinstance(node, dict) else set()
+
+
+def _path_exists(args: Any, path: str, *, wildcards: bool = False) -> bool:
+    """Whether the dot path names something in `args` (with `wildcards`, a `*` part names any key or item)."""
     node = args
-    for part in path.split("."):
+    parts = path.split(".")
+    for n, part in enumerate(parts):
+        if wildcards and part == "*" and isinstance(node, (dict, list)):
+            rest = ".".join(parts[n + 1:])
+            children = node.values() if isinstance(node, dict) else node
+            # an empty list or object: the rule waits for items (a default shared by cases with and without rows)
+            return not children or any(not rest or _path_exists(child, rest, wildcards=True) for child in children)
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -266,6 +338,9 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_text_goals,
     check_tool_goals,
     check_forbid_patterns,
+    check_final_state,
+    check_effects,
+    check_tools,
     check_something_to_check,
     check_goal_keys_under_args,
     check_turns,

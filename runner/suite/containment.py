@@ -14,13 +14,17 @@ from typing import Any, Optional, Sequence
 
 from .files import display_path, real_path
 
-__all__ = ["outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
+__all__ = ["inside", "outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
 
 
 def within(path: Path, roots: Sequence[Path]) -> bool:
     """True when `path` (symlinks resolved) lies under one of `roots` (already resolved)."""
-    target = real_path(path)
-    return any(target == root or root in target.parents for root in roots)
+    return inside(real_path(path), roots)
+
+
+def inside(resolved: Path, roots: Sequence[Path]) -> bool:
+    """True when `resolved` (a real path) lies under one of `roots` (real paths too)."""
+    return any(resolved == root or root in resolved.parents for root in roots)
 
 
 def transcript_location(suite_path: str | Path, transcript: str) -> Path:
@@ -34,10 +38,12 @@ def outside_message(transcript: str, roots: Sequence[Path]) -> str:
             "from there: move the file, or add its folder to `allowed_paths` in evalrun.yaml")
 
 
-def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None) -> Path:
+def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
+                       roots_resolved: bool = False) -> Path:
     """The file to read for `case` (a `Case`): `replay_dir/<id>.json` (or watsonx's `<id>.messages.json`)
     when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
     reason when there is none or it lies outside the roots (the replay folder is the root of its files).
+    `roots_resolved`: the roots are already real paths (a run resolves them once, not once per case).
     For watsonx's repeated runs (`<id>.runN.messages.json`) use `replay_files`."""
     from ..transcripts.read import TranscriptError
 
@@ -50,12 +56,13 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     if not case.transcript:
         raise TranscriptError("nothing to score: the case has no `transcript:` and no --replay folder was given")
     path = transcript_location(case.source.path, case.transcript)
-    if not within(path, [real_path(r) for r in roots]):
+    if not within(path, roots if roots_resolved else [real_path(r) for r in roots]):
         raise TranscriptError(outside_message(case.transcript, roots))
     return path
 
 
-def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None) -> list[tuple[Optional[int], Path]]:
+def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
+                   roots_resolved: bool = False) -> list[tuple[Optional[int], Path]]:
     """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
     the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
     TranscriptError with the reason instead."""
@@ -63,7 +70,7 @@ def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Pat
         found = replay_files(replay_dir, case.id)
         if found:
             return found
-    return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir))]
+    return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir, roots_resolved=roots_resolved))]
 
 
 def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Path]]:

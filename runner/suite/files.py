@@ -15,6 +15,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Optional
 
 CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")
 
@@ -122,3 +123,13 @@ def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         return "no such file"
     return (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
+
+
+def split_selection(path: Path) -> tuple[Path, Optional[str]]:
+    """A transcript path and the conversation it names: `traces.jsonl#ID` -> (traces.jsonl, ID), for a
+    file that holds many conversations (a trace file). A path that exists as written, '#' and all, is
+    the file itself."""
+    if "#" not in path.name or os.path.lexists(path):
+        return path, None
+    file, _, selection = str(path).rpartition("#")
+    return Path(file), selection

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from .checks import check_case
 from .coerce import coerce_texts
-from .containment import outside_message, transcript_location, within
+from .containment import inside, outside_message, transcript_location
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path
+from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
+                    split_selection)
 from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
@@ -120,7 +121,7 @@ class FileOutcome:
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
                 keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
-                eval_config: Optional[Path] = None) -> LoadResult:
+                eval_config: Optional[Path] = None, referenceless: bool = False) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
@@ -128,14 +129,15 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
 
     `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
     is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
-    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it."""
+    `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
+    `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     outcomes = []
     for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config)
+        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config, referenceless=referenceless)
         if keep is not None:
             outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
         outcomes.append((path, outcome))
@@ -212,17 +214,18 @@ def _folder_of(path: Path, given: list[Path]) -> Path:
 
 
 def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
-              eval_config: Optional[Path] = None) -> tuple[list[Case], list[Diagnostic], bool]:
+              eval_config: Optional[Path] = None, referenceless: bool = False
+              ) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
     outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
-                    eval_config=eval_config)
+                    eval_config=eval_config, referenceless=referenceless)
     if outcome.passed_over is not None:
         return [], [], False
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
 def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None) -> FileOutcome:
+          eval_config: Optional[Path] = None, referenceless: bool = False) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
@@ -270,7 +273,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     check_suite(doc, check_problem)
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
-        check_case(doc, case, at)
+        check_case(doc, case, at, referenceless=referenceless)
     transcripts = _check_transcripts(doc, raw_cases, path, roots)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
@@ -305,7 +308,16 @@ def _short(message: str) -> str:
 
 
 def _looks_like_transcript(data: Any) -> bool:
-    return isinstance(data, list) or (isinstance(data, dict) and "messages" in data)
+    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
+
+
+def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:
+    """Each case of a suite file as written, with the file's shared keys applied (so that it stands
+    alone), and the line and column where it starts: for tools that copy cases (--save-failures)."""
+    doc = read_document(path, display_path(path))
+    if not isinstance(doc.data, dict):
+        return []
+    return [(case, doc.position(at)) for case, at in _split_cases(doc, doc.data, path.stem)]
 
 
 def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]]:
@@ -326,7 +338,7 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
         merged = {**defaults, **case}
         if isinstance(defaults.get("tags"), list) and isinstance(case.get("tags"), list):
             merged["tags"] = list(dict.fromkeys([*defaults["tags"], *case["tags"]]))
-        for key in ("tool_outputs", "runtime_context"):
+        for key in ("tool_outputs", "runtime_context", "final_state_matching", "tool_effects"):
             if isinstance(defaults.get(key), dict) and isinstance(case.get(key), dict):
                 merged[key] = {**defaults[key], **case[key]}
         merged.setdefault("id", f"{stem}-{i + 1}")
@@ -345,10 +357,11 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         if not (isinstance(transcript, str) and transcript.strip()):
             continue
         target = transcript_location(path, transcript)
-        found.append(real_path(target))
-        if roots is not None and not within(target, roots):
+        resolved = real_path(target)  # once: symlinks followed, then compared with the (resolved) roots
+        found.append(resolved)
+        if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
-        elif not target.is_file():
+        elif not split_selection(target)[0].is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
                                             "the case will end in error when run", "missing-transcript", severity="warning")
     return found

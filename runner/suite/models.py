@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, W
 
 from .arguments import (ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType,  # noqa: F401
                         _Strict)
+from .effects import StateEffect  # noqa: F401
 from .turns import (ADK_DEFAULT_CRITERIA, ExpectedCall, IntermediateResponse, Rubric, SessionInput,  # noqa: F401
                     Turn, default_turn_checks)
 
@@ -23,6 +24,7 @@ UnscoredGoalType = Literal["interaction", "assert_llm"]
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
     "tool_outputs", "runtime_context", "canaries", "skip", "termination", "timeout_s", "checks", "session_input",
+    "tools", "final_state", "final_state_matching", "initial_state", "tool_effects",
 )
 
 
@@ -84,6 +86,11 @@ class ToolCallGoal(_Strict):
         None, title="Canned output",
         description="The tool result the runner returns when it plays the tools itself.",
         examples=[{"assignment_id": "15778303"}])
+    effects: list[StateEffect] = Field(
+        default_factory=list, title="Effects on the state",
+        description="Model agents: what this call does to the state the played tools keep, applied when the "
+        "call gets this goal's `output`. `final_state:` is compared with that state after the conversation.",
+        examples=[[{"append": "transfers", "arg": "*"}]])
     summary: Optional[str] = Field(
         None, title="Summary",
         description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
@@ -249,6 +256,38 @@ class CaseFields(_Strict):
         default_factory=dict, title="Tool outputs",
         description="Tool name to canned result, for tools the runner plays that are not goals.",
         examples=[{"get_weather": {"temp_c": 21}}])
+    tool_effects: dict[str, list[StateEffect]] = Field(
+        default_factory=dict, title="Tool effects",
+        description="Model agents: tool name to what a call answered from `tool_outputs` does to the played "
+        "tools' state (a goal's own `effects` apply to the calls it answers).",
+        examples=[{"cancel_hold": [{"delete": "holds.H-7"}]}])
+    initial_state: Optional[dict[str, Any]] = Field(
+        None, title="Initial state",
+        description="Model agents: the state the played tools start from (default: empty). Each played call's "
+        "`effects` change it; `final_state:` is compared with what it has become.",
+        examples=[{"accounts": {"A-1": {"balance": 100}}}])
+    final_state: Optional[dict[str, Any]] = Field(
+        None, title="Final state",
+        description="What the world must look like after the conversation, compared with the state the agent "
+        "reports (a python agent's `state(context)`, an http agent's `state_url`, a command agent's `state_file`, "
+        "a model agent's played tools, a transcript's `state`). Values compare strict unless "
+        "`final_state_matching` says otherwise; keys the state has beyond these are allowed. A case whose agent "
+        "reports no state is unscored, never passed.",
+        examples=[{"transfers": [{"from": "A-1", "to": "B-2", "amount": 50}], "accounts": {"A-1": {"balance": 50}}}])
+    final_state_matching: dict[str, ArgSpec] = Field(
+        default_factory=dict, title="Final state matching",
+        description="Dot path in `final_state` to comparison mode, as `arg_matching` for tool arguments "
+        "(strict, exact, fuzzy, optional, ignore, or a rule with one_of, regex, tolerance). A parent's mode "
+        "covers its children unless a child has its own.",
+        examples=[{"transfers.0.id": "ignore", "accounts.A-1.balance": {"tolerance": 0.01}}])
+    tools: Optional[list[dict[str, Any]]] = Field(
+        None, title="Tools",
+        description="The tools the agent was given, as OpenAI-style definitions (`{type: function, function: {name, "
+        "description, parameters}}`; `parameters` is a JSON Schema). The `valid_tool_calls` check validates every "
+        "call against them. Default: the agent's `tools:` in evalrun.yaml. In a file with `cases`, the file's tools "
+        "are the default for each case.",
+        examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
     termination: Optional[list[str]] = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "
@@ -256,8 +295,10 @@ class CaseFields(_Strict):
         examples=[["user_stop", "agent_stop"]])
     transcript: Optional[str] = Field(
         None, min_length=1, title="Transcript",
-        description="A recorded conversation (path relative to this file) to score instead of running an agent.",
-        examples=["transcripts/timeoff-basic.json"])
+        description="A recorded conversation (path relative to this file) to score instead of running an agent. "
+        "A trace file (OpenTelemetry OTLP/JSON) may hold many: `FILE#ID` names one by its conversation id "
+        "(gen_ai.conversation.id or the dialect's session id) or a trace id (32 lowercase hex digits).",
+        examples=["transcripts/timeoff-basic.json", "traces/prod.jsonl#conv-0042"])
     runtime_context: dict[str, Any] = Field(
         default_factory=dict, title="Runtime context",
         description="watsonx Orchestrate: context variables passed to the agent.",
@@ -290,7 +331,9 @@ class CaseFields(_Strict):
         description="ADK's session_input: app name, user id and the initial state of the agent's session.",
         examples=[{"app_name": "weather_agent", "user_id": "test_user"}])
     final_session_state: Optional[dict[str, Any]] = Field(
-        None, title="Final session state", description="ADK's expected final session state, kept as written.",
+        None, title="Final session state",
+        description="ADK's expected final session state: compared, as a `final_state`, with the session state the "
+        "ADK agent ends with (or any agent's reported state), when the case has no `final_state` of its own.",
         examples=[{"booked": True}])
     rubrics: Optional[list[Rubric]] = Field(
         None, title="Rubrics", description="Rubrics for every turn of the case (ADK's case rubrics).",
@@ -360,6 +403,12 @@ class Case(CaseFields):
         if self.session_input is not None and self.session_input.state and not self.runtime_context:
             self.runtime_context = dict(self.session_input.state)
         return self
+
+    def asks_final_state(self) -> bool:
+        """Whether the case compares the world after the conversation (`final_state:`, ADK's
+        `final_session_state`, or a final_state check)."""
+        return self.final_state is not None or self.final_session_state is not None or any(
+            isinstance(check, dict) and check.get("type") == "final_state" for check in self.checks)
 
     def tool_goals(self) -> list[ToolCallGoal]:
         return [g for g in self.goal_details if isinstance(g, ToolCallGoal)]

@@ -123,7 +123,7 @@ def _parse_json(text: str, doc: Document) -> None:
     # composing the same text as YAML, of which JSON is a subset, but only when a message needs one:
     # most files are valid and never pay for it. Tabs are JSON whitespace but not YAML indentation;
     # swapping them for spaces keeps every column.
-    problem = json_limits(text)
+    problem = json_limits(text, depth=False)  # the depth is checked on the parsed data, below
     if problem is not None:
         doc.diagnostics.append(Diagnostic(doc.path, *problem))
         return
@@ -133,7 +133,7 @@ def _parse_json(text: str, doc: Document) -> None:
         doc.diagnostics.append(Diagnostic(doc.path, exc.lineno, exc.colno, "error", f"invalid JSON: {exc.msg}", "json-syntax"))
         return
     except RecursionError:
-        doc.error((), f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep")
+        doc.diagnostics.append(Diagnostic(doc.path, *too_deep_problem(text)))
         return
     except ValueError:  # an integer longer than Python converts (4,300 digits)
         line, column = _first_outside_strings(text, _LONG_DIGITS) or (1, 1)
@@ -147,6 +147,10 @@ def _parse_json(text: str, doc: Document) -> None:
         if any(d.code == "yaml-syntax" for d in doc.diagnostics):  # JSON that libyaml cannot place
             doc.diagnostics = [d for d in doc.diagnostics if d.code != "yaml-syntax"]
             doc.error((), f"duplicate key '{without_lone_surrogates(str(duplicate))}'", "duplicate-key")
+        return
+    problem = too_deep_json(data, text)
+    if problem is not None:
+        doc.diagnostics.append(Diagnostic(doc.path, *problem))
         return
     if may_hold_surrogates(text):  # an escaped lone surrogate could be neither printed nor written to a report
         data = replace_lone_surrogates(data)
@@ -166,15 +170,17 @@ _LONG_NUMBER = ("a number longer than 4,300 digits cannot be read as a number (P
                 "quote it to keep it as text")
 
 
-def json_limits(text: str, *, max_values: Optional[int] = _MAX_NODES) -> Optional[tuple[int, int, str, str, str]]:
+def json_limits(text: str, *, max_values: Optional[int] = _MAX_NODES,
+                depth: bool = True) -> Optional[tuple[int, int, str, str, str]]:
     """(line, column, severity, message, code) when JSON text goes past the limits YAML files have
-    (_MAX_DEPTH levels, _MAX_NODES values), found before the text is parsed; else None.
+    (_MAX_DEPTH levels, _MAX_NODES values), found before the text is parsed; else None. `depth=False`
+    leaves the depth to `too_deep_json`, on the parsed data (one pass over the text instead of two).
 
     Regular expressions do the counting in C, and only files that could pass a limit pay for it: a
     file with few brackets cannot be deep, a short one cannot hold many values."""
     opens = text.count("[") + text.count("{")
     count = max_values is not None and len(text) > 2 * max_values
-    if opens <= _MAX_DEPTH and not count:
+    if (opens <= _MAX_DEPTH or not depth) and not count:
         return None
     stripped, strings = _JSON_STRING.subn("", text)
     opens = stripped.count("[") + stripped.count("{")
@@ -194,6 +200,30 @@ def json_limits(text: str, *, max_values: Optional[int] = _MAX_NODES) -> Optiona
         if values > max_values:
             return 1, 1, "error", f"the file holds more than {max_values:,} values, above evalrun's limit", "too-large"
     return None
+
+
+def too_deep_json(data: Any, text: str, *, outer: int = 1) -> Optional[tuple[int, int, str, str, str]]:
+    """The depth limit of `json_limits`, checked on data json.loads made of `text`: (line, column, severity,
+    message, code) when its containers nest more than _MAX_DEPTH levels, else None. Walking the parsed
+    containers costs a fraction of a second pass over the text, and only text with enough brackets pays.
+    `outer`: the level of `data` itself (0 when it is a list made of JSON Lines, not written in the text)."""
+    if text.count("[") + text.count("{") <= _MAX_DEPTH or not isinstance(data, (dict, list)):
+        return None
+    stack = [(data, outer)]
+    while stack:
+        value, level = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if level >= _MAX_DEPTH:
+                    return too_deep_problem(text)
+                stack.append((child, level + 1))
+    return None
+
+
+def too_deep_problem(text: str) -> tuple[int, int, str, str, str]:
+    line, column = _deep_position(text)
+    return line, column, "error", f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep"
 
 
 def _deep_position(text: str) -> Position:

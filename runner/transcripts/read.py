@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from ..deepjson import loads_keeping_deep_arguments
 from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
+from .recording import Recording, TranscriptError
+from .state import ReportedState
 
 __all__ = [
     "AssistantText",
@@ -37,10 +39,6 @@ MAX_ARGUMENT_NESTING = 100  # deeper arguments are kept as written but not read 
 # "developer" is OpenAI's newer name for the system role.
 _ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user",
                  "assistant": "assistant", "tool": "tool", "function": "tool"}
-
-
-class TranscriptError(Exception):
-    """A transcript could not be read; the message says exactly why."""
 
 
 class ToolCall(BaseModel):
@@ -71,6 +69,7 @@ class Trajectory(BaseModel):
     texts: list[AssistantText]
     user_turns: int
     termination_reason: Optional[str] = None  # how the conversation ended, when the recording says
+    state: Optional[ReportedState] = None  # the world after the conversation (None: nobody asked for it)
 
     @property
     def final_text(self) -> str | None:
@@ -245,28 +244,51 @@ def normalize_messages(raw: list[dict]) -> list[dict]:
     return out
 
 
-class Recording(BaseModel):
-    """A transcript file's content: the normalised messages and how the conversation ended, if it says."""
-
-    messages: list[dict]
-    termination_reason: Optional[str] = None
-
-
 def read_transcript(path: str | Path) -> list[dict]:
     """Read a transcript file (a JSON list of messages, or an object with `messages`)."""
     return read_recording(path).messages
 
 
 def read_recording(path: str | Path) -> Recording:
-    """Read a transcript file: a JSON list of messages, an object with `messages`, or JSON Lines (one
-    message per line, `.jsonl`), UTF-8 with or without a BOM. The object form may say how the
-    conversation ended, in `termination_reason` (for example user_stop, agent_stop, max_steps), which
-    `termination:` in a suite can require. Special files (FIFOs, devices) and files above
-    TRANSCRIPT_SIZE_LIMIT are refused without being read."""
-    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
-    from ..suite.reader import json_limits
+    """Read a transcript file: a JSON list of messages, an object with `messages`, JSON Lines (one
+    message per line, `.jsonl`), or OpenTelemetry traces (OTLP/JSON: one `resourceSpans` document, or one
+    per line as the collector's file exporter writes), UTF-8 with or without a BOM. The object form may
+    say how the conversation ended, in `termination_reason` (for example user_stop, agent_stop,
+    max_steps), which `termination:` in a suite can require, and the state of the world after it, in
+    `state` (what a case's `final_state:` is compared with). A trace file may hold many conversations:
+    `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
+    above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    from ..suite.files import split_selection
 
+    path, selection = split_selection(Path(path))
+    found = read_conversations(path)
+    if found and found[0][0] is not None:  # a trace file
+        from .otlp import select_recording
+
+        return select_recording(found, selection, path)
+    if selection is not None:
+        raise TranscriptError(f"{path}: '#{selection}' names a conversation, but this transcript is not a trace file "
+                              "and holds one conversation only")
+    return found[0][1]
+
+
+def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]]:
+    """Every conversation in a transcript file, as (conversation id, recording): a trace file's
+    conversations in the order they started, each with its id; any other transcript as one conversation
+    with id None. An unreadable file raises TranscriptError."""
     path = Path(path)
+    data = _read_json(path)
+    from .otlp import is_otlp, trace_recordings
+
+    if is_otlp(data):
+        return trace_recordings(data, path)
+    return [(None, _message_recording(data, path))]
+
+
+def _read_json(path: Path) -> Any:
+    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
+    from ..suite.reader import too_deep_json, too_deep_problem
+
     if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
     try:
@@ -275,20 +297,35 @@ def read_recording(path: str | Path) -> Recording:
         raise TranscriptError(f"cannot read transcript file {path}: {e}") from None
     if not text.strip():
         raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")
-    problem = json_limits(text, max_values=None)
+    try:
+        data, lines = _parse_transcript_json(text, path)
+        # the depth limit on the parsed data: no second pass over the text (JSON Lines: the list holding
+        # the lines is not in the text)
+        problem = too_deep_json(data, text, outer=0 if lines else 1)
+    except _TooDeep:
+        problem = too_deep_problem(text)
     if problem is not None:
-        line, column, _, message, code = problem
-        data = _deep_arguments_only(text) if code == "too-deep" else None
+        line, column, _, message, _ = problem
+        data = _deep_arguments_only(text)
         if data is None:
             raise TranscriptError(f"{path}: line {line}:{column}: {message}")
-    else:
-        data = _parse_transcript_json(text, path)
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
         data = replace_lone_surrogates(data, visible=True)
+    return data
+
+
+def _message_recording(data: Any, path: Path) -> Recording:
     termination = None
+    state = ReportedState.none(f"the transcript {path} has no `state` entry (a live run saves the state its agent "
+                               "reported there; a hand-written transcript can add `\"state\": {...}`)")
+    problems: list[str] = []
     if isinstance(data, dict):
+        if "state" in data:
+            state = ReportedState(value=data["state"], source=f"the `state` saved in {path}")
         if "messages" not in data:
             raise TranscriptError(f"{path}: JSON object has no 'messages' key")
+        if isinstance(data.get("problems"), list):  # a saved replay of a trace that could not be read whole
+            problems = [str(p) for p in data["problems"]]
         termination = data.get("termination_reason")
         if termination is not None and not isinstance(termination, str):
             raise TranscriptError(f"{path}: 'termination_reason' must be text, got {_json_type(termination)}")
@@ -302,7 +339,8 @@ def read_recording(path: str | Path) -> Recording:
     if not data:
         raise TranscriptError(f"{path}: the transcript has no messages")
     try:
-        return Recording(messages=normalize_messages(data), termination_reason=termination)
+        return Recording(messages=normalize_messages(data), termination_reason=termination, state=state,
+                         problems=problems)
     except TranscriptError as e:
         raise TranscriptError(f"{path}: {e}") from None
 
@@ -328,15 +366,18 @@ def _deep_arguments_only(text: str) -> Any:
         return None
 
 
-def _parse_transcript_json(text: str, path: Path) -> Any:
-    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value."""
+def _parse_transcript_json(text: str, path: Path) -> tuple[Any, bool]:
+    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value;
+    with whether it was JSON Lines. _TooDeep when it nests deeper than the parser recurses."""
     if path.suffix.lower() != ".jsonl":
         try:
-            return json.loads(text)
+            return json.loads(text), False
         except json.JSONDecodeError as e:
             if e.msg != "Extra data" or not text.lstrip().startswith("{"):
                 raise TranscriptError(f"{path}: invalid JSON at line {e.lineno}:{e.colno}: {e.msg}") from None
-        except (ValueError, RecursionError) as e:
+        except RecursionError:
+            raise _TooDeep() from None
+        except ValueError as e:
             raise TranscriptError(f"{path}: cannot read the JSON: {_short_reason(e)}") from None
     messages = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -347,9 +388,15 @@ def _parse_transcript_json(text: str, path: Path) -> Any:
         except json.JSONDecodeError as e:
             raise TranscriptError(f"{path}: invalid JSON Lines at line {number}:{e.colno}: {e.msg} "
                                   "(each line must hold one message)") from None
-        except (ValueError, RecursionError) as e:
+        except RecursionError:
+            raise _TooDeep() from None
+        except ValueError as e:
             raise TranscriptError(f"{path}: line {number}: cannot read the JSON: {_short_reason(e)}") from None
-    return messages
+    return messages, True
+
+
+class _TooDeep(Exception):
+    """JSON nested deeper than the parser recurses; the depth limit's message says where."""
 
 
 def _short_reason(exc: Exception) -> str:

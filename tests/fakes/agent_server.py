@@ -12,7 +12,8 @@
 /gzipbomb    a small gzip body that inflates to 64 MiB
 /redirect    302 to `redirect_to` (default http://elsewhere.example/chat)
 /raw         200 with `reply_text` as it is
-Every request body and its headers are kept in `requests`.
+GET /state   `state_status` with `state_text` (a state_url); GET on the misbehaving paths above misbehaves alike
+Every request body and its headers are kept in `requests` (a GET's body as {}).
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class AgentServer:
         self.requests: list[tuple[str, dict, dict]] = []
         self.reply_text = ""
         self.redirect_to = "http://elsewhere.example/chat"
+        self.state_text = "{}"
+        self.state_status = 200
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -53,6 +56,18 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
             pass
+
+        def do_GET(self) -> None:
+            owner.requests.append((self.path, {}, dict(self.headers)))
+            self.path = self.path.split("?")[0]  # the query names the conversation; the path picks the behaviour
+            try:
+                if self._hostile("state"):
+                    return
+            except (BrokenPipeError, ConnectionResetError):
+                return
+            data = owner.state_text.encode()
+            self._head(owner.state_status, {"Content-Length": str(len(data))})
+            self.wfile.write(data)
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

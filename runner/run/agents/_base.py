@@ -19,8 +19,21 @@ from typing import Any, Callable, Optional
 from runner.deepjson import TooDeep, loads_keeping_deep_arguments
 from runner.jsontext import deeper_than
 from runner.suite.models import Case
+from runner.transcripts.state import ReportedState
 
 MAX_NESTING = 100  # lists and objects in a message may nest this deep (as in suite and transcript files)
+
+
+def tools_field() -> Any:
+    """The `tools:` option every agent kind but `model` takes (a model agent's tools are what it is sent)."""
+    from pydantic import Field
+
+    return Field(None, title="Tools",
+                 description="The tools this agent was given, as OpenAI-style definitions (`{type: function, function: "
+                 "{name, description, parameters}}`). The `valid_tool_calls` check validates the agent's calls against "
+                 "them; a case's own `tools:` come first.",
+                 examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
+                     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
 
 
 class AgentError(Exception):
@@ -61,13 +74,17 @@ class TurnContext:
     case_id: str
     turn: int  # 1 for the first user message
     runtime_context: dict = field(default_factory=dict)
+    # One id per conversation: an agent that keeps state (a database, say) keeps one per conversation with it,
+    # since the same case may run several times at once (--repeat N).
+    conversation_id: str = ""
     canaries: tuple = ()  # the case's `canaries`: secrets planted in the agent's context, which no reply may contain
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "canaries", tuple(self.canaries))  # from JSON (isolate: process) it is a list
 
     def to_json(self) -> dict:
-        data = {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context)}
+        data = {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context),
+                "conversation_id": self.conversation_id}
         if self.canaries:  # only when planted: servers that check their body see no new field otherwise
             data["canaries"] = list(self.canaries)
         return data
@@ -88,7 +105,27 @@ class Agent:
     a resource (a process, an HTTP connection pool)."""
 
     kind: str = ""
+    name: str = ""
     replays = False  # True: the conversation is read from a recording, not driven turn by turn
+    reply_state: Optional[ReportedState] = None  # the last `state` one of its replies carried
+
+    async def final_state(self, ctx: TurnContext) -> ReportedState:
+        """The state of the world after the conversation, asked once after the last turn when the case has a
+        `final_state:` (`ctx.turn` is the number of user turns played). Kinds with a way of their own to report
+        it override this; the default is the `state` of the agent's last reply that carried one. AgentError
+        when the agent's own way of reporting it fails (the case's error); a ReportedState with `missing`
+        when it reports none (the case is then unscored)."""
+        if self.reply_state is not None:
+            return self.reply_state
+        return ReportedState.none(f"agent '{self.name}' ({self.kind}) reported no state: {self.how_to_report_state()}")
+
+    def how_to_report_state(self) -> str:
+        """How an agent of this kind reports its state, for the explanation of a case without one."""
+        return "its replies carried no `state`"
+
+    def keep_reply_state(self, reply: "Reply", where: str) -> None:
+        if reply.has_state:
+            self.reply_state = ReportedState(value=reply.state, source=f"the `state` of {where}")
 
     async def start(self, case: Case) -> None:
         """Called once before the first turn, with the case the conversation is for."""
@@ -106,9 +143,10 @@ class Agent:
         """The last lines the agent wrote to stderr (command targets), kept with the case."""
         return []
 
-    def final_state(self) -> Optional[dict]:
-        """The agent's own state when the conversation ended (an ADK session's state), kept with the
-        conversation as `state`; None when the kind has none."""
+    def kept_state(self) -> Optional[ReportedState]:
+        """The state the agent's kind keeps anyway (an ADK session's), recorded with every conversation as
+        `state` even when nobody asked for it and even after an error: cheap, synchronous, never failing.
+        None when the kind keeps none (its state is only asked for, with `final_state`)."""
         return None
 
 
@@ -118,6 +156,8 @@ class Agent:
 class Reply:
     messages: list[dict]
     stop: bool = False
+    has_state: bool = False  # the reply carried `state`: the world as the agent sees it now
+    state: Any = None
 
 
 _ROLES = ("assistant", "tool")
@@ -127,7 +167,8 @@ def parse_reply(value: Any, where: str) -> Reply:
     """An agent's answer in any accepted shape -> this turn's new messages.
 
     Accepted: a plain string (one assistant message); a list of messages; an object with `messages`
-    (and optionally `"stop": true`, the agent ends the conversation); an OpenAI chat completion (its
+    (and optionally `"stop": true`, the agent ends the conversation, and `state`, the state of its world
+    that a case's `final_state:` is compared with); an OpenAI chat completion (its
     first choice's message); a single message object. Anything else is an AgentError naming `where`."""
     if isinstance(value, str):
         return Reply([{"role": "assistant", "content": value}])
@@ -140,7 +181,10 @@ def parse_reply(value: Any, where: str) -> Reply:
         if "messages" in value:
             if not isinstance(value["messages"], list):
                 raise AgentError(f"{where}: 'messages' must be a list, got {excerpt(json_text(value['messages']))}")
-            return Reply(check_messages(value["messages"], where), stop=stop)
+            reply = Reply(check_messages(value["messages"], where), stop=stop)
+            if "state" in value:
+                reply.has_state, reply.state = True, check_state(value["state"], f"{where}: `state`")
+            return reply
         if "choices" in value:
             return Reply([_completion_message(value, where)], stop=stop)
         if "error" in value and "role" not in value:
@@ -191,6 +235,18 @@ def check_messages(messages: list, where: str) -> list[dict]:
             raise AgentError(f"{where}: message {i}: 'tool_calls' must be a list, got {excerpt(json_text(calls))}")
         checked.append(copy.deepcopy(message))
     return checked
+
+
+def check_state(value: Any, where: str) -> Any:
+    """A reported state as the conversation keeps it: JSON data nested at most MAX_NESTING levels; anything
+    else is an AgentError naming where it came from."""
+    if deeper_than(value, MAX_NESTING):
+        raise AgentError(f"{where} is nested more than {MAX_NESTING} levels deep")
+    odd = _not_json_data({"state": value})
+    if odd is not None:
+        raise AgentError(f"{where}: {odd}; a state holds only JSON data: text, numbers, true/false, null, lists "
+                         "and objects")
+    return json.loads(json.dumps(value))  # a copy, with tuples as lists
 
 
 def _deep_arguments_as_text(message: dict) -> dict:

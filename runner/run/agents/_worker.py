@@ -7,8 +7,10 @@ two descriptors are moved aside to private copies that no child inherits: file d
 /dev/null and 1 becomes stderr, so whatever the agent prints or reads — from Python, C code or a
 program it starts — cannot touch the protocol; its prints reach evalrun's kept stderr lines.
 
-    worker -> evalrun  {"ready": true} | {"failed": "<why the entry point cannot be loaded>"}
+    worker -> evalrun  {"ready": true, "has_state": <a state(context) function beside it>}
+                       | {"failed": "<why the entry point cannot be loaded>"}
     evalrun -> worker  {"messages": [...], "context": {"case_id": ..., "turn": n, "runtime_context": {...}}}
+                       | {"state": true, "context": {...}}   (after the last turn: call state(context))
     worker -> evalrun  {"reply": <what the function returned>} | {"raised": "<exception summary>"}
                        | {"unsendable": "<why the return value is not JSON>"}
 
@@ -28,7 +30,7 @@ from typing import Any, BinaryIO, Callable
 
 from ._base import AgentError, TurnContext, deep_json_text
 from ._entrypoint import exception_summary
-from .python import load_entrypoint
+from .python import find_state_function, load_entrypoint
 
 
 def _private_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
@@ -55,14 +57,19 @@ def serve(entrypoint: str, base_dir: str) -> None:
     except AgentError as exc:
         send({"failed": exc.reason})
         return
-    send({"ready": True})
+    state_function = find_state_function(entrypoint)
+    send({"ready": True, "has_state": state_function is not None})
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
         for line in requests:
             request = json.loads(line)
             try:
-                result = _call(function, request["messages"], TurnContext(**request["context"]), loop)
+                context = TurnContext(**request["context"])
+                if request.get("state"):
+                    result = _call(state_function, (context,), loop)
+                else:
+                    result = _call(function, (request["messages"], context), loop)
             except BaseException as exc:  # whatever the agent raises is its answer, SystemExit included
                 send({"raised": exception_summary(exc)})
                 continue
@@ -79,10 +86,10 @@ def serve(entrypoint: str, base_dir: str) -> None:
         loop.close()
 
 
-def _call(function: Callable[..., Any], messages: list, context: TurnContext, loop: asyncio.AbstractEventLoop) -> Any:
+def _call(function: Callable[..., Any], args: tuple, loop: asyncio.AbstractEventLoop) -> Any:
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
-        return loop.run_until_complete(function(messages, context))
-    result = function(messages, context)
+        return loop.run_until_complete(function(*args))
+    result = function(*args)
     if inspect.isawaitable(result):
         result = loop.run_until_complete(result)
     return result

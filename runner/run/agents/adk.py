@@ -17,7 +17,8 @@ scoring and every report read them as any other agent's:
 
 Assistant messages carry the ADK agent that wrote them in `name`, so a hand-over to a sub-agent shows
 as its `transfer_to_agent` call followed by messages named after the sub-agent. The session's state
-after the last turn is kept with the conversation (`state` in the saved transcript). ADK reports a
+after the last turn is kept with the conversation (`state` in the saved transcript); it is the agent's
+final state, which a case's `final_state:` (or ADK's `final_session_state`) is compared with. ADK reports a
 failing tool or model as an error event: the case's error. ADK's own warnings and errors logged during
 the conversation are kept with the case (like a command agent's stderr), not printed over the console.
 
@@ -37,10 +38,14 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.transcripts.state import ReportedState
+
 from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt
+from ._base import tools_field
 from ._entrypoint import exception_summary, load_object
 
 KIND = "adk"
+STATE_SOURCE = "the ADK session's state"
 DEFAULT_USER_ID = "test_user_id"  # what ADK's own evaluation uses when an eval case has no session_input
 INSTALL_HINT = "pip install 'evalrun[adk]'"
 
@@ -54,6 +59,7 @@ class AdkAgentOptions(BaseModel):
 
     type: Literal["adk"] = Field(
         title="Kind", description="`adk`: run a Google ADK agent in-process.", examples=["adk"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:attribute`, importable from the folder of evalrun.yaml (or installed): an ADK "
@@ -207,8 +213,14 @@ class AdkAgent(Agent):
         if session is not None:
             self.state = _plain(session.state)
 
-    def final_state(self) -> Optional[dict]:
-        return self.state
+    def kept_state(self) -> Optional[ReportedState]:
+        return None if self.state is None else ReportedState(value=self.state, source=STATE_SOURCE)
+
+    async def final_state(self, ctx: TurnContext) -> ReportedState:
+        await self._keep_state()
+        if self.state is None:
+            return ReportedState.none(f"agent '{self.name}' (adk) has no session")
+        return ReportedState(value=self.state, source=STATE_SOURCE)
 
     def stderr_tail(self) -> list[str]:
         return list(self.log)

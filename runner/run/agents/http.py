@@ -11,17 +11,25 @@ Each request has one deadline, `timeout_s`, from sending to the last byte of the
 trickles its answer cannot stretch it), and a reply may hold at most `max_reply_bytes` (counted as
 they arrive, after any decompression; a longer one is never read whole). Redirects are not followed:
 a 3xx is that case's error saying where it pointed.
+
+The state of the agent's world after the conversation (what a case's `final_state:` is compared with)
+comes from `state_url`: one GET once the last turn is answered, with `case_id` and `conversation_id`
+as query parameters (unless `send_context: false`), the same headers, deadline and size limit; the
+reply's JSON body is the state. Without `state_url`, it is the `state` of the last reply that carried one.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, excerpt, expand_env, parse_reply, redacted,
-                    reply_json, scrub, unreadable_reply)
+from runner.transcripts.state import ReportedState
+
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
+                    redacted, reply_json, scrub, unreadable_reply)
 from ._process import describe_size
+from ._base import tools_field
 
 KIND = "http"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -36,6 +44,7 @@ class HttpAgentOptions(BaseModel):
                                          "headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}]})
 
     type: Literal["http"] = Field(title="Kind", description="`http`: POST to an endpoint.", examples=["http"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     url: str = Field(
         pattern=r"^https?://", title="URL", description="Where each turn is POSTed.",
         examples=["http://localhost:8080/chat", "http://localhost:8000/v1/chat/completions"])
@@ -60,6 +69,12 @@ class HttpAgentOptions(BaseModel):
         DEFAULT_MAX_REPLY_BYTES, gt=0, title="Largest reply (bytes)",
         description="How large one reply may be (after decompression); a larger one is that case's error and is "
         "never read whole. Default 16 MiB.", examples=[67108864])
+
+    state_url: Optional[str] = Field(
+        None, pattern=r"^https?://", title="State URL",
+        description="Where the state of the agent's world is read after the conversation (one GET with `case_id` "
+        "and `conversation_id` as query parameters, the same headers and limits as the turns); its JSON body "
+        "is what a case's `final_state:` is compared with.", examples=["http://localhost:8080/state"])
 
     @field_serializer("headers")
     def _hide_values(self, headers: dict[str, str]) -> dict[str, str]:
@@ -90,10 +105,7 @@ class HttpAgent(Agent):
         body: dict[str, Any] = {**self.options.body, "messages": messages}
         if self.options.send_context:
             body.update(ctx.to_json())
-        try:  # one deadline for the whole exchange: httpx's own timeout applies to each read alone
-            text = await asyncio.wait_for(self._exchange(body), self.options.timeout_s)
-        except asyncio.TimeoutError:
-            raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
+        text = await self._within_deadline("POST", url, json=body)
         try:
             data = reply_json(text)
         except ValueError as exc:
@@ -102,19 +114,43 @@ class HttpAgent(Agent):
             reply = parse_reply(data, f"the reply from {url}")
         except AgentError as exc:  # it quotes the reply, which could echo a header back
             raise AgentError(self._clean(exc.reason)) from None
+        self.keep_reply_state(reply, f"the reply from {url} to turn {ctx.turn}")
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
 
-    async def _exchange(self, body: dict) -> str:
-        """POST the turn and read the reply's text, refusing redirects and replies above the size limit."""
+    async def final_state(self, ctx: TurnContext) -> ReportedState:
+        url = self.options.state_url
+        if url is None:
+            return await super().final_state(ctx)
+        params = {"case_id": ctx.case_id, "conversation_id": ctx.conversation_id} if self.options.send_context else None
+        text = await self._within_deadline("GET", url, params=params)
+        if not text.strip():
+            return ReportedState.none(f"agent '{self.name}': GET {url} answered with no state (an empty body)")
+        try:
+            data = reply_json(text)
+        except ValueError as exc:
+            raise AgentError(self._clean(f"the state from {url} is {unreadable_reply(exc)}: {excerpt(text)}")) from None
+        return ReportedState(value=check_state(data, f"the state from {url}"), source=f"GET {url}")
+
+    def how_to_report_state(self) -> str:
+        return "it has no `state_url`, and its replies carried no `state`"
+
+    async def _within_deadline(self, method: str, url: str, **request: Any) -> str:
+        try:  # one deadline for the whole exchange: httpx's own timeout applies to each read alone
+            return await asyncio.wait_for(self._exchange(method, url, **request), self.options.timeout_s)
+        except asyncio.TimeoutError:
+            raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
+
+    async def _exchange(self, method: str, url: str, **request: Any) -> str:
+        """Send one request and read the reply's text, refusing redirects and replies above the size limit."""
         import httpx
 
-        url, limit = self.options.url, self.options.max_reply_bytes
+        limit = self.options.max_reply_bytes
         too_large = (f"the reply from {url} is larger than {describe_size(limit)} (max_reply_bytes: {limit}; raise "
                      "it to allow larger replies)")
         try:
-            async with self._client.stream("POST", url, json=body, headers=self._headers) as response:
+            async with self._client.stream(method, url, headers=self._headers, **request) as response:
                 if response.is_redirect or 300 <= response.status_code < 400:
                     where = response.headers.get("location")
                     pointed = f"to {excerpt(where)}" if where else "without saying where (no Location header)"

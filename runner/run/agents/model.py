@@ -6,9 +6,13 @@ evalrun answers from the case: the `output` of the first goal of that tool whose
 strict: no model decides which canned answer to give), else the case's `tool_outputs` entry for the
 tool, else an error result saying that no canned output exists. The model is asked again until it
 answers in text; after `max_tool_rounds` rounds of tool calls the conversation ends (`max_tool_rounds`).
+
+The played tools keep a state (the case's `initial_state:`, changed by the `effects:` of what answered
+each call: runner/run/agents/_effects.py); it is the agent's final state, which `final_state:` reads.
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -18,7 +22,11 @@ from pydantic import ConfigDict, Field, model_validator
 from runner.llm.settings import ModelSettings
 from runner.suite.models import Case
 
+from runner.suite.models import StateEffect
+from runner.transcripts.state import ReportedState
+
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_messages, excerpt, json_text
+from ._effects import apply_effects
 
 KIND = "model"
 NO_OUTPUT = ("Error: evalrun has no canned output for tool '{name}' with these arguments. Give a goal of this "
@@ -85,9 +93,11 @@ class ModelAgent(Agent):
         self.tools: list[dict] = []
         self.client: Any = None
         self._cascade: Any = None
+        self.state: dict = {}
 
     async def start(self, case: Case) -> None:
         self.case = case
+        self.state = copy.deepcopy(case.initial_state or {})
         options, base = self.options, Path(self.env.base_dir)
         prompt = options.system_prompt
         if options.system_prompt_file is not None:
@@ -127,6 +137,9 @@ class ModelAgent(Agent):
         system = [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
         return system + messages[leading:]
 
+    async def final_state(self, ctx: TurnContext) -> ReportedState:
+        return ReportedState(value=copy.deepcopy(self.state), source="the state the played tools kept")
+
     async def _ask(self, request: list[dict], so_far: list[dict]) -> dict:
         from runner.llm.errors import LLMError
 
@@ -149,7 +162,9 @@ class ModelAgent(Agent):
             arguments = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
         except ValueError:
             return _tool_message(call_id, name, f"Error: the arguments of {name} are not valid JSON: {excerpt(raw)}")
-        return _tool_message(call_id, name, canned_output(self.case, name, arguments, self._strict_cascade()))
+        output, effects, answered_by = canned_answer(self.case, name, arguments, self._strict_cascade())
+        apply_effects(self.state, effects, arguments, f"tool '{name}' answered by {answered_by}")
+        return _tool_message(call_id, name, output)
 
     def _strict_cascade(self) -> Any:
         if self._cascade is None:
@@ -160,18 +175,25 @@ class ModelAgent(Agent):
         return self._cascade
 
 
-def canned_output(case: Optional[Case], tool: str, arguments: Any, cascade: Any) -> str:
-    """The first matching goal's `output`, else the case's `tool_outputs[tool]`, else an error text."""
+def canned_answer(case: Optional[Case], tool: str, arguments: Any,
+                  cascade: Any) -> tuple[str, list[StateEffect], str]:
+    """(output, effects on the state, what answered) for one call: the first matching goal's `output` and
+    `effects`, else the case's `tool_outputs[tool]` and `tool_effects[tool]`, else an error text and none."""
     from runner.score.args import arguments_match
 
     if case is not None:
         for goal in case.tool_goals():
             if goal.tool_name == tool and "output" in goal.model_fields_set \
                     and arguments_match(goal, arguments, cascade, case.extra_args):
-                return _as_text(goal.output)
+                return _as_text(goal.output), goal.effects, f"goal '{goal.name}'"
         if tool in case.tool_outputs:
-            return _as_text(case.tool_outputs[tool])
-    return NO_OUTPUT.format(name=tool)
+            return _as_text(case.tool_outputs[tool]), case.tool_effects.get(tool, []), "tool_outputs"
+    return NO_OUTPUT.format(name=tool), [], "no canned output"
+
+
+def canned_output(case: Optional[Case], tool: str, arguments: Any, cascade: Any) -> str:
+    """The first matching goal's `output`, else the case's `tool_outputs[tool]`, else an error text."""
+    return canned_answer(case, tool, arguments, cascade)[0]
 
 
 def _as_text(value: Any) -> str:

@@ -3,8 +3,14 @@
     def respond(messages: list[dict], context) -> str | list[dict] | dict
 
 `messages` is the conversation so far (OpenAI chat messages, a copy the function may change);
-`context` has `case_id`, `turn` and `runtime_context`. The function returns this turn's new messages
-(or a plain string: one assistant message). It may be `async def`.
+`context` has `case_id`, `turn`, `runtime_context` and `conversation_id`. The function returns this
+turn's new messages (or a plain string: one assistant message). It may be `async def`.
+
+The state of the agent's world after the conversation, which a case's `final_state:` is compared
+with, comes from a function `state(context)` beside the entry point (`module.state` for
+`module:respond`, `Class.state` for `module:Class.respond`), called once after the last turn when the
+case asks for it; without one, from the `state` of the last reply that carried one
+(`{"messages": [...], "state": {...}}`).
 
 `isolate` says where it runs. `none` (the default): in evalrun's own process, a plain function in a
 thread of its own so that a slow one does not hold up the other cases. Whatever it raises — SystemExit,
@@ -25,14 +31,17 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, excerpt, parse_reply,
-                    reply_json)
+from runner.transcripts.state import ReportedState
+
+from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, check_state, excerpt,
+                    parse_reply, reply_json)
 from ._entrypoint import exception_summary, load_object
 from ._process import ProcessChannel
+from ._base import tools_field
 
 KIND = "python"
 WORKER_REPLY_LIMIT = 64 * 1024 * 1024  # one reply of an isolated agent may be this long (as JSON)
@@ -48,6 +57,7 @@ class PythonAgentOptions(BaseModel):
 
     type: Literal["python"] = Field(
         title="Kind", description="`python`: call a Python function.", examples=["python"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:function`, importable from the folder of evalrun.yaml (or installed). "
@@ -70,6 +80,23 @@ def load_entrypoint(entrypoint: str, base_dir: Path) -> Callable[..., Any]:
     return target
 
 
+def state_entrypoint(entrypoint: str) -> str:
+    """Where the state function of an entry point lives: `module:state` beside `module:respond`,
+    `module:Class.state` beside `module:Class.respond`."""
+    module_name, _, attribute = entrypoint.partition(":")
+    return f"{module_name}:{'.'.join([*attribute.split('.')[:-1], 'state'])}"
+
+
+def find_state_function(entrypoint: str) -> Callable[..., Any] | None:
+    """The `state(context)` function beside an entry point already loaded (load_entrypoint), or None."""
+    module_name, _, attribute = entrypoint.partition(":")
+    target: Any = sys.modules.get(module_name)
+    for part in attribute.split(".")[:-1]:
+        target = getattr(target, part, None)
+    found = getattr(target, "state", None)
+    return found if callable(found) else None
+
+
 class PythonAgent(Agent):
     kind = KIND
 
@@ -78,31 +105,53 @@ class PythonAgent(Agent):
         self.options = options
         self.env = env
         self.function: Callable[..., Any] | None = None
+        self.state_function: Callable[..., Any] | None = None
         self.worker: ProcessChannel | None = None
+        self.worker_has_state = False
 
     async def start(self, case) -> None:
         if self.options.isolate == "process":
             await self._start_worker()
         else:
             self.function = load_entrypoint(self.options.entrypoint, self.env.base_dir)
+            self.state_function = find_state_function(self.options.entrypoint)
 
     async def turn(self, messages: list[dict], ctx: TurnContext) -> list[dict]:
         if self.worker is not None:
             result = await self._worker_turn(messages, ctx)
         else:
-            result = await self._call(copy.deepcopy(messages), ctx)  # the function may change its argument
+            result = await self._call(self.function, (copy.deepcopy(messages), ctx))  # it may change its argument
         reply = parse_reply(result, f"{self.options.entrypoint} returned")
+        self.keep_reply_state(reply, f"what {self.options.entrypoint} returned on turn {ctx.turn}")
         if reply.stop:
             raise AgentStop("agent_stop", reply.messages)
         return reply.messages
 
-    async def _call(self, messages: list[dict], ctx: TurnContext) -> Any:
-        assert self.function is not None, "start() was not called"
-        function = self.function
+    async def final_state(self, ctx: TurnContext) -> ReportedState:
+        name = f"{state_entrypoint(self.options.entrypoint)}(context)"
+        if self.worker is not None:
+            if not self.worker_has_state:
+                return await super().final_state(ctx)
+            value = await self._worker_state(ctx)
+        elif self.state_function is not None:
+            value = await self._call(self.state_function, (ctx,), what=name)
+        else:
+            return await super().final_state(ctx)
+        if value is None:
+            return ReportedState.none(f"{name} returned None")
+        return ReportedState(value=check_state(value, f"the state {name} returned"), source=name)
+
+    def how_to_report_state(self) -> str:
+        return (f"there is no function `{state_entrypoint(self.options.entrypoint)}` beside its entry point, and its "
+                "replies carried no `state`")
+
+    async def _call(self, function: Callable[..., Any] | None, args: tuple, what: str | None = None) -> Any:
+        assert function is not None, "start() was not called"
+        what = what or self.options.entrypoint
         try:
             if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
-                return await function(messages, ctx)
-            result, failed = await _in_daemon_thread(function, messages, ctx)
+                return await function(*args)
+            result, failed = await _in_daemon_thread(function, *args)
             if failed:
                 raise result  # here, not in the helper: a StopIteration must not cross a coroutine's edge
             if inspect.isawaitable(result):
@@ -113,9 +162,9 @@ class PythonAgent(Agent):
         except asyncio.CancelledError as exc:
             if being_cancelled():
                 raise
-            raise AgentError(f"{self.options.entrypoint} raised {exception_summary(exc)}") from None
+            raise AgentError(f"{what} raised {exception_summary(exc)}") from None
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit...: the agent's, never the run's
-            raise AgentError(f"{self.options.entrypoint} raised {exception_summary(exc)}") from None
+            raise AgentError(f"{what} raised {exception_summary(exc)}") from None
 
     # ------------------------------------------------------------------ isolate: process
 
@@ -133,6 +182,7 @@ class PythonAgent(Agent):
         answer = await self._worker_answer(None, f"loading {entrypoint}", "while loading the agent")
         if "failed" in answer:
             raise AgentError(str(answer["failed"]))
+        self.worker_has_state = bool(answer.get("has_state"))
 
     async def _worker_turn(self, messages: list[dict], ctx: TurnContext) -> Any:
         assert self.worker is not None
@@ -146,6 +196,19 @@ class PythonAgent(Agent):
             raise AgentError(f"{self.options.entrypoint} returned a value that cannot be sent from its worker "
                              f"process as JSON: {answer['unsendable']}")
         return answer["reply"]
+
+    async def _worker_state(self, ctx: TurnContext) -> Any:
+        assert self.worker is not None
+        name = f"{state_entrypoint(self.options.entrypoint)}(context)"
+        await self.worker.send((json.dumps({"state": True, "context": ctx.to_json()}) + "\n").encode("ascii"), None,
+                               "the final state")
+        answer = await self._worker_answer(None, "the final state", "before reporting the final state")
+        if "raised" in answer:
+            raise AgentError(f"{name} raised {answer['raised']}")
+        if "unsendable" in answer:
+            raise AgentError(f"{name} returned a value that cannot be sent from its worker process as JSON: "
+                             f"{answer['unsendable']}")
+        return answer.get("reply")
 
     async def _worker_answer(self, timeout_s: float | None, what: str, gone: str) -> dict:
         assert self.worker is not None

@@ -7,13 +7,14 @@ own `transcript:`. Cases with a `transcript:` are replayed whatever agent they n
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.suite.models import Case
 
 from ._base import Agent, AgentEnv, AgentError, TurnContext
+from ._base import tools_field
 
 KIND = "replay"
 
@@ -25,6 +26,7 @@ class ReplayAgentOptions(BaseModel):
                            "examples": [{"type": "replay", "dir": "recordings/2025-06-01"}]})
 
     type: Literal["replay"] = Field(title="Kind", description="`replay`: score recordings.", examples=["replay"])
+    tools: Optional[list[dict[str, Any]]] = tools_field()
     dir: Optional[str] = Field(
         None, title="Recordings folder",
         description="A folder (relative to evalrun.yaml) holding `<case id>.json` for each case. Default: each "

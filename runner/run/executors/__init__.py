@@ -1,0 +1,110 @@
+"""Executors: what runs a prepared run's cases, and where. The seam between planning a run and playing it.
+
+    LocalExecutor        asyncio tasks in this process (worker threads for reading and scoring); live
+                         cases and judges share the run's model limit here. Always able to run anything.
+    ReplayPoolExecutor   recorded cases only, scored in a pool of processes sized from the CPUs, fed in
+                         batches; the results come back to this process, which saves them as they come.
+    RayExecutor          recorded cases only, scored as Ray tasks on a cluster (RAY_ADDRESS, or a local one),
+                         in batches by the --shard hash; only with --executor ray (runner.run.executors.ray_cluster).
+
+Both hand each result to `Work.save` with its case's position, exactly as the other would have made it:
+scoring, checks, the run folder and the reports never know which executor ran a case. `choose_executor`
+picks one for a run (`--executor`, default `auto`).
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from .base import Executor, ExecutorUnavailable, Work
+
+if TYPE_CHECKING:
+    from ..case_index import CaseRef
+    from ..execute import RunOptions
+    from ...config import Config
+
+__all__ = ["EXECUTORS", "Executor", "ExecutorUnavailable", "Work", "choose_executor", "pool_size", "usable_cpus"]
+
+EXECUTORS = ("auto", "local", "processes", "ray")
+MIN_POOL_JOBS = 64  # below this, starting processes costs more than a second core saves
+
+
+def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, concurrency: int,
+                    config: "Config", options: "RunOptions") -> Executor:
+    """The executor for these cases: `requested` (--executor) when it is `local` or `processes`; with
+    `auto`, the process pool when the run only scores recordings and can use more than one core, else
+    local. ExecutorUnavailable when `processes` was asked for a run it cannot take."""
+    from .local import LocalExecutor
+    from .replay_pool import ReplayPoolExecutor
+
+    if requested == "local":
+        return LocalExecutor()
+    if requested == "ray":
+        return _ray_executor(refs, options)
+    why_not = _why_not_pool(refs, repeats, concurrency, config, options, forced=requested == "processes")
+    if requested == "processes":
+        if why_not:
+            raise ExecutorUnavailable(f"--executor processes cannot run this run: {why_not}; use --executor local")
+        return ReplayPoolExecutor(pool_size(concurrency))
+    return LocalExecutor() if why_not else ReplayPoolExecutor(pool_size(concurrency))
+
+
+def _ray_executor(refs: Sequence["CaseRef"], options: "RunOptions") -> Executor:
+    from .ray_cluster import INSTALL_HINT, RayExecutor, ray_installed
+
+    if not ray_installed():
+        raise ExecutorUnavailable(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}")
+    if options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs):
+        live = next(ref.id for ref in refs if not ref.recorded)
+        raise ExecutorUnavailable(f"--executor ray cannot run this run: case '{live}' is played live and Ray runs "
+                                  "recorded cases only (so far); use --executor local")
+    return RayExecutor()
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def pool_size(concurrency: int) -> int:
+    """One process per usable CPU, never more than -j."""
+    return max(1, min(usable_cpus(), concurrency))
+
+
+def _why_not_pool(refs: Sequence["CaseRef"], repeats: int, concurrency: int, config: "Config",
+                  options: "RunOptions", *, forced: bool) -> Optional[str]:
+    """Why the process pool cannot (or, for `auto`, should not) run these cases; None when it should."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return "this platform cannot fork processes"
+    if _threads_running() > 1:  # forking a process with threads can copy a lock someone holds
+        return "this process runs other threads (a library caller's); forking it is not safe"
+    if options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs):
+        live = next(ref.id for ref in refs if not ref.recorded)
+        return f"case '{live}' is played live (the pool scores recordings only)"
+    if forced:
+        return None
+    if concurrency < 2 or usable_cpus() < 2:
+        return "one core (or -j 1)"
+    if len(refs) * repeats < MIN_POOL_JOBS:
+        return "too few cases"
+    if config.judge is not None and config.enable_fuzzy_matching:
+        return "a judge is configured (its calls run -j at a time in this process)"
+    if config.embeddings.enabled and _embeddings_installed():
+        return "the embedding model may load (once here, not once per process)"
+    return None
+
+
+def _threads_running() -> int:
+    from .replay_pool import threads_running
+
+    return threads_running()
+
+
+def _embeddings_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("sentence_transformers") is not None

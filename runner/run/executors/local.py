@@ -1,0 +1,12 @@
+"""The local executor: every case as an asyncio task in this process, at most -j at a time."""
+from __future__ import annotations
+
+from .base import Executor, Work
+from ..execute import run_cases
+
+
+class LocalExecutor(Executor):
+    name = "local"
+
+    async def run(self, work: Work) -> None:
+        await run_cases(list(work.refs), work.runner, work.save, work.stop, work.concurrency, work.repeats)

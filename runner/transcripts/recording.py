@@ -1,0 +1,29 @@
+"""What reading a transcript gives, whatever its format: the recording, or the reason it cannot be read."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel
+
+from .state import ReportedState
+
+__all__ = ["Recording", "TranscriptError"]
+
+
+class TranscriptError(Exception):
+    """A transcript could not be read; the message says exactly why."""
+
+
+class Recording(BaseModel):
+    """A transcript file's content: the normalised messages and how the conversation ended, if it says.
+    `problems` name the parts of the recording that could not be read (a trace's unreadable spans):
+    a case is never passed on what remains. `conversation_id` is set when the file held several. `state` is
+    the world after the conversation, as the object form's `state` entry saved it (what a live run's agent
+    reported); a trace carries none."""
+
+    messages: list[dict]
+    termination_reason: Optional[str] = None
+    state: Optional[ReportedState] = None
+    problems: list[str] = []
+    conversation_id: Optional[str] = None
+    trace_ids: list[str] = []
