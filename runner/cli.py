@@ -303,7 +303,6 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write the YAML (a folder keeps its layout under DIR; default: beside each file)")
     convert.add_argument("--eval-config", type=Path, metavar="FILE",
                          help="the eval config to convert with, instead of the one beside each file")
-    _add_redteam(sub)
 
     imports = sub.add_parser(
         "import", help="draft suites from the conversations of trace files (or any transcript)",
@@ -317,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
                               "or an existing suite the drafts join as new cases")
     imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
+    _add_redteam(sub)
     return parser
 
 
