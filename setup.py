@@ -11,17 +11,18 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
-SHIPPED = {"schemas": "*.json", "prompts": "*.j2"}
+SHIPPED = {"schemas": ("*.json",), "prompts": ("*.j2", "redteam/*.j2", "redteam/*.yaml")}
 
 
 class BuildPyWithData(build_py):
     def run(self):
         super().run()
-        for folder, pattern in SHIPPED.items():
-            target = Path(self.build_lib) / "runner" / "_data" / folder
-            target.mkdir(parents=True, exist_ok=True)
-            for source in sorted((ROOT / folder).glob(pattern)):
-                shutil.copy2(source, target / source.name)
+        for folder, patterns in SHIPPED.items():
+            for pattern in patterns:
+                for source in sorted((ROOT / folder).glob(pattern)):
+                    target = Path(self.build_lib) / "runner" / "_data" / folder / source.relative_to(ROOT / folder)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source, target)
 
 
 setup(cmdclass={"build_py": BuildPyWithData})

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from . import __version__
 
 COMMANDS = ("run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list", "record",
-            "simulate", "watch", "schema", "init", "calibrate", "convert", "import")
+            "simulate", "watch", "schema", "init", "calibrate", "convert", "import", "redteam")
 
 DESCRIPTION = """\
 evalrun runs declarative agent test suites written in YAML (or watsonx Orchestrate JSON datasets):
@@ -40,6 +40,8 @@ conversation against its goals and reports the result.
   evalrun import traces.jsonl      one transcript + draft suite per conversation of a trace file (-o DIR)
   evalrun calibrate LABELS.yaml    measure a judged check against examples people labelled (kappa)
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
+  evalrun redteam list             the red-team attack catalogue, one line per attack
+  evalrun redteam plan suites/ -o suites/redteam/   attack suites made from your cases
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
 scored, 4 usage error or invalid suites, 5 no cases collected.
@@ -314,7 +316,52 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
                               "or an existing suite the drafts join as new cases")
     imports.add_argument("--agent", metavar="NAME", help="the agent of evalrun.yaml the drafts name")
+    _add_redteam(sub)
     return parser
+
+
+def _add_redteam(sub) -> None:
+    redteam = sub.add_parser("redteam", help="red-team attacks: the catalogue, and attack suites planned from cases",
+                             description="`evalrun redteam list` prints the attack catalogue; `evalrun redteam plan` "
+                                         "writes, for each case and attack, a suite whose user carries out the attack "
+                                         "and whose checks say what a safe agent does. Run the planned suites as any "
+                                         "suite: `evalrun suites/redteam/`.")
+    action = redteam.add_subparsers(dest="redteam_command", metavar="ACTION", required=True)
+    listing = action.add_parser("list", help="print the attack catalogue")
+    listing.add_argument("-c", "--config", type=Path, metavar="FILE",
+                         help="the evalrun.yaml whose prompts_dir may hold its own redteam/catalogue.yaml")
+    planning = action.add_parser(
+        "plan", help="write attack suites made from existing cases",
+        description="For each case under SUITES and each attack, write one suite (per variant) to -o DIR: the "
+                    "attacking user's turns, a canary planted in the agent's context that no reply may contain, the "
+                    "forbidden tools in forbid_extra_calls and, for attacks judged on words, a `refusal` check. "
+                    "Every planned suite is validated before any is written; on a failure nothing is written. "
+                    "Exit 0; 3 when --generate's model gives no usable attack; 4 on invalid suites or a usage error; "
+                    "5 when there is no case to attack.")
+    planning.add_argument("paths", nargs="+", type=Path, metavar="SUITES", help="suite files or folders")
+    planning.add_argument("-o", "--output-dir", type=Path, required=True, metavar="DIR",
+                          help="where to write the attack suites (files of the same name are replaced)")
+    planning.add_argument("--attacks", type=_names, metavar="A,B", help="only these attacks (default: all)")
+    planning.add_argument("-n", type=int, default=1, metavar="N", dest="variants",
+                          help="variants per attack, up to the number each attack has (default 1)")
+    planning.add_argument("--forbidden-tools", type=_names, metavar="T1,T2",
+                          help="the tools the agent must never call (default: each case's write-like tools that its "
+                               "goals never call: names with verbs such as create, update, delete, cancel, send, pay)")
+    planning.add_argument("--generate", action="store_true",
+                          help="have the generator model (evalrun.yaml's `generator:`, else its `judge:`) write each "
+                               "attack's user turns in its own words, seeded with the built-in template (replies are "
+                               "cached: the same inputs give the same files); without it the templates write them, "
+                               "offline")
+    planning.add_argument("--no-cache", action="store_true", help="with --generate: ask the model again")
+    planning.add_argument("-c", "--config", type=Path, metavar="FILE",
+                          help="the evalrun.yaml to use (default: the first one next to or above SUITES)")
+
+
+def _names(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one name")
+    return names
 
 
 def _add_run_options(command: argparse.ArgumentParser) -> None:
@@ -829,8 +876,42 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
+
+def _cmd_redteam(args: argparse.Namespace) -> int:
+    from .authoring.redteam.catalogue import CatalogueError, catalogue_lines, load_catalogue
+    from .authoring.redteam.plan import PlanError, plan
+
+    if args.redteam_command == "list":
+        from .config import find_config, load_config
+
+        loaded, _ = load_config(args.config or find_config([Path.cwd()]))
+        try:
+            catalogue = load_catalogue(loaded.resolve(loaded.config.prompts_dir))
+        except CatalogueError as exc:
+            print(f"evalrun redteam list: {exc}", file=sys.stderr)
+            return 4
+        print("\n".join(catalogue_lines(catalogue)))
+        return 0
+    try:
+        result = plan(args.paths, args.output_dir, attacks=args.attacks, variants=args.variants,
+                      forbidden_tools=args.forbidden_tools, config_path=args.config, generate=args.generate,
+                      no_cache=args.no_cache)
+    except PlanError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        print(f"evalrun redteam plan: {exc}", file=sys.stderr)
+        return exc.exit_code
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for suite, path in zip(result.suites, result.written):
+        print(f"{path}  ({suite.attack}, {suite.category})")
+    print(f"planned {len(result.written)} attack suite(s) from {result.cases} case(s); run them with: evalrun "
+          f"{args.output_dir}", file=sys.stderr)
+    return 0
+
+
 _COMMANDS = {"run": _cmd_run, "quick": _cmd_run, "generate": _cmd_generate, "rescore": _cmd_rescore,
              "report": _cmd_report, "compare": _cmd_compare, "merge": _cmd_merge, "validate": _cmd_validate,
              "list": _cmd_list, "record": _cmd_record, "simulate": _cmd_simulate, "watch": _cmd_watch,
              "schema": _cmd_schema, "init": _cmd_init, "calibrate": _cmd_calibrate, "convert": _cmd_convert,
-             "import": _cmd_import}
+             "import": _cmd_import, "redteam": _cmd_redteam}

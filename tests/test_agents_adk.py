@@ -247,3 +247,14 @@ def test_without_google_adk_the_case_says_how_to_install_it_and_validate_never_i
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert str(REPO) in cli_env()["PYTHONPATH"]
+
+
+def test_a_cases_canaries_are_in_the_adk_sessions_state(tmp_path):
+    with FakeOpenAI() as fake:
+        module = entry_module(tmp_path, fake.base_url)
+        adk_shop.script(fake)
+        case = make_case(starting_sentence="Where is my order?", runtime_context={"state": {"tier": "gold"}},
+                         canaries=["RT-ADKCANARY42"])
+        conversation = talk(case, make_agent({"type": "adk", "entrypoint": f"{module}:make_agent"}, tmp_path))
+    assert conversation.error is None
+    assert conversation.state["canaries"] == ["RT-ADKCANARY42"] and conversation.state["tier"] == "gold"

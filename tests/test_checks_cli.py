@@ -47,7 +47,7 @@ def test_every_registered_check_has_a_description_and_only_judged_ones_need_a_mo
         assert family.description and 0 <= family.default_threshold <= 1
     assert sorted(f.type for f in families() if f.needs_model) == [
         "assert", "factual_accuracy", "groundedness", "helpfulness", "intent_resolution",
-        "per_turn_user_simulator_quality_v1", "response_completeness", "rubric", "safety", "semantic_match",
+        "per_turn_user_simulator_quality_v1", "refusal", "response_completeness", "rubric", "safety", "semantic_match",
         "task_adherence", "tool_call_accuracy"]
 
 
@@ -199,7 +199,7 @@ def test_readme_check_examples_validate(tmp_path):
     from runner.config import Config
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
-    assert len(blocks) == 12
+    assert len(blocks) == 13
     for n, block in enumerate(blocks):
         data = yaml.safe_load(block)
         if block.startswith("# evalrun.yaml"):  # an excerpt of the config, not of a suite

@@ -98,7 +98,7 @@ def test_keys_that_cannot_be_shared(workdir):
     text = "id: x\nstory: s\nstarting_sentence: hi\ngoal_details: []\ncases:\n  - forbid_extra_calls: true\n"
     cases, diagnostics, _ = load_file(write("m.yaml", text))
     shared = ("agent, tags, forbid_extra_calls, failed_calls, extra_args, max_user_turns, tool_outputs, runtime_context, "
-              "skip, termination, timeout_s, checks, session_input, tools, final_state, final_state_matching, "
+              "canaries, skip, termination, timeout_s, checks, session_input, tools, final_state, final_state_matching, "
               "initial_state, tool_effects")
     assert cases == []
     assert texts(diagnostics) == [

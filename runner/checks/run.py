@@ -102,6 +102,15 @@ def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
                        status="skipped", explanation=f"skipped: {reason}")
 
 
+def checks_of(case: "Case") -> list[dict[str, Any]]:
+    """The case's `checks:`, and `no_leak` when it plants canaries and does not check them itself: a canary
+    is by definition something no reply may contain."""
+    if case.canaries and not any(isinstance(s, dict) and s.get("type") == "no_leak" and s.get("canaries", True)
+                                 for s in case.checks):
+        return [*case.checks, {"type": "no_leak", "name": "canaries"}]
+    return list(case.checks)
+
+
 def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
                live: bool = False, selection: Optional[Selection] = None,
                base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> list[CheckResult]:
@@ -177,12 +186,13 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
 
 
 def case_checks(case: "Case") -> list[dict[str, Any]]:
-    """The case's `checks:`, and a `final_state` check when it has a `final_state:` (or ADK's
-    `final_session_state`) that none of them compares."""
+    """The case's `checks:` (with `no_leak` for its canaries, see checks_of), and a `final_state` check when it
+    has a `final_state:` (or ADK's `final_session_state`) that none of them compares."""
+    checks = checks_of(case)
     if (case.final_state is not None or case.final_session_state is not None) and not any(
-            isinstance(spec, dict) and spec.get("type") == "final_state" for spec in case.checks):
-        return [*case.checks, {"type": "final_state"}]
-    return case.checks
+            isinstance(spec, dict) and spec.get("type") == "final_state" for spec in checks):
+        return [*checks, {"type": "final_state"}]
+    return checks
 
 
 def criteria_besides_checks(case: "Case") -> bool:

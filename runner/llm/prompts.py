@@ -44,7 +44,7 @@ class PromptLibrary:
         )
 
     def names(self) -> list[str]:
-        return sorted(set(self._env.list_templates()))
+        return sorted(set(self._env.list_templates(extensions=["j2"])))  # not redteam/catalogue.yaml, which is data
 
     def source(self, name: str) -> str:
         """The template's text as written (the user's override, else the built-in)."""

@@ -289,6 +289,11 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
             flaky = summary.repeats.flaky
             console.line(f"flaky: {len(flaky)} case(s) with mixed outcomes: "
                          + ", ".join(visible(i) for i in flaky[:5]) + (", ..." if len(flaky) > 5 else ""))
+    if summary.redteam is not None:
+        from .redteam import console_lines
+
+        for line in console_lines(summary.redteam.model_dump(), clean=visible):
+            console.line(line)
     if summary.exit_reason and summary.exit_code != 0 or _unusual(summary):
         console.line(summary.exit_reason)
     if summary.not_run:

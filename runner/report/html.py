@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from .base import ReportFormat
 from .html_assets import CSS, JS
 from .saved import pass_rate, percent
+from .redteam import html_section as redteam_html
 
 _STATUSES = ("passed", "failed", "error", "unscored", "skipped")
 
@@ -39,6 +40,7 @@ def write(report: dict[str, Any], out: TextIO) -> None:
               "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
               f"<title>{e(title)}</title>\n<style>{CSS}</style></head>\n<body>\n")
     _summary(out, report)
+    out.write(redteam_html(summary.get("redteam")))
     out.write("<main>\n<h2>Cases</h2>\n<div class=\"toolbar\">\n")
     for status in _STATUSES:
         count = int(summary.get(status) or 0)

@@ -7,6 +7,7 @@ import re
 from typing import Any, TextIO
 
 from .base import ReportFormat
+from .redteam import markdown as redteam_markdown
 from .saved import PROBLEM_STATUSES, extra_calls_text, one_line_reason, pass_rate_text, percent
 
 MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
@@ -70,6 +71,7 @@ def write(report: dict[str, Any], out: TextIO) -> None:
                   + "\n\n")
     if summary.get("exit_reason"):
         out.write(f"**Exit:** {md_text(summary['exit_reason'])}\n\n")
+    out.write(redteam_markdown(summary.get("redteam"), md_text))
     problems = (case for case in cases if case.get("status") in PROBLEM_STATUSES)
     header_written, rows, more = False, 0, 0
     for case in problems:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..llm.calls import CallSummary
+from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
 
 # A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
 # doubles (the HTML report's script) can hold exactly; a report beyond either was not written by evalrun.
@@ -165,6 +166,16 @@ class CaseResult(BaseModel):
         default_factory=list,
         description="Verdicts this case's outcome rests on that were reached without the configured judge "
                     "(it failed), each with the stage that decided and why the judge could not")
+    redteam: Optional[RedteamEntry] = Field(
+        None, description="A red-team case (tagged `redteam` and `attack:<name>`, as `evalrun redteam plan` writes): "
+                          "the attack it carried out and its category. Passed: the agent held; failed: the attack "
+                          "succeeded")
+
+    @model_validator(mode="after")
+    def _redteam_from_tags(self) -> "CaseResult":
+        if self.redteam is None:
+            self.redteam = entry_from_tags(self.tags)
+        return self
 
 
 class BaselineCheck(BaseModel):
@@ -231,6 +242,9 @@ class Summary(BaseModel):
     baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
     repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
                                                                "repeat_policy; this holds each case's runs")
+    redteam: Optional[RedteamSummary] = Field(
+        None, description="Red-team cases grouped by attack and by category, with each group's attack success rate "
+                          "(failed / decided); absent when the run had none")
 
 
 class Selection(BaseModel):

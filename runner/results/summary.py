@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .models import CaseRepeats, CaseResult, RepeatSummary, Summary
+from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
@@ -27,6 +28,7 @@ class Tally:
     repeats: int = 1  # --repeat N: the counts are of cases, each decided from its runs by `policy`
     policy: str = "all"
     _runs: dict[str, list[str]] = field(default_factory=dict)  # result id -> the statuses of its runs
+    redteam: RedteamTally = field(default_factory=RedteamTally)  # red-team results by attack and category
 
     def add(self, result: CaseResult, case_id: Optional[str] = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
@@ -35,6 +37,7 @@ class Tally:
         else:
             self.counts[result.status] += 1
         self.finished.add(case_id or result.id)
+        self.redteam.add(result.redteam, result.status)
         if result.judge_fallbacks:
             self.judge_fallback_cases += 1
         if result.metrics is not None:
@@ -67,7 +70,7 @@ class Tally:
                        mean_tool_call_precision=self.mean("tool_call_precision"),
                        mean_tool_call_recall=self.mean("tool_call_recall"),
                        exit_code=code, exit_reason=reason, duration_s=round(elapsed_s, 3),
-                       model_usage=model_usage, repeats=repeats)
+                       model_usage=model_usage, repeats=repeats, redteam=self.redteam.summary())
 
     def _settle_repeats(self) -> RepeatSummary:
         """Each repeated case's status under the policy, counted; pass@k and pass^k from its runs. The

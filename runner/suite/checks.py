@@ -202,8 +202,8 @@ def check_something_to_check(doc: Document, case: dict, at: Location) -> None:
     """A case without goals, forbidden calls or a required ending passes whatever the agent does."""
     details = case.get("goal_details")
     if details or case.get("forbid_extra_calls") or case.get("termination") or case.get("skip") or case.get("checks") \
-            or _turns_expect_something(case) or case.get("final_state") is not None \
-            or case.get("final_session_state") is not None:
+            or case.get("canaries") or _turns_expect_something(case) or case.get("final_state") is not None \
+            or case.get("final_session_state") is not None:  # canaries are checked by no_leak
         return
     if any(key not in _CASE_KEYS for key in case):
         return  # an unknown key (a misspelt `goal_details`?) is reported, and says more than this would

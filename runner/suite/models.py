@@ -23,8 +23,8 @@ UnscoredGoalType = Literal["interaction", "assert_llm"]
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
     "agent", "tags", "forbid_extra_calls", "failed_calls", "extra_args", "max_user_turns",
-    "tool_outputs", "runtime_context", "skip", "termination", "timeout_s", "checks", "session_input", "tools",
-    "final_state", "final_state_matching", "initial_state", "tool_effects",
+    "tool_outputs", "runtime_context", "canaries", "skip", "termination", "timeout_s", "checks", "session_input",
+    "tools", "final_state", "final_state_matching", "initial_state", "tool_effects",
 )
 
 
@@ -303,6 +303,14 @@ class CaseFields(_Strict):
         default_factory=dict, title="Runtime context",
         description="watsonx Orchestrate: context variables passed to the agent.",
         examples=[{"sap_username": "nwaters"}])
+    canaries: list[Annotated[str, Field(min_length=6)]] = Field(
+        default_factory=list, title="Canaries",
+        description="Secret marker strings (at least 6 characters) planted in the agent's context: evalrun delivers "
+        "them in a system message at the start of the conversation and in the turn context (the python agent's "
+        "`context.canaries`, the http body's and command input's `canaries`, an ADK session's state). The case fails when any assistant "
+        "text or tool-call argument contains one, as written, in another case, with spaces or punctuation between "
+        "its characters, reversed, or base64- or hex-encoded (the `no_leak` check, added when the case has none).",
+        examples=[["CANARY-7F3K-Q9XW"]])
     file_upload: Optional[FileUpload] = Field(
         None, title="File upload", description="watsonx Orchestrate: a file the user uploads.",
         examples=[{"file_path": "id-card.jpg", "file_id": "001", "content_type": "image/jpeg"}])

@@ -164,6 +164,7 @@ _SHAPES = {
     "termination": "a list of accepted endings (such as user_stop)",
     "tool_outputs": "a map of tool name → the output it returns",
     "runtime_context": "a map of name → value passed to the agent",
+    "canaries": "a list of secret marker strings no reply may contain",
     "file_upload": "a map with `file_path` (and `file_id`, `content_type`)",
     "one_of": "a list of accepted values",
     "exclude": "a list of globs (relative to evalrun.yaml)",

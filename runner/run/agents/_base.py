@@ -77,10 +77,17 @@ class TurnContext:
     # One id per conversation: an agent that keeps state (a database, say) keeps one per conversation with it,
     # since the same case may run several times at once (--repeat N).
     conversation_id: str = ""
+    canaries: tuple = ()  # the case's `canaries`: secrets planted in the agent's context, which no reply may contain
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "canaries", tuple(self.canaries))  # from JSON (isolate: process) it is a list
 
     def to_json(self) -> dict:
-        return {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context),
+        data = {"case_id": self.case_id, "turn": self.turn, "runtime_context": copy.deepcopy(self.runtime_context),
                 "conversation_id": self.conversation_id}
+        if self.canaries:  # only when planted: servers that check their body see no new field otherwise
+            data["canaries"] = list(self.canaries)
+        return data
 
 
 @dataclass

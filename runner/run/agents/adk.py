@@ -174,6 +174,8 @@ class AdkAgent(Agent):
             raise AgentError(f"entrypoint '{self.options.entrypoint}' is a {type(root).__name__}, not an ADK agent, "
                              "App, or function returning one")
         state = {**copy.deepcopy(self.options.state), **copy.deepcopy(given.get("state") or {})}
+        if case.canaries:  # planted where an ADK agent reads its context: `{canaries}` in an instruction
+            state["canaries"] = list(case.canaries)
         self.session = await self.runner.session_service.create_session(
             app_name=self.runner.app_name, user_id=self.options.user_id or given.get("user_id") or DEFAULT_USER_ID,
             state=state, session_id=given.get("session_id"))

@@ -117,7 +117,7 @@ class ModelAgent(Agent):
         new: list[dict] = []
         rounds = 0
         while True:
-            message = await self._ask(self.system + messages + new, new)
+            message = await self._ask(self._with_system_prompt(messages) + new, new)
             new.append(message)
             calls = message.get("tool_calls") or []
             if not calls:
@@ -126,6 +126,16 @@ class ModelAgent(Agent):
                 raise AgentStop("max_tool_rounds", new)
             new.extend(self.play(call) for call in calls)
             rounds += 1
+
+    def _with_system_prompt(self, messages: list[dict]) -> list[dict]:
+        """The conversation behind one system message: the agent's own prompt, then what the conversation
+        opened with (a case's planted canaries), so a model sees them where it sees its instructions."""
+        leading = 0
+        while leading < len(messages) and messages[leading].get("role") == "system":
+            leading += 1
+        parts = [m["content"] for m in self.system + messages[:leading] if isinstance(m.get("content"), str)]
+        system = [{"role": "system", "content": "\n\n".join(parts)}] if parts else []
+        return system + messages[leading:]
 
     async def final_state(self, ctx: TurnContext) -> ReportedState:
         return ReportedState(value=copy.deepcopy(self.state), source="the state the played tools kept")
