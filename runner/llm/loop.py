@@ -1,7 +1,8 @@
 """The layer's own event loop, in a daemon thread: blocking calls from threads (scoring) and every litellm
 call run on it. It never closes during the process; at exit, the cleanups registered here (litellm's
 logging worker drained, pooled HTTP sessions closed) run on it before it stops, so the interpreter's exit
-finds nothing pending to complain about."""
+finds nothing pending to complain about, and the loop itself is closed (an unclosed loop is a ResourceWarning
+when the interpreter collects it)."""
 from __future__ import annotations
 
 import asyncio
@@ -15,15 +16,17 @@ _layer: Optional[asyncio.AbstractEventLoop] = None
 _lock = threading.Lock()
 _cleanups: list[Cleanup] = []
 _closed: list[bool] = []
+_thread: Optional[threading.Thread] = None
 
 
 def layer_loop() -> asyncio.AbstractEventLoop:
     """The layer's loop: one per process, shared by every run, started on first use."""
-    global _layer
+    global _layer, _thread
     with _lock:
         if _layer is None or _layer.is_closed():
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True).start()
+            _thread = threading.Thread(target=loop.run_forever, name="evalrun-llm", daemon=True)
+            _thread.start()
             _layer = loop
             atexit.register(_close)
         return _layer
@@ -58,3 +61,8 @@ def _close() -> None:
     except Exception:
         pass
     loop.call_soon_threadsafe(loop.stop)
+    thread = _thread
+    if thread is not None:
+        thread.join(timeout=5)
+    if not loop.is_running():
+        loop.close()
