@@ -97,3 +97,20 @@ def test_the_stemmer_loads_without_the_rest_of_nltk_and_leaves_nltk_importable()
              "import nltk; print(words, loaded, hasattr(nltk, 'word_tokenize'))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['run', 'gener', 'cancel'] [] True"
+
+
+def test_threads_stemming_at_once_still_load_the_stemmer_alone():
+    """Scoring threads stem at the same time: the bundled suites' first run imported the whole of NLTK and
+    scipy (1.2 s of a 1.8 s run) when a second thread imported while the first had its stand-ins in place."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, threading; from runner.checks.response_match import stem\n"
+             "gate = threading.Barrier(8)\n"
+             "def work():\n    gate.wait(); [stem(w) for w in ('running', 'generously', 'cancellation')]\n"
+             "threads = [threading.Thread(target=work) for _ in range(8)]\n"
+             "[t.start() for t in threads]; [t.join() for t in threads]\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('nltk', 'scipy'))), stem('running'))")
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == "[] run"

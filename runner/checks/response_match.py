@@ -8,6 +8,7 @@ loaded the first time a word is stemmed, never before, and without the rest of N
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -20,9 +21,18 @@ from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
-@lru_cache(maxsize=1)
+_stemmer_lock = threading.Lock()
+_porter: list = []  # the one PorterStemmer, once made
+
+
 def _stemmer():
-    return _porter_module().PorterStemmer()
+    """Made once, under a lock: scoring threads stem at the same time, and a second thread importing while
+    the first had its stand-ins in sys.modules (or had just taken them out) imported the whole of NLTK."""
+    if not _porter:
+        with _stemmer_lock:
+            if not _porter:
+                _porter.append(_porter_module().PorterStemmer())
+    return _porter[0]
 
 
 def _porter_module():
