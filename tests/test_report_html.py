@@ -9,6 +9,8 @@ import copy
 import gzip
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from runner.report import html, html_data
 from runner.report.render import render
 from runner.report.saved import NotAReport, load_report
 from runner.report.saved_stream import Unstreamable, stream_report
+from tests.cli_helpers import cli_env
 from tests.html_page import page_data, scripts, unpack
 from tests.test_report_formats import DESCRIPTION, HOSTILE
 from tests.test_report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
@@ -191,3 +194,54 @@ def test_random_tampering_never_makes_the_streamed_page_and_load_report_disagree
         assert shown["cases"] == copy.deepcopy(expected["cases"])
 
     check()
+
+
+# ------------------------------------------------------------ the forked checker (a single-threaded process)
+
+FORKED = """
+import json, os, sys
+from pathlib import Path
+from runner.report import case_check
+from runner.report.render import render
+from runner.report.saved import NotAReport
+case_check.FORK_FROM_BYTES = 0  # every report is checked in a child here
+forks = []
+fork = os.fork
+os.fork = lambda: forks.append(1) or fork()
+try:
+    path = str(render("html", Path(sys.argv[1])))
+except NotAReport as exc:
+    path = "refused: " + str(exc)
+print(json.dumps({"forks": len(forks), "result": path}))
+"""
+
+
+def render_forked(folder: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", FORKED, str(folder)], env=cli_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_forked_child_checks_the_cases_and_the_page_is_the_same(runs):
+    done = render_forked(runs / "with-baseline")
+    assert done["forks"] == 1
+    assert page_data(Path(done["result"]).read_text(encoding="utf-8"))["cases"] == \
+        load_report(runs / "with-baseline")["cases"]
+
+
+def test_a_case_only_the_forked_child_sees_is_wrong_refuses_the_report_in_load_reports_words(runs):
+    folder = tampered(runs, "forked-float-count", lambda d: d["cases"][1]["metrics"]["counts"].update(tool_calls=1.5))
+    done = render_forked(folder)
+    assert done["forks"] == 1  # the reader found the text plain and left it to the child
+    assert done["result"] == (f"refused: {folder}/report.json is not a valid evalrun report: cases[1].metrics.counts."
+                              "tool_calls: Input should be a valid integer (got 1.5)")
+    assert sorted(p.name for p in folder.iterdir()) == ["report.json"]
+
+
+def test_text_the_child_parses_otherwise_falls_back_to_reading_whole(runs):
+    folder = tampered(runs, "forked-surrogate", lambda d: d["cases"][0].update(description="\ud800 alone"))
+    assert "\\ud800" in (folder / "report.json").read_text(encoding="utf-8")
+    done = render_forked(folder)
+    page = page_data(Path(done["result"]).read_text(encoding="utf-8"))
+    assert page["cases"] == load_report(folder)["cases"] and page["index"][0]["description"] == "\ud800 alone"

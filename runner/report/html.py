@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from .base import ReportFormat
-from .html_assets import CSS, JS
+from .html_assets import JS
 from .html_data import write_data
+from .html_style import CSS
 from .saved_stream import SavedCase, browser_json, stream_report
 from .saved import pass_rate, percent
 from .redteam import html_section as redteam_html

@@ -116,17 +116,20 @@ class _ChunkWriter:
         self.written = 0
         self.failure: Optional[BaseException] = None
         self.queue: queue.Queue = queue.Queue(maxsize=_QUEUED_CHUNKS)
-        self.thread = threading.Thread(target=self._work, name="evalrun-html-chunks", daemon=True)
-        self.thread.start()
+        self.thread: Optional[threading.Thread] = None  # started with the first chunk: after the reader's fork
 
     def put(self, chunk: list[bytes]) -> None:
         if self.failure is not None:
             raise self.failure
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._work, name="evalrun-html-chunks", daemon=True)
+            self.thread.start()
         self.queue.put(chunk)
 
     def close(self) -> None:
-        self.queue.put(None)
-        self.thread.join()
+        if self.thread is not None:
+            self.queue.put(None)
+            self.thread.join()
         if self.failure is not None:
             raise self.failure
 

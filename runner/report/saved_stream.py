@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from pydantic import ValidationError
-
+from .case_check import checker_for
 from .saved import parse_report_json, report_file, report_problems
 
 _READ = 1 << 22  # characters read at a time; doubled while one case is longer than the window
@@ -126,7 +125,7 @@ def stream_report(path: Path) -> tuple[dict[str, Any], Iterator[SavedCase]]:
     except BaseException:
         source.close()
         raise
-    return header, _cases(window, source)
+    return header, _cases(window, source, target.stat().st_size)
 
 
 def _header(window: _Window) -> dict[str, Any]:
@@ -151,28 +150,26 @@ def _header(window: _Window) -> dict[str, Any]:
             raise Unstreamable("no top-level \"cases\" list")
 
 
-def _cases(window: _Window, source: BinaryIO) -> Iterator[SavedCase]:
-    from ..results.models import CaseResult
-
+def _cases(window: _Window, source: BinaryIO, size: int) -> Iterator[SavedCase]:
     reader = _Reader()
     seen: set[tuple] = set()
+    checker = None
     try:
+        checker = checker_for(size)  # here, when the first case is asked for: forks before the caller's threads
         window.skip_space()
         if window.text[window.at:window.at + 1] == "]":
             window.at += 1
         else:
             while True:
                 data, text = reader.case(window)
-                if not isinstance(data, dict):
-                    raise Unstreamable("a case is not an object")
-                try:
-                    CaseResult.model_validate(data, strict=True)
-                except ValidationError:
-                    raise Unstreamable("a case is not valid") from None
-                key = (data["id"], data.get("run"), data.get("repeat"))
+                key = _key(data)
                 if key in seen:
                     raise Unstreamable("a case is listed twice")
                 seen.add(key)
+                try:
+                    checker.check(data, None if reader.rewritten else text)
+                except ValueError as exc:
+                    raise Unstreamable(str(exc)) from None
                 yield SavedCase(data, browser_json(data) if reader.rewritten else text.encode("utf-8"))
                 window.skip_space()
                 if window.text[window.at:window.at + 1] == "]":
@@ -184,8 +181,25 @@ def _cases(window: _Window, source: BinaryIO) -> Iterator[SavedCase]:
         window.skip_space()
         if window.at < len(window.text):
             raise Unstreamable("text after the report")
+        try:
+            checker.close()  # the verdict on the cases checked in another process
+        except ValueError as exc:
+            raise Unstreamable(str(exc)) from None
+        checker = None
     finally:
         source.close()
+        if checker is not None:
+            checker.abandon()
+
+
+def _key(data: Any) -> tuple:
+    """A case's identity (id, run, repeat), checked for the types the models allow before it is hashed."""
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise Unstreamable("a case is not an object with an id")
+    run, repeat = data.get("run"), data.get("repeat")
+    if not (isinstance(run, (int, type(None))) and isinstance(repeat, (int, type(None)))):
+        raise Unstreamable("a case's run or repeat is not a number")
+    return data["id"], run, repeat
 
 
 def browser_json(data: Any) -> bytes:
