@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -243,6 +244,33 @@ def test_deep_links_a_narrow_window_problems_first_and_regressions_marked(tmp_pa
     wait_for(browser, "location.hash === '#case=broken'")
     shot = browser.screenshot(artifact(tmp_path, "report-400px.png"), full_page=True)
     print(f"screenshot: {shot}")
+
+
+def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on_its_case(tmp_path, browser):
+    assert make_run(tmp_path, "--format", "html").returncode == 3
+    page = tmp_path / "out" / "report.html"
+    browser.call("Page.enable")  # needed for the script below to run in the next document
+    browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.DecompressionStream;"})
+    browser.open(page.as_uri(), ready="document.body && document.body.dataset.ready === 'failed'")
+    assert browser.evaluate("document.getElementById('data-problem').textContent").startswith(
+        "This browser cannot read the cases of this report: it has no DecompressionStream")
+    assert browser.evaluate("document.getElementById('pass-rate').textContent").startswith("pass rate")  # the summary
+    assert browser.evaluate("document.querySelectorAll('tr.case').length") == 0
+
+    text = page.read_text(encoding="utf-8")
+    chunk = re.search(r'"chunks":\["([A-Za-z0-9+/=]+)"', text).group(1)
+    damaged = tmp_path / "damaged.html"
+    damaged.write_text(text.replace(chunk, "H4sIAAAAAAAAA2thaW5u", 1), encoding="utf-8")  # a cut gzip member
+    other = Browser(chromium_or_skip())
+    try:
+        other.open(damaged.as_uri())
+        assert other.evaluate("document.getElementById('case-count').textContent") == "3 of 3 cases shown"
+        other.evaluate("document.querySelector('tr.case').click()")
+        wait_for(other, "document.querySelector('tr.detail') !== null")
+        assert other.evaluate("document.querySelector('tr.detail .warn').textContent").startswith(
+            "The details of this case could not be read from the page: ")
+    finally:
+        other.close()
 
 
 def test_a_missing_browser_skips_locally_but_fails_under_ci(monkeypatch, tmp_path):

@@ -33,7 +33,7 @@ class Checker:
 
         self.model = CaseResult
 
-    def check(self, data: Any, text: Optional[str]) -> None:
+    def check(self, data: Any, text: Optional[bytes]) -> None:
         """`text`: the case's JSON when it is plain (the child may validate that instead of `data`)."""
         try:
             self.model.model_validate(data, strict=True)
@@ -74,13 +74,12 @@ class ForkedChecker(Checker):
         self._pending: list[bytes] = []
         self._size = 0
 
-    def check(self, data: Any, text: Optional[str]) -> None:
+    def check(self, data: Any, text: Optional[bytes]) -> None:
         if text is None:
             super().check(data, None)
             return
-        encoded = text.encode("utf-8")
-        self._pending += [len(encoded).to_bytes(8, "big"), encoded]
-        self._size += len(encoded)
+        self._pending += [len(text).to_bytes(8, "big"), text]
+        self._size += len(text)
         if self._size >= _BATCH:
             self._send()
 

@@ -2,9 +2,10 @@
 memory stays flat however many cases the run has, where `saved.load_report` holds them all.
 
 It reads the layout evalrun writes (`runner.results.folder.write_report`, `evalrun merge`): one object
-whose last member is "cases", a list of case objects. Every part is checked exactly as `load_report`
-checks it (the same parsing of NaN and overflowing numbers, the same models, strictly, and each case
-once), so a file is accepted here only when `load_report` accepts it. Anything else - another layout
+whose last member is "cases", a list of case objects. Every part is checked as `load_report` checks it
+(the same parsing of NaN and overflowing numbers, the same models, strictly, each case once; a large
+report's cases in a forked child, case_check.py), so a file is accepted here only when `load_report`
+accepts it. Anything else - another layout
 (a hand-edited file with "cases" first), a case that is not valid, bytes that are not UTF-8 - raises
 `Unstreamable` before the caller has lost anything but time: it then reads the file whole, which
 either works or names the problem as `load_report` does.
@@ -166,11 +167,12 @@ def _cases(window: _Window, source: BinaryIO, size: int) -> Iterator[SavedCase]:
                 if key in seen:
                     raise Unstreamable("a case is listed twice")
                 seen.add(key)
+                plain = None if reader.rewritten else text.encode("utf-8")
                 try:
-                    checker.check(data, None if reader.rewritten else text)
+                    checker.check(data, plain)
                 except ValueError as exc:
                     raise Unstreamable(str(exc)) from None
-                yield SavedCase(data, browser_json(data) if reader.rewritten else text.encode("utf-8"))
+                yield SavedCase(data, browser_json(data) if plain is None else plain)
                 window.skip_space()
                 if window.text[window.at:window.at + 1] == "]":
                     window.at += 1
