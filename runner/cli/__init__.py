@@ -5,7 +5,7 @@ modules beside this one hold them, a module per group: run (run, quick, rescore)
 schema, watch), reports (report, compare, merge, calibrate), authoring (init, generate, record, import,
 convert, simulate), redteam; options holds what several commands share.
 
-Imports stay light here and in every command module (argparse only) so that `evalrun --help` answers at
+Imports stay light here and in every command module (argparse, pathlib) so that `evalrun --help` answers at
 once; the library is imported inside each handler.
 """
 from __future__ import annotations
