@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.html_page import page_data
 from tests.test_score_case import Convo, make_case, tool
 
 CONVERSATION = [
@@ -48,7 +49,9 @@ def test_a_passing_case_names_its_extra_calls_on_its_line_and_in_every_report(tm
     assert ("### Passed, with calls no goal asked for\n\n| case | extra calls |\n|---|---|\n| order-status | "
             "2 extra calls: cancel\\_order, issue\\_refund |") in summary  # markdown-escaped
     page = (tmp_path / "out" / "report.html").read_text()
-    assert '"extra_calls":["cancel_order","issue_refund"]' in page and "function extraCalls(c)" in page
+    data = page_data(page)  # the page's embedded cases, decoded as its script does
+    assert data["index"][0]["extra_calls"] == data["cases"][0]["extra_calls"] == ["cancel_order", "issue_refund"]
+    assert "function extraCalls(c)" in page
 
 
 def test_extra_calls_text_counts_repeats():

@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
 import pytest
 
 from runner.report.render import render
+from tests.bench.bench_replay import make_case
 from tests.browser import Browser, chromium_or_skip
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import run_cli, write
+from tests.html_page import page_data
 from tests.test_report_formats import HOSTILE, make_run
+
+# Agent text that would run script if it ever became markup: it sets the page's title.
+PWN = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
 
 
 @pytest.fixture
@@ -57,6 +63,7 @@ def test_status_filter_and_failing_case_diff(tmp_path, browser):
     assert browser.evaluate("document.getElementById('case-count').textContent") == "2 of 3 cases shown"
 
     browser.evaluate("document.querySelector('tr.case.failed').click()")
+    wait_for(browser, "document.querySelector('tr.detail .calls-diff') !== null")  # decoded from its chunk
     diff = browser.evaluate("""(() => { const d = document.querySelector('tr.detail .calls-diff');
         const r = d.getBoundingClientRect();
         return {height: r.height, width: r.width,
@@ -120,6 +127,70 @@ def test_five_thousand_cases_open_quickly_and_search_finds_one(tmp_path, browser
     print(f"screenshot: {shot}")
 
 
+def bench_shaped_report(root: Path, total: int) -> Path:
+    """A run of bench_replay's cases (10 goals, 40 messages) scored by the real CLI, its cases copied
+    under new ids up to `total`, rendered by `evalrun report`. The first case's last answer and one
+    tool call's arguments carry PWN."""
+    write(root / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    (root / "suites" / "t").mkdir(parents=True)
+    for n in range(4):
+        make_case(root / "suites", n)
+    transcript = root / "suites" / "t" / "case-0000.json"
+    messages = json.loads(transcript.read_text())
+    messages[-1]["content"] = PWN
+    messages[2]["tool_calls"][0]["function"]["arguments"] = json.dumps({"account": PWN})
+    transcript.write_text(json.dumps(messages))
+    done = run_cli("suites", "-q", "--output-dir", "out", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr  # case-0000's first goal is not achieved
+    data = json.loads((root / "out" / "report.json").read_text(encoding="utf-8"))
+    originals = data["cases"]
+    data["cases"] = [{**originals[n % 4], "id": f"{originals[n % 4]['id']}-{n:04d}"} for n in range(total)]
+    data["summary"].update(total=total, passed=total - total // 4, failed=total // 4)
+    (root / "big").mkdir()
+    (root / "big" / "report.json").write_text(json.dumps(data), encoding="utf-8")
+    done = run_cli("report", "big", "--format", "html", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "big" / "report.html"
+
+
+def test_a_report_of_five_thousand_bench_cases_opens_from_disk_with_details_and_a_deep_link(tmp_path, browser):
+    page = bench_shaped_report(tmp_path, 5000)
+    text = page.read_text(encoding="utf-8")
+    assert len(page_data(text)["cases"]) == 5000
+    print(f"5,000 bench cases: report.json {(tmp_path / 'big' / 'report.json').stat().st_size / 1e6:.1f} MB, "
+          f"report.html {page.stat().st_size / 1e6:.1f} MB")
+
+    seconds = browser.open(page.as_uri())
+    print(f"ready in {seconds:.2f}s")
+    assert browser.evaluate("document.getElementById('case-count').textContent") == \
+        "5000 of 5000 cases shown (200 listed)"
+    assert visible_rows(browser)[:2] == [["failed", "case-0000-0000"], ["failed", "case-0000-0004"]]  # problems first
+    browser.evaluate("document.querySelector('tr.case').click()")
+    wait_for(browser, "document.querySelector('tr.detail .chat') !== null")
+    said = browser.evaluate("Array.from(document.querySelectorAll('tr.detail .msg .text')).map(t => t.textContent)")
+    assert len(browser.evaluate("Array.from(document.querySelectorAll('tr.detail .msg'))")) == 41
+    assert said[-1] == PWN  # the agent's answer, shown as text
+    assert PWN.replace('"', '\\"') in browser.evaluate("document.querySelector('tr.detail .actual').innerText")
+    assert browser.evaluate("location.hash") == "#case=case-0000-0000"
+
+    browser.open("about:blank", ready="true")  # a new load, not a hash change of the page that is open
+    browser.open(page.as_uri() + "#case=case-0000-4000")  # a deep link far down the list
+    opened = browser.evaluate("""Array.from(document.querySelectorAll('tr.case.open'))
+        .map(r => [r.querySelector('td.id').textContent, r.getBoundingClientRect().top])""")
+    assert [row_id for row_id, _ in opened] == ["case-0000-4000"] and abs(opened[0][1]) < 2  # scrolled to it
+    assert browser.evaluate("document.querySelector('tr.detail .case-detail code').textContent") == "case-0000-4000"
+    assert browser.evaluate("document.querySelectorAll('tr.detail .msg').length") == 41
+    browser.open("about:blank", ready="true")
+    browser.open(page.as_uri() + "#case=case-0003-4003")  # and one in a passing case, in another chunk
+    assert browser.evaluate("document.querySelector('tr.detail .case-detail code').textContent") == "case-0003-4003"
+    assert browser.evaluate("document.querySelector('tr.detail ul.why-failed')") is None
+
+    # Agent text never became markup: no image, no third script, the title untouched.
+    assert browser.evaluate("document.querySelectorAll('img').length") == 0
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2
+    assert browser.evaluate("document.title").startswith("evalrun report ")
+
+
 def test_deep_links_a_narrow_window_problems_first_and_regressions_marked(tmp_path, browser):
     assert make_run(tmp_path).returncode == 3
     baseline = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
@@ -170,9 +241,36 @@ def test_deep_links_a_narrow_window_problems_first_and_regressions_marked(tmp_pa
     wait_for(browser, f"JSON.stringify({opened}) === '[\"lookup\"]'")
     assert ["passed", "lookup"] in visible_rows(browser)  # a link to a filtered-out case shows it
     browser.evaluate("document.querySelector('tr.case.error').click()")  # opening a case: the address follows
-    assert browser.evaluate("location.hash") == "#case=broken"
+    wait_for(browser, "location.hash === '#case=broken'")
     shot = browser.screenshot(artifact(tmp_path, "report-400px.png"), full_page=True)
     print(f"screenshot: {shot}")
+
+
+def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on_its_case(tmp_path, browser):
+    assert make_run(tmp_path, "--format", "html").returncode == 3
+    page = tmp_path / "out" / "report.html"
+    browser.call("Page.enable")  # needed for the script below to run in the next document
+    browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.DecompressionStream;"})
+    browser.open(page.as_uri(), ready="document.body && document.body.dataset.ready === 'failed'")
+    assert browser.evaluate("document.getElementById('data-problem').textContent").startswith(
+        "This browser cannot read the cases of this report: it has no DecompressionStream")
+    assert browser.evaluate("document.getElementById('pass-rate').textContent").startswith("pass rate")  # the summary
+    assert browser.evaluate("document.querySelectorAll('tr.case').length") == 0
+
+    text = page.read_text(encoding="utf-8")
+    chunk = re.search(r'"chunks":\["([A-Za-z0-9+/=]+)"', text).group(1)
+    damaged = tmp_path / "damaged.html"
+    damaged.write_text(text.replace(chunk, "H4sIAAAAAAAAA2thaW5u", 1), encoding="utf-8")  # a cut gzip member
+    other = Browser(chromium_or_skip())
+    try:
+        other.open(damaged.as_uri())
+        assert other.evaluate("document.getElementById('case-count').textContent") == "3 of 3 cases shown"
+        other.evaluate("document.querySelector('tr.case').click()")
+        wait_for(other, "document.querySelector('tr.detail') !== null")
+        assert other.evaluate("document.querySelector('tr.detail .warn').textContent").startswith(
+            "The details of this case could not be read from the page: ")
+    finally:
+        other.close()
 
 
 def test_a_missing_browser_skips_locally_but_fails_under_ci(monkeypatch, tmp_path):

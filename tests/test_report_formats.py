@@ -14,6 +14,7 @@ import pytest
 from runner.report import junit, markdown
 from runner.report.html import script_json
 from runner.report.render import render
+from tests.html_page import page_data
 from tests.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 from tests.shared_data import require_shared
 
@@ -244,9 +245,11 @@ def test_html_is_self_contained_and_carries_the_cases_as_inert_json(run_dir):
     assert page.external == []  # nothing fetched: no src, no href
     assert [attrs.get("type") for attrs, _ in page.scripts] == ["application/json", None]  # the hostile
     # </script> inside the data did not open or close a script element
-    data = json.loads(page.scripts[0][1])
+    data = page_data(text)  # decoded from gzip and base64, as the page's script does
     assert data["cases"] == report(run_dir)["cases"]
     assert data["cases"][1]["transcript"][-1]["content"] == HOSTILE
+    assert [row["id"] for row in data["index"]] == ["lookup", "wrong-user", "broken"]
+    assert data["index"][1]["description"] == DESCRIPTION
     assert "alert(1)</script>" not in page.scripts[0][1] and "<img" not in text
 
 

@@ -9,6 +9,7 @@ import sys
 
 from runner.secrets import MASK, Redactor, protect_config, secret_values
 from tests.cli_helpers import cli_env, write
+from tests.html_page import page_data
 
 ENVIRON = {"SVC_TOKEN": "tok-7f3a9c1e55", "SVC_KEY": "key-0b9d44aa17", "REFRESH_TOKEN": "rt-c0ffee1234",
            "JUDGE_KEY": "sk-judge-9988", "PLAIN": "not-a-secret-but-named", "SHORT": "abc"}
@@ -91,7 +92,8 @@ def test_an_agent_that_echoes_the_tokens_of_the_config_leaks_them_nowhere(tmp_pa
     files = sorted(p for p in (tmp_path / "out").rglob("*") if p.is_file() and p.suffix != ".lock")
     assert {p.name for p in files} >= {"results.jsonl", "report.json", "echo.json", "report.html", "summary.md",
                                       "junit.xml"}
-    for where, text in [("stdout", done.stdout), ("stderr", done.stderr),
+    page = json.dumps(page_data((tmp_path / "out" / "report.html").read_text(encoding="utf-8")), ensure_ascii=False)
+    for where, text in [("stdout", done.stdout), ("stderr", done.stderr), ("report.html's cases", page),
                         *((str(p), p.read_text(encoding="utf-8")) for p in files)]:
         for name, value in secrets.items():
             assert value not in text, f"{name}'s value is in {where}"

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, TextIO
+from pathlib import Path
+from typing import Any, Callable, Optional, TextIO
 
 
 @dataclass(frozen=True)
@@ -11,3 +12,6 @@ class ReportFormat:
     description: str
     file_name: str  # the default file name inside a run folder
     write: Callable[[dict[str, Any], TextIO], None]  # (the report as plain data, a text stream)
+    # (a saved report.json, a text stream): writes the format while reading the cases one at a time;
+    # raises saved_stream.Unstreamable for a file it cannot read that way (then `write` is used)
+    write_saved: Optional[Callable[[Path, TextIO], None]] = None

@@ -1,19 +1,26 @@
 """One self-contained HTML page for a run: opens from disk with no network (styles and script are
-inline, no fonts or CDNs). The summary is written here as escaped HTML; the cases travel as JSON in a
-<script type="application/json"> block and a small script draws the table in batches and a case's
-details only when it is opened, so a run of 5,000 cases opens at once.
+inline, no fonts or CDNs). The summary is written here as escaped HTML; the cases travel gzip-compressed
+in base64 inside a <script type="application/json"> block (html_data) and a small script decodes their
+index to draw the table in batches, and a case's details only when it is opened, so a run of 5,000
+cases is a file of a few MB that opens at once.
 
-Everything from the run may be agent text: the summary is escaped with html.escape, the JSON block
-cannot close its <script> (every <, > and & is a \\u escape), and the script sets textContent only.
+`write_saved` streams the cases from report.json (one at a time: memory stays flat); `write` takes the
+report as plain data. Everything from the run may be agent text: the summary is escaped with
+html.escape, the data block holds only base64 and JSON with every <, > and & as a \\u escape, and the
+script sets textContent only.
 """
 from __future__ import annotations
 
 import html
 import json
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, Iterable, TextIO
 
 from .base import ReportFormat
-from .html_assets import CSS, JS
+from .html_assets import JS
+from .html_data import write_data
+from .html_style import CSS
+from .saved_stream import SavedCase, browser_json, stream_report
 from .saved import pass_rate, percent
 from .redteam import html_section as redteam_html
 
@@ -32,7 +39,19 @@ def script_json(value: Any) -> str:
 
 
 def write(report: dict[str, Any], out: TextIO) -> None:
-    summary, cases = report["summary"], report["cases"]
+    """The page of a report held as plain data (saved.load_report)."""
+    _page(report, (SavedCase(case, browser_json(case)) for case in report["cases"]), out)
+
+
+def write_saved(path: Path, out: TextIO) -> None:
+    """The page of the run saved at `path`, read one case at a time. saved_stream.Unstreamable when the
+    file is not a valid report in evalrun's layout: the caller discards `out` and uses `write`."""
+    header, cases = stream_report(path)
+    _page(header, cases, out)
+
+
+def _page(report: dict[str, Any], cases: Iterable[SavedCase], out: TextIO) -> None:
+    summary = report["summary"]
     title = f"evalrun report {report.get('run_id', '')}".strip()
     out.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
               '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -48,7 +67,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
                   f"{status} ({count})</label>\n")
     out.write('<button id="only-problems" type="button">only problems</button>\n'
               '<input id="search" type="search" placeholder="search id, tag, description, reason…" '
-              'aria-label="search cases">\n<span id="case-count" class="muted"></span>\n</div>\n'
+              'aria-label="search cases">\n<span id="case-count" class="muted">reading the cases…</span>\n</div>\n'
+              '<div id="data-problem" class="warn" hidden></div>\n'
               '<table id="cases"><thead><tr><th>status</th><th>case</th><th class="col-file">file</th>'
               '<th class="col-why">why</th><th>completion</th><th class="col-time">time</th></tr></thead>'
               '<tbody id="case-rows"></tbody></table>\n'
@@ -57,13 +77,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
               'unscored ones), then skipped and passed cases. Click a case for its conversation, tool calls and '
               'verdicts; <code>report.html#case=ID</code> opens one.</p>\n</main>\n')
     baseline = summary.get("baseline") or {}
-    out.write('<script type="application/json" id="evalrun-data">{"cases":[')
-    for n, case in enumerate(cases):  # one case at a time: no second copy of the whole report
-        if n:
-            out.write(",")
-        out.write(script_json(case))
-    out.write(f'],"regressed":{script_json(baseline.get("newly_failing") or [])},'
-              f'"fixed":{script_json(baseline.get("newly_passing") or [])}}}</script>\n')
+    write_data(cases, out, {"regressed": script_json(baseline.get("newly_failing") or []),
+                            "fixed": script_json(baseline.get("newly_passing") or [])})
     out.write(f"<script>{JS}</script>\n</body></html>\n")
 
 
@@ -133,4 +148,4 @@ def _summary(out: TextIO, report: dict) -> None:
 
 
 FORMAT = ReportFormat("html", "one self-contained HTML page: summary, filterable cases, conversations, verdicts",
-                      "report.html", write)
+                      "report.html", write, write_saved=write_saved)

@@ -1,78 +1,14 @@
-"""The stylesheet and script of the HTML report, inlined into each file (the report must open from
-disk with no network). The script only ever sets textContent: everything it shows came from the run
-and may have been written by the agent under test."""
-
-CSS = r"""
-:root{--pass:#1a7f37;--fail:#cf222e;--err:#8250df;--skip:#9a6700;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
-header{padding:16px 24px;border-bottom:1px solid var(--line);background:var(--bg)}
-h1{font-size:20px;margin:0 0 6px}
-h2{font-size:16px;margin:18px 0 8px}
-h3{font-size:14px;margin:14px 0 6px}
-main{padding:0 24px 40px}
-.muted{color:var(--muted)}
-.chips{display:flex;flex-wrap:wrap;gap:8px;margin:10px 0}
-.chip{border:1px solid var(--line);border-radius:6px;padding:6px 10px;background:#fff;min-width:92px}
-.chip b{display:block;font-size:18px}
-.s-passed{color:var(--pass)}.s-failed{color:var(--fail)}.s-error,.s-unscored{color:var(--err)}.s-skipped{color:var(--skip)}
-.badge{display:inline-block;padding:0 6px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
-.badge.passed{background:var(--pass)}.badge.failed{background:var(--fail)}.badge.error,.badge.unscored{background:var(--err)}.badge.skipped{background:var(--skip)}
-.warn{border-left:4px solid var(--fail);background:#fff1f0;padding:8px 12px;margin:10px 0}
-.toolbar{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:14px 0;position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid var(--line);z-index:2}
-.toolbar label{cursor:pointer;user-select:none}
-#search{padding:5px 8px;border:1px solid var(--line);border-radius:6px;min-width:260px}
-table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-th{background:var(--bg);font-weight:600}
-tr.case{cursor:pointer}tr.case:hover{background:#f3f6fa}tr.case.open{background:#eef4ff}
-td.id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere;min-width:18ch}
-td.why{color:var(--muted);max-width:60ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-td.num{text-align:right;white-space:nowrap}
-.detail>td{background:#fbfcfd;padding:12px 16px 20px}
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}
-@media (max-width:900px){.cols{grid-template-columns:1fr}}
-.box{border:1px solid var(--line);border-radius:6px;padding:8px 10px;background:#fff;margin-bottom:8px}
-.box.ok{border-left:4px solid var(--pass)}.box.bad{border-left:4px solid var(--fail)}.box.meh{border-left:4px solid var(--skip)}
-pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}
-pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;background:var(--bg);padding:6px 8px;border-radius:4px}
-ul.reasons{margin:4px 0 8px;padding-left:20px}ul.reasons li{margin:2px 0}
-.chat{display:flex;flex-direction:column;gap:6px;max-width:980px}
-.msg{border-radius:8px;padding:6px 10px;max-width:85%;border:1px solid var(--line)}
-.msg .who{font-size:11px;font-weight:600;color:var(--muted);text-transform:uppercase}
-.msg.user{align-self:flex-end;background:#ddf4ff}
-.msg.assistant{align-self:flex-start;background:#fff}
-.msg.tool{align-self:flex-start;background:#fff8c5;margin-left:24px}
-.msg.system{align-self:center;background:var(--bg)}
-.msg .text{white-space:pre-wrap;word-break:break-word}
-table.args td,table.args th{font-size:12.5px}
-tr.mismatch td{background:#fff1f0}
-.more{margin:12px 0}
-button{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;cursor:pointer}
-.badge.regressed{background:#fff;color:var(--fail);border:1px solid var(--fail);margin-left:4px}
-.badge.fixed{background:#fff;color:var(--pass);border:1px solid var(--pass);margin-left:4px}
-tr.case.regressed td:first-child{box-shadow:inset 4px 0 0 var(--fail)}
-.scroll-x{overflow-x:auto;width:0;min-width:100%}
-.case-detail{overflow-wrap:break-word}
-a.case-link{font-size:12px;margin-left:8px}
-@media (max-width:700px){
-  header{padding:12px}
-  main{padding:0 8px 32px}
-  #search{min-width:0;flex:1 1 100%}
-  th.col-file,td.col-file,th.col-why,td.col-why,th.col-time,td.col-time{display:none}
-  td.id{min-width:0}
-  table.args{min-width:720px}
-  .detail>td{padding:8px 4px 16px}
-  .msg{max-width:100%}
-  .msg.tool{margin-left:12px}
-}
-"""
+"""The script of the HTML report, inlined into each file (the report must open from disk with no
+network; its stylesheet is html_style.py). The script only ever sets textContent: everything it shows
+came from the run and may have been written by the agent under test."""
 
 JS = r"""
 (function(){
 "use strict";
+// The cases arrive gzip-compressed in base64 (runner/report/html_data.py): an index of small rows for
+// the list, decoded at once, and the whole cases in chunks, each decoded when one of its cases opens.
 var data = JSON.parse(document.getElementById("evalrun-data").textContent);
-var cases = data.cases;
+var cases = [];  // index rows: id, run, repeat, status, source, description, tags, reasons, completion, time
 var regressed = {}; (data.regressed || []).forEach(function(k){ regressed[k] = true; });
 var fixed = {}; (data.fixed || []).forEach(function(k){ fixed[k] = true; });
 // A case's key, as the baseline comparison and #case= links name it: its id, and its recorded run if any.
@@ -81,8 +17,7 @@ function key(c){ return c.run === null || c.run === undefined ? String(c.id) : c
 // skipped and passed ones; collection order within each group.
 var RANK = {failed: 1, error: 1, unscored: 1, skipped: 2, passed: 3};
 function rank(i){ var c = cases[i]; return regressed[key(c)] && c.status !== "passed" ? 0 : (c.status in RANK ? RANK[c.status] : 1); }
-var order = cases.map(function(_, i){ return i; });
-order.sort(function(a, b){ return rank(a) - rank(b) || a - b; });
+var order = [];
 var BATCH = 200;
 var STATUSES = ["passed","failed","error","unscored","skipped"];
 var shown = {}; STATUSES.forEach(function(s){ shown[s] = true; });
@@ -92,6 +27,29 @@ var drawn = 0;
 var tbody = document.getElementById("case-rows");
 var countLine = document.getElementById("case-count");
 var moreButton = document.getElementById("more");
+var problem = document.getElementById("data-problem");
+
+function inflate(b64){  // base64 of a gzip member -> the JSON value it holds
+  var text = atob(b64), bytes = new Uint8Array(text.length);
+  for (var n = 0; n < text.length; n++) bytes[n] = text.charCodeAt(n);
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text().then(JSON.parse);
+}
+var chunks = {}, chunkOrder = [], KEPT_CHUNKS = 8;
+function chunkOf(i){  // the last chunk that starts at or before case i
+  var lo = 0, hi = data.starts.length - 1;
+  while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (data.starts[mid] <= i) lo = mid; else hi = mid - 1; }
+  return lo;
+}
+function fullCase(i){  // a promise of case i whole, decoding its chunk once (the last few stay decoded)
+  var k = chunkOf(i);
+  if (!chunks[k]) {
+    chunks[k] = inflate(data.chunks[k]);
+    chunkOrder.push(k);
+    if (chunkOrder.length > KEPT_CHUNKS) delete chunks[chunkOrder.shift()];
+  }
+  return chunks[k].then(function(list){ return list[i - data.starts[k]]; });
+}
 
 // Control and bidi/format characters (an escape sequence, a right-to-left override) are shown as
 // \\uXXXX instead of being obeyed; newlines and tabs stay.
@@ -163,7 +121,7 @@ function drawMore(){
 function row(i){
   var c = cases[i];
   var why = reasons(c)[0] || extraCalls(c) || (c.description || "");
-  var jc = c.metrics ? pct(c.metrics.journey_completion) : "—";
+  var jc = pct(c.completion);
   var mark = regressed[key(c)] ? el("span", "badge regressed", ["regressed"]) :
              fixed[key(c)] ? el("span", "badge fixed", ["newly passing"]) : null;
   var tr = el("tr", "case " + c.status + (regressed[key(c)] ? " regressed" : "") + (fixed[key(c)] ? " fixed" : ""), [
@@ -183,27 +141,37 @@ function row(i){
   tr.addEventListener("keydown", function(e){ if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(tr, i); } });
   return tr;
 }
+var opening = {};
+// Opens or closes case i's details under its row; a promise, settled when they are shown.
 function toggle(tr, i){
   var next = tr.nextSibling;
-  if (next && next.classList && next.classList.contains("detail")) { next.remove(); tr.classList.remove("open"); return; }
-  var td = el("td", null, [detail(cases[i])]);
-  td.colSpan = 6;
-  var d = el("tr", "detail", [td]);
-  d.dataset.status = cases[i].status;
-  tr.parentNode.insertBefore(d, tr.nextSibling);
-  tr.classList.add("open");
-  if (history.replaceState) history.replaceState(null, "", "#case=" + encodeURIComponent(key(cases[i])));
+  if (next && next.classList && next.classList.contains("detail")) { next.remove(); tr.classList.remove("open"); return Promise.resolve(); }
+  if (opening[i]) return opening[i];
+  opening[i] = fullCase(i).then(detail, function(err){
+    return el("div", "warn", ["The details of this case could not be read from the page: " + err]);
+  }).then(function(box){
+    delete opening[i];
+    if (!tr.parentNode) return;  // the list was drawn again meanwhile
+    var td = el("td", null, [box]);
+    td.colSpan = 6;
+    var d = el("tr", "detail", [td]);
+    d.dataset.status = cases[i].status;
+    tr.parentNode.insertBefore(d, tr.nextSibling);
+    tr.classList.add("open");
+    if (history.replaceState) history.replaceState(null, "", "#case=" + encodeURIComponent(key(cases[i])));
+  });
+  return opening[i];
 }
 // report.html#case=ID opens that case (its id, or "id (run N)"): shown whatever the filters, drawn,
-// opened and scrolled to.
+// opened and scrolled to. A promise, settled when it is open.
 function openFromHash(){
   var m = /^#case=(.*)$/.exec(location.hash);
-  if (!m) return;
+  if (!m) return Promise.resolve();
   var wanted;
-  try { wanted = decodeURIComponent(m[1]); } catch (e) { return; }
+  try { wanted = decodeURIComponent(m[1]); } catch (e) { return Promise.resolve(); }
   var i = -1;
   for (var n = 0; n < cases.length; n++) { if (key(cases[n]) === wanted || String(cases[n].id) === wanted) { i = n; break; } }
-  if (i < 0) { countLine.textContent = "no case '" + visible(wanted) + "' in this report"; return; }
+  if (i < 0) { countLine.textContent = "no case '" + visible(wanted) + "' in this report"; return Promise.resolve(); }
   if (matching.indexOf(i) < 0) {
     document.querySelectorAll("input.status-filter").forEach(function(box){ box.checked = true; shown[box.value] = true; });
     query = ""; document.getElementById("search").value = "";
@@ -213,8 +181,8 @@ function openFromHash(){
   while (drawn <= at) drawMore();
   var tr = tbody.querySelector('tr.case[data-index="' + i + '"]');
   var next = tr.nextSibling;
-  if (!(next && next.classList && next.classList.contains("detail"))) toggle(tr, i);
-  tr.scrollIntoView({block: "start"});
+  var opened = next && next.classList && next.classList.contains("detail") ? Promise.resolve() : toggle(tr, i);
+  return opened.then(function(){ tr.scrollIntoView({block: "start"}); });
 }
 
 function detail(c){
@@ -352,27 +320,46 @@ function chat(messages){
   return box;
 }
 
-document.querySelectorAll("input.status-filter").forEach(function(box){
-  box.addEventListener("change", function(){ shown[box.value] = box.checked; applyFilters(); });
-});
-document.getElementById("only-problems").addEventListener("click", function(){
-  document.querySelectorAll("input.status-filter").forEach(function(box){
-    box.checked = box.value !== "passed" && box.value !== "skipped"; shown[box.value] = box.checked;
-  });
-  applyFilters();
-});
-var timer = null;
-document.getElementById("search").addEventListener("input", function(e){
-  clearTimeout(timer);
-  timer = setTimeout(function(){ query = e.target.value.trim().toLowerCase(); applyFilters(); }, 120);
-});
-moreButton.addEventListener("click", drawMore);
-if ("IntersectionObserver" in window) {
-  new IntersectionObserver(function(entries){ if (entries[0].isIntersecting && !moreButton.hidden) drawMore(); }).observe(moreButton);
+function fail(message){
+  problem.textContent = message;
+  problem.hidden = false;
+  countLine.textContent = "";
+  document.body.dataset.ready = "failed";
 }
-applyFilters();
-openFromHash();
-window.addEventListener("hashchange", openFromHash);
-document.body.dataset.ready = "1";
+function start(rows){
+  cases = rows;
+  order = cases.map(function(_, i){ return i; });
+  order.sort(function(a, b){ return rank(a) - rank(b) || a - b; });
+  document.querySelectorAll("input.status-filter").forEach(function(box){
+    box.addEventListener("change", function(){ shown[box.value] = box.checked; applyFilters(); });
+  });
+  document.getElementById("only-problems").addEventListener("click", function(){
+    document.querySelectorAll("input.status-filter").forEach(function(box){
+      box.checked = box.value !== "passed" && box.value !== "skipped"; shown[box.value] = box.checked;
+    });
+    applyFilters();
+  });
+  var timer = null;
+  document.getElementById("search").addEventListener("input", function(e){
+    clearTimeout(timer);
+    timer = setTimeout(function(){ query = e.target.value.trim().toLowerCase(); applyFilters(); }, 120);
+  });
+  moreButton.addEventListener("click", drawMore);
+  if ("IntersectionObserver" in window) {
+    new IntersectionObserver(function(entries){ if (entries[0].isIntersecting && !moreButton.hidden) drawMore(); }).observe(moreButton);
+  }
+  applyFilters();
+  window.addEventListener("hashchange", openFromHash);
+  return openFromHash();
+}
+
+if (typeof DecompressionStream !== "function") {
+  fail("This browser cannot read the cases of this report: it has no DecompressionStream (Chrome and Edge 80+, " +
+       "Firefox 113+, Safari 16.4+ have it). The summary above is complete; report.json holds every case.");
+  return;
+}
+inflate(data.index).then(start).then(function(){ document.body.dataset.ready = "1"; }, function(err){
+  fail("The cases of this report could not be read from the page: " + err);
+});
 })();
 """

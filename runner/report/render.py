@@ -1,15 +1,17 @@
 """Write report formats from a saved run: `evalrun run --format` right after report.json is written,
-and `evalrun report RUN_DIR --format` any time later. Reads report.json once for all the formats asked
-for; each file is written under a temporary name and renamed into place, so a reader never sees half."""
+and `evalrun report RUN_DIR --format` any time later. A format that can stream (html) reads report.json
+one case at a time; the others share one reading of it, made only when one of them is asked for. Each
+file is written under a temporary name and renamed into place, so a reader never sees half."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..atomic import open_atomically
 from . import formats
 from .saved import load_report, report_file
+from .saved_stream import Unstreamable
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -27,15 +29,22 @@ def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str
     be written (OSError) is described there and the others are still written; without, it raises."""
     chosen = [formats.get(name) for name in dict.fromkeys(names)]  # unknown names fail before any work
     report_path = report_file(source)
-    report = load_report(report_path)
+    loaded: list[dict[str, Any]] = []  # the report read whole, once, when a format needs it
+
+    def report() -> dict[str, Any]:
+        if not loaded:
+            loaded.append(load_report(report_path))
+        return loaded[0]
+
     written = []
     for fmt in chosen:
         target = (out_paths or {}).get(fmt.name) or report_path.parent / fmt.file_name
         if _same_file(target, report_path):  # `--format json` into the run folder: report.json is there already
+            report()  # ... and must be a report
             written.append(report_path)
             continue
         try:
-            written.append(_write(fmt, report, target))
+            written.append(_write(fmt, report, report_path, target))
             if fmt.name == "md":
                 append_step_summary(target)
         except OSError as exc:
@@ -63,9 +72,16 @@ def _same_file(target: Path, report_path: Path) -> bool:
         return False
 
 
-def _write(fmt: formats.ReportFormat, report: dict[str, Any], target: Path) -> Path:
+def _write(fmt: formats.ReportFormat, report: Callable[[], dict[str, Any]], report_path: Path, target: Path) -> Path:
+    if fmt.write_saved is not None:
+        try:
+            with open_atomically(target) as out:
+                fmt.write_saved(report_path, out)
+            return target
+        except Unstreamable:  # another layout or an invalid report: read whole, which names any problem
+            pass
     with open_atomically(target) as out:
-        fmt.write(report, out)
+        fmt.write(report(), out)
     return target
 
 
