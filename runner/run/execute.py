@@ -140,6 +140,7 @@ class CaseRunner:
         # slower at -j 16 and 64 even without a judge: cases queue for a thread after each model call).
         workers = max(min(32, (os.cpu_count() or 1) + 4), options.concurrency)
         self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalrun-case")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalrun-conversations")
 
     async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope). A
@@ -154,6 +155,12 @@ class CaseRunner:
         except asyncio.CancelledError:
             current_runtime().cancel_blocking(owner)
             raise
+
+    async def _save(self, key: str, data: dict) -> Optional[Path]:
+        """A live conversation saved by the writer thread, the event loop free meanwhile: creating a file is tens
+        of microseconds of the kernel's time on a quiet machine, a millisecond when other processes write too,
+        and every case's model calls would wait it out."""
+        return await asyncio.get_running_loop().run_in_executor(self._writer, self.save_conversation, key, data)
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
@@ -260,7 +267,7 @@ class CaseRunner:
         timeout = case.timeout_s or self.loaded.config.timeout_s
         conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
                                            timeout_s=timeout, conversation=conversation)
-        saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
+        saved = await self._save(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
         where = str(saved) if saved is not None else conversation.transcript_path
         if conversation.error is not None:
             stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)
