@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.llm.client import LLMClient
+from runner.llm.errors import LLMError
 from runner.llm.http1 import BadAnswer, Disconnected, Pool
+from runner.llm.runtime import LLMRuntime
+from runner.llm.settings import ModelSettings
 from tests.cli_helpers import cli_env, write
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -157,3 +161,17 @@ def test_a_live_run_against_plain_http_never_imports_aiohttp(tmp_path):
                                 text=True, timeout=120)
         assert len(fake.requests) == 1
     assert result.stdout.strip().splitlines()[-1] == "False 0", result.stdout + result.stderr
+
+
+def test_a_key_with_a_line_break_is_refused_before_anything_is_sent(monkeypatch):
+    """A header value with a line break would end the header early (aiohttp raised a ValueError, an internal
+    error): the call fails with the reason, the key itself never shown, and no request leaves."""
+    monkeypatch.setenv("WIRE_TEST_KEY", "sk-canary-7f3a\nX-Injected: 1")
+    with FakeOpenAI() as fake:
+        client = LLMClient(ModelSettings(model="openai/fake", api_base=fake.base_url, api_key_env="WIRE_TEST_KEY",
+                                         cache=False), role="judge", runtime=LLMRuntime())
+        with pytest.raises(LLMError) as error:
+            client.complete([{"role": "user", "content": "hi"}])
+        assert fake.requests == []
+    assert error.value.reason == ("the API key of openai/fake (judge) holds a line break: check the variable's "
+                                  "value")

@@ -171,15 +171,17 @@ class Pool:
     def __init__(self, host: str, port: int):
         self.host, self.port = host, port
         self.idle: deque[_Connection] = deque()
-        self.host_header = f"{host}:{port}"
+        self.host_header = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # an IPv6 address in brackets
 
     async def post(self, path: str, headers: dict[str, str], body: bytes, timeout: float) -> Answer:
         """POST `body` to `path`; the whole answer. TimeoutError past `timeout` seconds (connecting included),
         OSError when the server cannot be reached or closes the connection before answering."""
         loop = asyncio.get_running_loop()
+        if any("\r" in value or "\n" in value for value in headers.values()):
+            raise ValueError("a header value holds a line break")  # it would end the header early
         head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         request = (f"POST {path} HTTP/1.1\r\nHost: {self.host_header}\r\nContent-Length: {len(body)}\r\n{head}\r\n"
-                   .encode("latin-1") + body)
+                   .encode("utf-8") + body)
         deadline = loop.time() + timeout
         connection = self._idle_connection() or await self._connect(deadline - loop.time())
         answer = await self._exchange(loop, connection, request, deadline)

@@ -1,8 +1,10 @@
-"""The fast path: OpenAI-compatible /chat/completions over one pooled aiohttp session per endpoint and
-event loop. Plain JSON in and out, no streaming, no per-call logging machinery: a call costs a fraction of
-a millisecond of CPU here, where litellm spends several.
+"""The fast path: OpenAI-compatible /chat/completions over pooled keep-alive connections per endpoint and
+event loop: evalrun's own small HTTP/1.1 client (http1.py) for plain http with no proxy, the usual case of a
+model served on the machine or in the cluster; one aiohttp session for https and proxies. Plain JSON in and
+out, no streaming, no per-call logging machinery: a call costs about a tenth of a millisecond of CPU here,
+where litellm spends several.
 
-Sessions are closed with the loop that made them: each loop's pool registers an async generator whose
+Sessions and connections are closed with the loop that made them: each loop's pool registers an async generator whose
 `finally` closes its sessions, and asyncio.run() finalises async generators before it closes the loop
 (loop.shutdown_asyncgens), so no "Unclosed client session" is ever printed. The layer's own loop closes
 its pool at exit (loop.py).
@@ -43,6 +45,9 @@ class OpenAITransport:
         if s.api_base is None and "max_tokens" in body:  # OpenAI's own name since the o-series; older servers know max_tokens only
             body["max_completion_tokens"] = body.pop("max_tokens")
         headers = {"Content-Type": "application/json"}
+        if key and ("\r" in key or "\n" in key):  # neither client can send it; aiohttp would raise a ValueError
+            raise Failure(f"the API key of {s.model} ({request.role}) holds a line break: check the variable's value",
+                          retryable=False)
         if key:
             headers["Authorization"] = f"Bearer {key}"
         where = request.where
