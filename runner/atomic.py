@@ -22,18 +22,24 @@ def open_atomically(path: Path, mode: str = "w", *, durable: bool = False) -> It
     """A stream (text with mode "w", bytes with "wb") whose content replaces `path` when the block ends
     without an exception; on an exception `path` is untouched. `durable`: fsync before the rename (a
     report worth surviving a power cut), not needed for caches."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
+    text = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
+    replaced = False
     try:
-        text = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
-        with open(temporary, mode, **text) as stream:
+        try:
+            stream = open(temporary, mode, **text)
+        except FileNotFoundError:  # the folder is made when first needed: no mkdir per file (a live run writes many)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stream = open(temporary, mode, **text)
+        with stream:
             yield stream
             if durable:
                 stream.flush()
                 os.fsync(stream.fileno())
         os.replace(temporary, path)
+        replaced = True
     finally:
-        if temporary.exists():
+        if not replaced:
             temporary.unlink(missing_ok=True)
 
 

@@ -185,6 +185,47 @@ def test_judged_checks_are_as_many_in_flight_as_j_allows(tmp_path):
         assert len(fake.requests) == cases and fake.max_in_flight == cases
 
 
+@pytest.mark.parametrize("j", [12, 40])
+def test_live_cases_judged_checks_are_as_many_in_flight_as_j(tmp_path, j):
+    """Issue 16, live: each case's model agent answers, then its judged check (scored in a thread of its own, the
+    judge called through the run's limit) waits at the server until -j of them are in flight together, as a slow
+    judge keeps them. A pool of threads smaller than -j (the default one has min(32, CPUs + 4)) would keep the
+    count below it; the waiting judge calls are answered anyway, and the count says."""
+    together = threading.Barrier(j, timeout=20)
+    judging, most, lock = [0], [0], threading.Lock()
+
+    def reply(request: dict) -> Reply:
+        if "BEGIN-V" not in json.dumps(request["messages"]):
+            return Reply(content="It is 21 degrees.")
+        with lock:
+            judging[0] += 1
+            most[0] = max(most[0], judging[0])
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:
+            pass
+        with lock:
+            judging[0] -= 1
+        return Reply(content=json.dumps({"reason": "same", "match": True, "score": 1, "verdict_id": token_of(request)}))
+
+    with FakeOpenAI(default=reply) as fake:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            judge: {{model: openai/fake-judge, api_base: "{fake.base_url}", cache: false}}
+            agents: {{bot: {{type: model, model: openai/fake, api_base: "{fake.base_url}", cache: false}}}}
+            """)
+        for n in range(j):
+            write(tmp_path / "suites" / f"c{n}.yaml", f"""
+                id: c{n}
+                starting_sentence: Weather?
+                checks: [{{type: semantic_match, reference: "It is 21 degrees."}}]
+                """)
+        result = run_cli("suites", "-j", str(j), "--output-dir", "out", cwd=tmp_path)
+        judged = [r for r in fake.requests if r["model"] == "fake-judge"]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(judged) == j and most[0] == j
+
+
 def test_the_fast_path_to_openai_itself(monkeypatch):
     """No api_base: OpenAI's URL (OPENAI_BASE_URL where set, as the SDK reads it), OPENAI_API_KEY, and
     max_tokens under OpenAI's current name; the key is redacted from errors like any api_key_env."""

@@ -206,13 +206,16 @@ def transport_for(settings: ModelSettings) -> Transport:
 
 
 def prepare_transports(settings: list[Any]) -> None:
-    """Start importing, in the background, what these models' paths need (aiohttp, litellm): the first calls
-    then do not wait for it. Nothing is sent; entries that are not model settings are passed over."""
+    """Start importing, in the background, what these models' paths need (aiohttp for https or a proxy,
+    litellm): the first calls then do not wait for it. Nothing is sent; entries that are not model settings are passed over."""
     for entry in settings:
         if not isinstance(entry, ModelSettings):
             continue
         if takes_fast_path(entry):
-            from .openai_fast import start_import
+            from .openai_fast import needs_aiohttp, start_import
+
+            if not needs_aiohttp(entry):  # plain http: the small client needs no import
+                continue
         else:
             from .litellm_path import start_import
         start_import()

@@ -1,8 +1,10 @@
-"""The fast path: OpenAI-compatible /chat/completions over one pooled aiohttp session per endpoint and
-event loop. Plain JSON in and out, no streaming, no per-call logging machinery: a call costs a fraction of
-a millisecond of CPU here, where litellm spends several.
+"""The fast path: OpenAI-compatible /chat/completions over pooled keep-alive connections per endpoint and
+event loop: evalrun's own small HTTP/1.1 client (http1.py) for plain http with no proxy, the usual case of a
+model served on the machine or in the cluster; one aiohttp session for https and proxies. Plain JSON in and
+out, no streaming, no per-call logging machinery: a call costs about a tenth of a millisecond of CPU here,
+where litellm spends several.
 
-Sessions are closed with the loop that made them: each loop's pool registers an async generator whose
+Sessions and connections are closed with the loop that made them: each loop's pool registers an async generator whose
 `finally` closes its sessions, and asyncio.run() finalises async generators before it closes the loop
 (loop.shutdown_asyncgens), so no "Unclosed client session" is ever printed. The layer's own loop closes
 its pool at exit (loop.py).
@@ -20,11 +22,11 @@ from typing import Any, AsyncIterator, Optional
 
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
+from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit
 from .pricing import cost_of, price_table, prices_loaded
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
 
-KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
 
 
 class OpenAITransport:
@@ -32,7 +34,7 @@ class OpenAITransport:
 
     async def send(self, request: ChatRequest) -> Answer:
         s = request.settings
-        base = (s.api_base or os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE).rstrip("/")
+        base = base_url(s)
         key = api_key(s, request.role, fast=True)
         body: dict[str, Any] = {"model": wire_model_name(s.model), "messages": request.messages}
         if request.tools:
@@ -43,27 +45,21 @@ class OpenAITransport:
         if s.api_base is None and "max_tokens" in body:  # OpenAI's own name since the o-series; older servers know max_tokens only
             body["max_completion_tokens"] = body.pop("max_tokens")
         headers = {"Content-Type": "application/json"}
+        if key and ("\r" in key or "\n" in key):  # neither client can send it; aiohttp would raise a ValueError
+            raise Failure(f"the API key of {s.model} ({request.role}) holds a line break: check the variable's value",
+                          retryable=False)
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        aiohttp = await aiohttp_module()
-        session, proxy = await pool_session(base)
         where = request.where
-
         try:
             data = json.dumps(body, ensure_ascii=False).encode()
         except UnicodeEncodeError:  # a lone surrogate an agent wrote: JSON's \u escape carries it, UTF-8 cannot
             data = json.dumps(body).encode()
-        try:
-            async with session.post(f"{base}/chat/completions", data=data,
-                                    headers=headers, timeout=aiohttp.ClientTimeout(total=s.timeout_s),
-                                    proxy=proxy) as response:
-                raw = await response.read()
-                status, reply_headers = response.status, response.headers
-        except (asyncio.TimeoutError, TimeoutError):
-            raise Failure(f"timed out after {s.timeout_s:g} s ({where})", retryable=True, outage=True) from None
-        except aiohttp.ClientError as exc:
-            raise Failure(f"cannot reach {where}: {short(redact(_transport_text(exc)))}", retryable=True,
-                          outage=True) from None
+        plain = await plain_pool(base)
+        if plain is not None:  # http:// with no proxy: the small client (http1.py)
+            raw, status, reply_headers = await _post_plain(plain, base, data, headers, s.timeout_s, where)
+        else:
+            raw, status, reply_headers = await _post_aiohttp(base, data, headers, s.timeout_s, where)
         if status != 200:
             raise http_failure(status, where, short(redact(_error_detail(raw))), reply_headers)
         try:
@@ -74,6 +70,44 @@ class OpenAITransport:
         if not prices_loaded():
             await asyncio.to_thread(price_table)  # read once (tens of ms): not on the loop
         return Answer(completion, usage, cost_of(s.model, usage))
+
+
+async def _post_plain(pool: Http1Pool, base: str, data: bytes, headers: dict, timeout_s: float,
+                      where: str) -> tuple[bytes, int, Any]:
+    try:
+        answer = await pool.post(f"{pool_path(base)}/chat/completions", headers, data, timeout_s)
+    except (asyncio.TimeoutError, TimeoutError):
+        raise Failure(f"timed out after {timeout_s:g} s ({where})", retryable=True, outage=True) from None
+    except BadAnswer as exc:
+        raise Failure(f"malformed reply from {where}: {short(redact(str(exc)))}", retryable=True) from None
+    except OSError as exc:
+        raise Failure(f"cannot reach {where}: {short(redact(_transport_text(exc)))}", retryable=True,
+                      outage=True) from None
+    return answer.body, answer.status, answer.headers
+
+
+async def _post_aiohttp(base: str, data: bytes, headers: dict, timeout_s: float, where: str) -> tuple[bytes, int, Any]:
+    aiohttp = await aiohttp_module()
+    session, proxy = await pool_session(base)
+    try:
+        async with session.post(f"{base}/chat/completions", data=data, headers=headers,
+                                timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy) as response:
+            return await response.read(), response.status, response.headers
+    except (asyncio.TimeoutError, TimeoutError):
+        raise Failure(f"timed out after {timeout_s:g} s ({where})", retryable=True, outage=True) from None
+    except aiohttp.ClientError as exc:
+        raise Failure(f"cannot reach {where}: {short(redact(_transport_text(exc)))}", retryable=True,
+                      outage=True) from None
+
+
+def base_url(settings: Any) -> str:
+    """Where the model's requests go: its api_base, else OPENAI_BASE_URL (as the SDK reads it), else OpenAI's."""
+    return (settings.api_base or os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE).rstrip("/")
+
+
+def needs_aiohttp(settings: Any) -> bool:
+    """Whether this model's requests go over aiohttp (https, or through a proxy) rather than the small client."""
+    return not takes_plain_http(base_url(settings))
 
 
 def wire_model_name(model: str) -> str:
@@ -157,9 +191,13 @@ async def aiohttp_module() -> Any:
 class _Pool:
     def __init__(self) -> None:
         self.sessions: dict[str, tuple[Any, Optional[str]]] = {}
+        self.plain: dict[str, Optional[Http1Pool]] = {}  # base URL -> its small-client pool; None: aiohttp's
         self.closer: Optional[AsyncIterator[None]] = None
 
     async def close(self) -> None:
+        plain, self.plain = [pool for pool in self.plain.values() if pool is not None], {}
+        for pool in plain:
+            pool.close()
         sessions, self.sessions = [session for session, _ in self.sessions.values()], {}
         for session in sessions:
             await session.close()
@@ -168,9 +206,7 @@ class _Pool:
 _pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]" = weakref.WeakKeyDictionary()
 
 
-async def pool_session(base: str) -> tuple[Any, Optional[str]]:
-    """This loop's session for `base`, made on first use, and the proxy to reach it through (HTTP(S)_PROXY,
-    NO_PROXY), worked out once: aiohttp's own trust_env does it again for every request, in a thread."""
+async def _loop_pool() -> _Pool:
     loop = asyncio.get_running_loop()
     pool = _pools.get(loop)
     if pool is None:
@@ -178,6 +214,38 @@ async def pool_session(base: str) -> tuple[Any, Optional[str]]:
         pool = _pools[loop] = _Pool()
         pool.closer = _closes_with_the_loop(pool)
         await pool.closer.__anext__()  # registered with the loop: finalised by shutdown_asyncgens
+    return pool
+
+
+def takes_plain_http(base: str) -> bool:
+    """Whether requests to `base` go over the small client: plain http, and no proxy named for it."""
+    return base.startswith("http://") and proxy_for(base) is None
+
+
+def pool_path(base: str) -> str:
+    """The path part of a base URL ("http://host:8000/v1" -> "/v1")."""
+    import urllib.parse
+
+    return urllib.parse.urlsplit(base).path.rstrip("/")
+
+
+async def plain_pool(base: str) -> Optional[Http1Pool]:
+    """This loop's small-client pool for `base`, or None when `base` needs aiohttp (https, a proxy)."""
+    pool = await _loop_pool()
+    if base not in pool.plain:
+        pool.plain[base] = None
+        if takes_plain_http(base):
+            import urllib.parse
+
+            parts = urllib.parse.urlsplit(base)
+            pool.plain[base] = Http1Pool(parts.hostname or "localhost", parts.port or 80)
+    return pool.plain[base]
+
+
+async def pool_session(base: str) -> tuple[Any, Optional[str]]:
+    """This loop's session for `base`, made on first use, and the proxy to reach it through (HTTP(S)_PROXY,
+    NO_PROXY), worked out once: aiohttp's own trust_env does it again for every request, in a thread."""
+    pool = await _loop_pool()
     entry = pool.sessions.get(base)
     if entry is None or entry[0].closed:
         aiohttp = await aiohttp_module()

@@ -35,6 +35,28 @@ def tools_for(case: Case, loaded: "LoadedConfig", override: Optional[str] = None
     return None
 
 
+class ToolsOfAgents:
+    """`tools_for` over a run's cases, each agent's tools read (and their schemas checked) once: they depend on
+    the case only when the case declares its own `tools:` for an agent that is not a model."""
+
+    def __init__(self, loaded: "LoadedConfig", override: Optional[str] = None):
+        self.loaded = loaded
+        self.override = override
+        self._by_agent: dict[Optional[str], Optional[ToolSet]] = {}
+
+    def __call__(self, case: Case) -> Optional[ToolSet]:
+        try:
+            name: Optional[str] = agent_name_for(case, self.loaded.config, self.override)
+        except AgentNotFound:
+            name = None
+        definition = self.loaded.config.agents.get(name) if name is not None else None
+        if case.tools is not None and not (definition is not None and definition.type == "model"):
+            return tools_for(case, self.loaded, self.override)
+        if name not in self._by_agent:
+            self._by_agent[name] = tools_for(case, self.loaded, self.override)
+        return self._by_agent[name]
+
+
 def _model_tools(name: str, definition, loaded: "LoadedConfig") -> ToolSet:
     source = f"model agent '{name}'"
     if definition.tools_file is None:

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from .agent_tools import tools_for
+from .agent_tools import ToolsOfAgents
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
 from ..checks.quick import referenceless
-from ..checks.run import apply_checks, settle_run_checks
+from ..checks.run import apply_checks, case_checks, settle_run_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
 from ..results.models import CaseResult
@@ -134,11 +134,13 @@ class CaseRunner:
         self.save_conversation = save_conversation
         self.loader = CaseLoader(self.roots, eval_config=options.eval_config, referenceless=options.quick)
         self._load_lock = threading.Lock()
+        self._tools = ToolsOfAgents(loaded, options.agent)
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
         # in flight (-j): the default pool's min(32, CPUs + 4) would cap judge calls in flight (and measured
         # slower at -j 16 and 64 even without a judge: cases queue for a thread after each model call).
         workers = max(min(32, (os.cpu_count() or 1) + 4), options.concurrency)
         self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalrun-case")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalrun-conversations")
 
     async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope). A
@@ -154,6 +156,12 @@ class CaseRunner:
             current_runtime().cancel_blocking(owner)
             raise
 
+    async def _save(self, key: str, data: dict) -> Optional[Path]:
+        """A live conversation saved by the writer thread, the event loop free meanwhile: creating a file is tens
+        of microseconds of the kernel's time on a quiet machine, a millisecond when other processes write too,
+        and every case's model calls would wait it out."""
+        return await asyncio.get_running_loop().run_in_executor(self._writer, self.save_conversation, key, data)
+
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
             return self.loader.load(ref)
@@ -167,8 +175,11 @@ class CaseRunner:
         started, base = time.perf_counter(), _base(ref, repeat)
         with record_calls() as calls, repeat_scope(repeat or 0):  # every model call made for this case
             try:
-                # one hand-off to a worker thread for everything that needs no event loop
-                outcome = await self.in_worker(self._offline, ref, base)
+                # a case kept loaded and played live costs nothing to look at: no hand-off to a thread for it
+                if self._plays_loaded(ref):
+                    outcome = self._offline(ref, base)
+                else:  # one hand-off to a worker thread for everything that needs no event loop
+                    outcome = await self.in_worker(self._offline, ref, base)
                 results = [await self._run_live(outcome, base)] if isinstance(outcome, Case) else outcome
             except asyncio.CancelledError as exc:
                 if being_cancelled():
@@ -199,6 +210,23 @@ class CaseRunner:
         if calls_made is not None:
             calls_made.extend(calls)
         return _finished(outcome, started, calls)
+
+    def _plays_loaded(self, ref: CaseRef) -> bool:
+        """Whether the case is already loaded and will be played live (nothing to read or score here)."""
+        options = self.options
+        return (ref.loaded is not None and not ref.recorded and options.replay_dir is None
+                and options.conversations_dir is None)
+
+    def _scores_without_models(self, case: Case) -> bool:
+        """Whether scoring this case cannot wait on a model (no judge, no embeddings, no checks, which may bring
+        their own judge or run user code): it is then a fraction of a millisecond of CPU, done on the loop, where
+        a hand-off to a thread and back costs more than the scoring and adds a thread switch per case."""
+        cascade, settings = self.cascade, self.cascade.settings
+        if self.options.quick:  # scored by the quick profile's checks instead, judged ones among them
+            return False
+        if cascade.judge is not None or (settings.enable_fuzzy_matching and settings.use_embeddings):
+            return False
+        return not has_checks(case)
 
     def _offline(self, ref: CaseRef, base: dict) -> "list[CaseResult] | Case":
         """Everything about a case that needs no event loop: its results when it is skipped or scored on
@@ -239,15 +267,16 @@ class CaseRunner:
         timeout = case.timeout_s or self.loaded.config.timeout_s
         conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
                                            timeout_s=timeout, conversation=conversation)
-        saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
+        saved = await self._save(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
         where = str(saved) if saved is not None else conversation.transcript_path
         if conversation.error is not None:
             stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)
             return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
                               termination_reason=conversation.termination_reason,
                               transcript=conversation.messages)
-        result = await self.in_worker(self._score, case, conversation.messages, conversation.termination_reason,
-                                      base, transcript_path=where, state=conversation.reported_state())
+        score = functools.partial(self._score, case, conversation.messages, conversation.termination_reason, base,
+                                  transcript_path=where, state=conversation.reported_state())
+        result = score() if self._scores_without_models(case) else await self.in_worker(score)
         return not_passed_on_part(result, conversation.problems)
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
@@ -279,9 +308,14 @@ class CaseRunner:
                             transcript=trajectory.messages)
         apply_checks(result, case, trajectory, self.cascade, live=not normalized,  # the case's `checks:`
                      selection=profile_selection(self.loaded, self.options.profile), base_dir=self.loaded.base_dir,
-                     tools=tools_for(case, self.loaded, self.options.agent))
+                     tools=self._tools(case) if has_checks(case) else None)  # only checks read them
         result.judge_fallbacks = judge_fallbacks(result)
         return result
+
+
+def has_checks(case: Case) -> bool:
+    """Whether the case has checks to run (its own, planted ones such as no_leak, or its turns')."""
+    return bool(case_checks(case)) or any(turn.checks for turn in case.turns or ())
 
 
 def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
