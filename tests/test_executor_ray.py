@@ -24,7 +24,7 @@ import pytest
 from tests.cli_helpers import REPO, cli_env, write
 from tests.test_executors import _tool_messages, generate, verdicts
 from runner.config import Config
-from runner.run.executors.ray_cluster import batches_by_hash, worker_env
+from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 
 ray = pytest.importorskip("ray")
 RAY_BIN = Path(sys.executable).with_name("ray")
@@ -646,3 +646,73 @@ def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_wher
     travelled = pickle.loads(pickle.dumps(folder.serialise))
     assert travelled(result)[1] == folder.serialise(result)[1]
     assert "sk-hush-123" not in travelled(result)[1] and "the agent said ***" in travelled(result)[1]
+
+
+def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
+    """The process of a live worker killed from outside while it plays its batch: Ray starts the worker again and
+    plays the batch once more; every case has its verdict, the local executor's."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI(weather_reply(latency_s=0.1)) as fake:
+        weather_project(tmp_path, fake.base_url, 160)
+        env = {**cluster.env, "RAY_ADDRESS": cluster.address, "WEATHER_KEY": "k"}
+        run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
+                                "--output-dir", "out"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        killed = None
+        deadline = time.monotonic() + 120
+        while killed is None and time.monotonic() < deadline and run.poll() is None:
+            players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]
+            results = tmp_path / "out" / "results.jsonl"
+            if players and results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
+                killed = players[0]
+                os.kill(killed, signal.SIGKILL)
+            time.sleep(0.02)
+        out, err = run.communicate(timeout=600)
+    assert killed is not None, "no live worker was seen mid-run" + out + err
+    assert run.returncode == 1, out + err
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert len(cases) == 160
+    assert [case["id"] for case in cases if case["status"] != "passed"] == ["c0003"]
+    assert len(list((tmp_path / "out" / "conversations").iterdir())) == 160
+
+
+def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_cause(cluster, tmp_path):
+    """A python agent that kills its own process on one case: that case's batch fails on both tries and its cases
+    are errors that say so; every other batch, on the same worker, is played."""
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          echo: {type: python, entrypoint: "team.agent:respond"}
+        """)
+    write(tmp_path / "team" / "__init__.py", "")
+    write(tmp_path / "team" / "agent.py", """
+        import os, signal
+
+        def respond(messages, context):
+            said = messages[-1]["content"]
+            if said == "case 37":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return "heard " + said
+        """)
+    (tmp_path / "suites").mkdir()
+    for n in range(80):
+        (tmp_path / "suites" / f"e{n:03d}.yaml").write_text(
+            f"id: e{n:03d}\nagent: echo\nstarting_sentence: 'case {n}'\n"
+            f"goal_details:\n  - {{type: text, name: answer, keywords: ['heard case {n}']}}\n")
+    result = cluster.run("suites", "-q", "-j", "4", "--executor", "ray", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 3, result.stdout[-2000:] + result.stderr
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert len(cases) == 80
+
+    class _Work:  # the live batches as the run made them (-j 4)
+        refs = [type("Ref", (), {"id": case["id"]})() for case in cases]
+        repeats, concurrency = 1, 4
+    batch = next(b for b in live_batches_by_hash(_Work(), list(range(80))) if (37, 0) in b)
+    assert {case["id"] for case in cases if case["status"] == "error"} == {f"e{p:03d}" for p, _ in batch}
+    errors = {case["error"] for case in cases if case["status"] == "error"}
+    assert len(errors) == 1, errors
+    error = errors.pop()
+    assert error.startswith(f"the Ray task playing this case's batch of {len(batch)} failed 2 times ("), error
+    assert "the other cases went on" in error
+    assert sum(case["status"] == "passed" for case in cases) == 80 - len(batch)

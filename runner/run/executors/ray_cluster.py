@@ -41,6 +41,7 @@ INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
 MAX_BATCH = 256  # a lost worker then costs at most this much work to redo
 BATCHES_PER_CPU = 4  # enough for the cluster's workers to finish together
+LIVE_BATCH_PER_J = 2  # a live batch: twice -j cases, so its worker is rarely waiting on a batch's last case
 ATTEMPTS = 2  # a batch is tried twice (Ray's task retry), then its cases are errors
 CONNECT_TIMEOUT_ENV = "EVALRUN_RAY_CONNECT_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
@@ -76,67 +77,84 @@ class RayExecutor(Executor):
         task = asyncio.current_task()
         assert task is not None
         work.stop.watch([task])  # a stop cancels the wait below; the batches not finished are cancelled
-        pending: dict[Any, tuple[bool, Batch]] = {}  # a batch's Ray reference -> (live?, the batch)
-        usage: dict[str, Any] = {}  # live worker incarnation -> its model-usage totals (the latest seen)
-        batches = batches_by_hash(work, cpus)
+        live = [position for position, ref in enumerate(work.refs) if _is_live(work, ref)]
+        recorded = sorted(set(range(len(work.refs))) - set(live))
+        replay_batches = batches_by_hash(work, cpus, recorded) if recorded else []
+        live_batches = live_batches_by_hash(work, live)
+        players = _Players(live_batches)
+        pending: dict[Any, tuple[Any, Batch]] = {}  # a batch's Ray reference -> (its live worker or None, the batch)
+        futures: dict[asyncio.Future, Any] = {}
+
+        def send(ref: Any, worker: Any, batch: Batch) -> None:
+            pending[ref] = (worker, batch)
+            futures[asyncio.wrap_future(ref.future())] = ref
+
         try:
             try:
-                pending = self._submit(ray, work, runtime, batches)
+                from .ray_limits import start_limits
+
+                limits = start_limits(ray, work.concurrency)
+                context = ray.put(_portable_run(work, runtime))
+                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
+                token = uuid.uuid4().hex
+                for batch in replay_batches:
+                    send(score.remote(token, [context], [limits], batch), None, batch)
+                if live_batches:
+                    from .ray_live import live_worker_count, start_live_workers
+
+                    for worker in start_live_workers(ray, live_worker_count(ray), limits, ATTEMPTS):
+                        players.feed(worker, [context], send)
             except Exception as exc:  # noqa: BLE001 - the run could not be sent (a configuration that won't pickle)
                 error = f"the run could not be handed to the Ray cluster: {_cause(exc)}"
-                ReplayPoolExecutor._save(work, (_errors(work, [job for b in batches for job in b], error), []),
-                                         runtime)
+                unsent = [job for b in [*replay_batches, *live_batches] for job in b]
+                ReplayPoolExecutor._save(work, (_errors(work, unsent, error), []), runtime)
                 return
-            futures = {asyncio.wrap_future(ref.future()): ref for ref in pending}
             while futures:
                 done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    live, batch = pending.pop(futures.pop(future))
+                    worker, batch = pending.pop(futures.pop(future))
                     try:
                         played = future.result()
                     except Exception as exc:  # noqa: BLE001 - Ray's errors for a lost worker or a failing batch
-                        played = (_lost(work, batch, exc), [])
+                        played = (_lost(work, batch, exc, "scoring" if worker is None else "playing"), [])
                     else:
-                        if live:
-                            usage[played["holder"]] = _latest(usage.get(played["holder"]), played["usage"])
+                        if worker is not None:
+                            players.count(played)
                             played = (_live_results(work, played), [])
+                    if worker is not None:
+                        players.feed(worker, [context], send)  # its next batch, now that this one is back
                     if not ReplayPoolExecutor._save(work, played, runtime):
                         return
         except asyncio.CancelledError:
             if work.stop.reason is None:
                 raise
         finally:
-            for ref, (live, _) in pending.items():
-                ray.cancel(ref, force=not live)  # an actor's call cannot be forced (that would end the actor)
-            for totals in usage.values():
-                add_totals(runtime.totals, totals)
+            for ref, (worker, _) in pending.items():
+                ray.cancel(ref, force=worker is None)  # an actor's call cannot be forced (that would end the actor)
+            players.add_usage(runtime)
             ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
 
-    @staticmethod
-    def _submit(ray: Any, work: Work, runtime: Any, batches: list[Batch]) -> dict[Any, tuple[bool, Batch]]:
-        """Every batch on its way: recorded cases as Ray tasks, live ones to the live workers (one per node)."""
-        from .ray_limits import start_limits
 
-        limits = start_limits(ray, work.concurrency)
-        context = ray.put(_portable_run(work, runtime))
-        score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
-        token = uuid.uuid4().hex
-        live_batches, replay_batches = [], []
-        for batch in batches:
-            live = [job for job in batch if _is_live(work, work.refs[job[0]])]
-            recorded = [job for job in batch if not _is_live(work, work.refs[job[0]])]
-            live_batches += [live] if live else []
-            replay_batches += [recorded] if recorded else []
-        pending: dict[Any, tuple[bool, Batch]] = {}
-        for batch in replay_batches:
-            pending[score.remote(token, [context], [limits], batch)] = (False, batch)
-        if live_batches:
-            from .ray_live import live_worker_count, start_live_workers
+class _Players:
+    """The live batches not yet sent, and the model usage the live workers reported. Each worker plays one batch
+    at a time: a batch that kills its worker then takes no other batch down with it, and an idle worker gets
+    the next batch (the workers finish together)."""
 
-            workers = start_live_workers(ray, live_worker_count(ray), limits, ATTEMPTS)
-            for n, batch in enumerate(live_batches):
-                pending[workers[n % len(workers)].play.remote([context], batch)] = (True, batch)
-        return pending
+    def __init__(self, batches: list[Batch]):
+        self.waiting = list(reversed(batches))
+        self.usage: dict[str, Any] = {}  # worker incarnation -> its model-usage totals (the latest seen)
+
+    def feed(self, worker: Any, context: list, send: Callable[[Any, Any, Batch], None]) -> None:
+        if self.waiting:
+            batch = self.waiting.pop()
+            send(worker.play.remote(context, batch), worker, batch)
+
+    def count(self, played: dict) -> None:
+        self.usage[played["holder"]] = _latest(self.usage.get(played["holder"]), played["usage"])
+
+    def add_usage(self, runtime: Any) -> None:
+        for totals in self.usage.values():
+            add_totals(runtime.totals, totals)
 
 
 def connect_timeout() -> float:
@@ -180,14 +198,28 @@ def ray_installed() -> bool:
     return True
 
 
-def batches_by_hash(work: Work, cpus: int) -> list[Batch]:
-    """The run's jobs in batches by the --shard rule: batch i holds the cases whose id hashes to shard i+1 of
-    as many shards as there are batches, every repeat of a case in its case's batch, in the run's order."""
-    jobs = work.jobs
+def batches_by_hash(work: Work, cpus: int, positions: Optional[list[int]] = None) -> list[Batch]:
+    """The jobs of the cases at `positions` (all by default) in batches by the --shard rule: batch i holds the
+    cases whose id hashes to shard i+1 of as many shards as there are batches, every repeat of a case in its
+    case's batch, in the run's order. Enough batches for every CPU of the cluster to get a few."""
+    chosen = range(len(work.refs)) if positions is None else positions
+    jobs = len(chosen) * work.repeats
     count = max(1, min(math.ceil(jobs / MIN_BATCH), max(cpus * BATCHES_PER_CPU, math.ceil(jobs / MAX_BATCH))))
+    return _by_hash(work, chosen, count)
+
+
+def live_batches_by_hash(work: Work, positions: list[int]) -> list[Batch]:
+    """Live cases' jobs in batches by the --shard rule, each batch large enough for its worker to play -j cases
+    at once (LIVE_BATCH_PER_J times -j, at least MIN_BATCH)."""
+    jobs = len(positions) * work.repeats
+    return _by_hash(work, positions, max(1, math.ceil(jobs / max(MIN_BATCH, LIVE_BATCH_PER_J * work.concurrency))))
+
+
+def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
     batches: list[Batch] = [[] for _ in range(count)]
-    for position, ref in enumerate(work.refs):
-        batches[shard_of(ref.id, count) - 1].extend((position, repeat) for repeat in range(work.repeats))
+    for position in positions:
+        batches[shard_of(work.refs[position].id, count) - 1].extend((position, repeat)
+                                                                    for repeat in range(work.repeats))
     return [batch for batch in batches if batch]
 
 
@@ -338,9 +370,9 @@ def add_totals(into: Any, part: Any) -> None:
         add_totals(into.by_role.setdefault(role, CallTotals()), totals)
 
 
-def _lost(work: Work, batch: Batch, exc: BaseException) -> list[tuple[int, int, Any, None]]:
+def _lost(work: Work, batch: Batch, exc: BaseException, doing: str = "scoring") -> list[tuple[int, int, Any, None]]:
     """The results of a batch that failed twice on the cluster: each case an error that gives the cause."""
-    return _errors(work, batch, f"the Ray task scoring this case's batch of {len(batch)} failed {ATTEMPTS} times "
+    return _errors(work, batch, f"the Ray task {doing} this case's batch of {len(batch)} failed {ATTEMPTS} times "
                                 f"({_cause(exc)}); the other cases went on")
 
 
