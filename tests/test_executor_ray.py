@@ -716,3 +716,31 @@ def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_caus
     assert error.startswith(f"the Ray task playing this case's batch of {len(batch)} failed 2 times ("), error
     assert "the other cases went on" in error
     assert sum(case["status"] == "passed" for case in cases) == 80 - len(batch)
+
+
+def test_the_run_limits_free_what_a_lost_worker_held_and_refuse_what_it_still_waited_for():
+    """RunLimits (the limiter actor's class, run here on a plain event loop): a worker restarted by Ray registers
+    its new incarnation; the slots the lost one held go to those waiting, and its own pending asks are refused."""
+    import asyncio
+
+    from runner.run.executors.ray_limits import RUN, RunLimits
+
+    async def scenario() -> None:
+        limits = RunLimits(2)
+        limits.register("live0:a")
+        limits.register("live1:x")
+        assert await limits.acquire(RUN, 2, "live0:a") and await limits.acquire(RUN, 2, "live0:a")
+        other = asyncio.ensure_future(limits.acquire(RUN, 2, "live1:x"))
+        lost_ask = asyncio.ensure_future(limits.acquire(RUN, 2, "live0:a"))
+        await asyncio.sleep(0.01)
+        assert not other.done() and not lost_ask.done()  # the budget of 2 is spent
+        limits.register("live0:b")  # live0 was restarted: "live0:a" is gone
+        assert await asyncio.wait_for(other, 1) is True
+        assert await asyncio.wait_for(lost_ask, 1) is False
+        assert limits.state() == {"peak": 2, "in_use": 1, "limit": 2, "throttled": 0}
+        limits.release(RUN, "live0:a")  # a late release from the lost incarnation frees nothing twice
+        assert limits.state()["in_use"] == 1
+        assert await limits.acquire(RUN, 2, "live0:b")
+        assert limits.state()["in_use"] == 2
+
+    asyncio.run(scenario())

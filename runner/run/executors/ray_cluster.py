@@ -29,12 +29,12 @@ import math
 import os
 import sys
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel
 
 from .base import Executor, Work
+from .ray_run import portable_run, rebuild_run
 from ...shard import shard_of
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
@@ -94,7 +94,7 @@ class RayExecutor(Executor):
                 from .ray_limits import start_limits
 
                 limits = start_limits(ray, work.concurrency)
-                context = ray.put(_portable_run(work, runtime))
+                context = ray.put(portable_run(work, runtime))
                 score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 token = uuid.uuid4().hex
                 for batch in replay_batches:
@@ -273,17 +273,6 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
            "to use a running cluster")
 
 
-def _portable_run(work: Work, runtime: Any) -> dict:
-    """What a worker needs to score this run's cases, in a form that pickles (the case runner itself holds
-    threads and locks: the worker builds its own from these)."""
-    runner = work.runner
-    serialise = work.serialise  # picklable (runner.results.folder.ResultLines): lines made where results are
-    return {"refs": list(work.refs), "repeats": work.repeats, "concurrency": work.concurrency,
-            "loaded": runner.loaded, "options": runner.options, "roots": list(runner.roots),
-            "cache_dir": runtime.cache_dir, "no_cache": runtime.no_cache, "serialise": serialise,
-            "cwd": os.getcwd()}
-
-
 # ---------------------------------------------------------------------------------- in a Ray worker process
 
 _worker_runs: dict[str, Work] = {}  # run token -> the run as this worker rebuilt it (the newest only)
@@ -306,22 +295,6 @@ def _score_batch(token: str, context: list, limits: list, batch: Batch) -> tuple
         return replay_pool._play_batch(batch)
     finally:
         replay_pool._work = None
-
-
-def rebuild_run(run: dict, *, limits: Any, save_conversation: Callable[[str, dict], None] = lambda key, data: None
-                ) -> Work:
-    """In a Ray worker process: the run as `_portable_run` sent it, with its own case runner and LLM layer (its
-    limits those of the cluster's one budget: `limits`, runner.llm.runtime.configure's factory)."""
-    from ..execute import CaseRunner, Stop
-    from ...llm.runtime import configure
-
-    # The run's paths are read as this run's process reads them: relative to its folder (on a cluster, the
-    # suites live on storage every node mounts at the same path)
-    os.chdir(run["cwd"])
-    configure(concurrency=run["concurrency"], cache_dir=run["cache_dir"], no_cache=run["no_cache"], limits=limits)
-    runner = CaseRunner(run["loaded"], run["options"], roots=run["roots"], save_conversation=save_conversation)
-    return Work(run["refs"], run["repeats"], run["concurrency"], runner, save=lambda *args: None, stop=Stop(),
-                serialise=run["serialise"])
 
 
 def _is_live(work: Work, ref: Any) -> bool:

@@ -54,10 +54,12 @@ class RunLimits:
             self.limits[key].release()
 
     def throttle(self, key: str) -> None:
-        self.limits[key].throttle()
+        if key in self.limits:  # a limit is made by its first acquire, which comes first
+            self.limits[key].throttle()
 
     def recover(self, key: str) -> None:
-        self.limits[key].recover()
+        if key in self.limits:
+            self.limits[key].recover()
 
     def register(self, holder: str) -> None:
         """A worker's new incarnation: the slots its earlier ones held are free (their process is gone)."""

@@ -41,7 +41,7 @@ class LiveWorker:
         """The run, rebuilt from the object store on this incarnation's first batch (a constructor argument
         would have to outlive the driver's reference for Ray to restart the actor)."""
         if self._work is None:
-            from .ray_cluster import rebuild_run
+            from .ray_run import rebuild_run
             from .ray_limits import remote_limits
 
             run = await context[0]
