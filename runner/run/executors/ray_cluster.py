@@ -93,12 +93,14 @@ class RayExecutor(Executor):
             try:
                 from .ray_limits import start_limits
 
-                limits = start_limits(ray, work.concurrency)
-                context = ray.put(portable_run(work, runtime))
-                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 token = uuid.uuid4().hex
+                limits = f"evalrun-limits-{token}"
+                limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
+                context = ray.put(portable_run(work, runtime))
+                await asyncio.wrap_future(limits_actor.state.remote().future())  # up, so workers find it by name
+                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 for batch in replay_batches:
-                    send(score.remote(token, [context], [limits], batch), None, batch)
+                    send(score.remote(token, [context], limits, batch), None, batch)
                 if live_batches:
                     from .ray_live import live_worker_count, start_live_workers
 
@@ -278,7 +280,7 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
 _worker_runs: dict[str, Work] = {}  # run token -> the run as this worker rebuilt it (the newest only)
 
 
-def _score_batch(token: str, context: list, limits: list, batch: Batch) -> tuple[list, list]:
+def _score_batch(token: str, context: list, limits: str, batch: Batch) -> tuple[list, list]:
     """In a Ray worker: the batch's results as the process pool's worker makes them (replay_pool._play_batch)."""
     from . import replay_pool
     from .ray_limits import remote_limits
@@ -289,7 +291,8 @@ def _score_batch(token: str, context: list, limits: list, batch: Batch) -> tuple
 
         _worker_runs.clear()
         holder = f"task-{os.getpid()}:{uuid.uuid4().hex[:12]}"  # a judged check's calls share the run's budget
-        work = _worker_runs[token] = rebuild_run(ray.get(context[0]), limits=remote_limits(limits[0], holder))
+        work = _worker_runs[token] = rebuild_run(ray.get(context[0]),
+                                                 limits=remote_limits(ray.get_actor(limits), holder))
     replay_pool._work = work
     try:
         return replay_pool._play_batch(batch)

@@ -127,9 +127,11 @@ def remote_limits(actor: Any, holder: str):
     return make
 
 
-def start_limits(ray: Any, concurrency: int) -> Any:
-    """The run's RunLimits actor. It waits on many acquires at once (an async actor), uses no CPU slot of the
-    cluster, and is restarted if its process is lost (the run's limits start afresh then)."""
-    actor = ray.remote(RunLimits).options(num_cpus=0, max_concurrency=10_000, max_restarts=-1,
+def start_limits(ray: Any, concurrency: int, name: str) -> Any:
+    """The run's RunLimits actor, named `name` (workers find it by name: an actor handle among a restartable
+    actor's constructor arguments would have to outlive this process's reference). It waits on many acquires at
+    once (an async actor), uses no CPU slot of the cluster, and is restarted if its process is lost (the run's
+    limits start afresh then)."""
+    actor = ray.remote(RunLimits).options(name=name, num_cpus=0, max_concurrency=10_000, max_restarts=-1,
                                           max_task_retries=-1)
     return actor.remote(concurrency)

@@ -27,12 +27,12 @@ LIVE_ACTORS_ENV = "EVALRUN_RAY_LIVE_ACTORS"  # how many live workers (default: o
 class LiveWorker:
     """The actor. `index` names the worker across its incarnations (for the run's limiter)."""
 
-    def __init__(self, index: int, limits: Any):
+    def __init__(self, index: int, limits_name: str):
         import ray
 
         self.holder = f"live{index}:{uuid.uuid4().hex[:12]}"
-        self.limits = limits
-        ray.get(limits.register.remote(self.holder))
+        self.limits = ray.get_actor(limits_name)
+        ray.get(self.limits.register.remote(self.holder))
         self._conversations: dict[str, dict] = {}
         self._work: Optional[Work] = None
         self._cases: Optional[asyncio.Semaphore] = None
@@ -89,7 +89,7 @@ def live_worker_count(ray: Any) -> int:
     return max(1, sum(1 for node in ray.nodes() if node.get("Alive")))
 
 
-def start_live_workers(ray: Any, count: int, limits: Any, attempts: int) -> list:
+def start_live_workers(ray: Any, count: int, limits_name: str, attempts: int) -> list:
     """`count` LiveWorker actors spread over the cluster's nodes (each uses no CPU slot: its cases wait on
     models and agents mostly; the replay tasks of the run get the CPUs). A lost one is restarted, and the
     batches it held are tried `attempts` times in all."""
@@ -103,5 +103,5 @@ def start_live_workers(ray: Any, count: int, limits: Any, attempts: int) -> list
         strategy = NodeAffinitySchedulingStrategy(node, soft=True) if node else "DEFAULT"
         workers.append(actor.options(num_cpus=0, max_concurrency=1000, max_restarts=-1,
                                      max_task_retries=attempts - 1, scheduling_strategy=strategy)
-                       .remote(index, limits))
+                       .remote(index, limits_name))
     return workers
