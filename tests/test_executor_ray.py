@@ -410,6 +410,7 @@ def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path
 # ------------------------------------------------------------------------------------------------ live cases
 
 CITIES = ["Paris", "Oslo", "Lima", "Cairo", "Quito", "Dakar", "Hanoi", "Perth"]
+LEAKED_KEY = "sk-weather-secret-42"  # the agent's api_key_env value in the tests that set it
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -460,7 +461,8 @@ def _weather_answer(request: dict, latency_s: float):
     number = int(first.split(":", 1)[0].split()[-1]) if first.startswith("Case ") else 0
     city = first.rsplit(" ", 1)[-1].strip("?.") or "Paris"
     if messages[-1].get("role") == "tool":
-        return Reply(content=f"It is 21 degrees in {city}.", delay_s=latency_s,
+        leak = f" (key {LEAKED_KEY})" if number == 5 else ""  # a careless agent repeats its API key
+        return Reply(content=f"It is 21 degrees in {city}.{leak}", delay_s=latency_s,
                      usage={"prompt_tokens": 30 + number % 7, "completion_tokens": 9, "total_tokens": 39})
     asked = "Atlantis" if number == 3 else city
     return Reply(tool_calls=[tool_call("get_weather", {"city": asked}, f"call_{number}")], delay_s=latency_s,
@@ -519,7 +521,7 @@ def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(clu
 
     with FakeOpenAI(weather_reply()) as fake:
         weather_project(tmp_path, fake.base_url, 160)
-        env = {**cluster.env, "WEATHER_KEY": "sk-weather-secret-42"}
+        env = {**cluster.env, "WEATHER_KEY": LEAKED_KEY}
         local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "local",
                                 "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True,
                                timeout=600)
@@ -538,6 +540,11 @@ def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(clu
         assert case["transcript_path"] == f"ray/conversations/{case['id']}.json"  # as the local run names it
         assert (tmp_path / case["transcript_path"]).is_file()
     assert usage_totals(tmp_path / "ray" / "report.json") == usage_totals(tmp_path / "local" / "report.json")
+    leaked = next(case for case in json.loads((tmp_path / "ray" / "report.json").read_text())["cases"]
+                  if case["id"] == "c0005")
+    assert "(key ***)" in json.dumps(leaked["transcript"])  # the agent's words, its key masked
+    for path in (tmp_path / "ray").rglob("*"):
+        assert not path.is_file() or LEAKED_KEY not in path.read_text(errors="replace"), path
     assert usage_totals(tmp_path / "ray" / "report.json")["calls"] == 320
     assert on_ray.stdout.splitlines()[-1] == local.stdout.splitlines()[-1].replace(
         local.stdout.splitlines()[-1].rsplit(" in ", 1)[-1], on_ray.stdout.splitlines()[-1].rsplit(" in ", 1)[-1])
@@ -744,3 +751,26 @@ def test_the_run_limits_free_what_a_lost_worker_held_and_refuse_what_it_still_wa
         assert limits.state()["in_use"] == 2
 
     asyncio.run(scenario())
+
+
+def test_ctrl_c_stops_a_live_ray_run_and_keeps_what_finished(cluster, tmp_path):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI(weather_reply(latency_s=0.2)) as fake:
+        weather_project(tmp_path, fake.base_url, 160)
+        run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
+                                "--output-dir", "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**cluster.env, "RAY_ADDRESS": cluster.address, "WEATHER_KEY": "k"})
+        results = tmp_path / "out" / "results.jsonl"
+        deadline = time.monotonic() + 120
+        while not (results.exists() and results.read_text().count("\n") >= 16) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 2, out + err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    finished = len(report["cases"])
+    assert 16 <= finished < 160
+    assert len(report["summary"]["not_run"]) == 160 - finished
+    assert all(case["status"] in ("passed", "failed") for case in report["cases"])  # none cut short into an error
+    assert "Traceback" not in err
