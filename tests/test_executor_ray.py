@@ -17,14 +17,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import pytest
 
 from tests.cli_helpers import REPO, cli_env, write
 from tests.test_executors import _tool_messages, generate, verdicts
 from runner.config import Config
-from runner.run.executors.ray_cluster import batches_by_hash, worker_env
+from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 
 ray = pytest.importorskip("ray")
 RAY_BIN = Path(sys.executable).with_name("ray")
@@ -150,17 +150,13 @@ def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_su
                          if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
         on_ray = cluster.run(str(folder), "-q", "--executor", "ray", "--output-dir", str(tmp_path / folder.name / "r"),
                              cwd=REPO / "suites")
-        if on_ray.returncode == 4:
-            assert "--executor ray cannot run this run: case '" in on_ray.stdout + on_ray.stderr
-            assert "is played live and Ray runs recorded cases only (so far); use --executor local" in on_ray.stderr
-            continue
         local = run_local(str(folder), "-q", "--executor", "local", "--output-dir", str(tmp_path / folder.name / "l"),
                           cwd=REPO / "suites")
         assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
-        assert verdicts(tmp_path / folder.name / "r" / "report.json") == \
-            verdicts(tmp_path / folder.name / "l" / "report.json")
+        assert live_verdicts(tmp_path / folder.name / "r" / "report.json") == \
+            live_verdicts(tmp_path / folder.name / "l" / "report.json")
         compared += 1
-    assert compared >= 2  # airline and hr are recorded
+    assert compared >= 6  # the recorded suites (airline, hr, ...) and the live ones (python agents, ADK eval sets)
 
 
 def _slow_suite(root: Path, count: int, check: str) -> None:
@@ -409,3 +405,372 @@ def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path
     saved = (tmp_path / "ray" / "results.jsonl").read_text()
     assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text()
     assert "***" in saved
+
+
+# ------------------------------------------------------------------------------------------------ live cases
+
+CITIES = ["Paris", "Oslo", "Lima", "Cairo", "Quito", "Dakar", "Hanoi", "Perth"]
+LEAKED_KEY = "sk-weather-secret-42"  # the agent's api_key_env value in the tests that set it
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+class InFlight:
+    """Requests the fake model holds at once, counted from its arrival until its answer is ready (the server's own
+    count ends after the answer is sent: a client already sending the next request then counts twice)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.now = self.most = 0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.now -= 1
+
+
+def weather_reply(latency_s: float = 0.0, in_flight: Optional[InFlight] = None):
+    """The fake model of the weather shape: a question gets a get_weather call for its city, a tool result the
+    answer, after `latency_s`. Case 'c0003' is answered with the wrong city, so the runs hold a failed case too."""
+    from tests.fakes.openai_server import Reply
+
+    def answer(request: dict) -> Reply:
+        if in_flight is None:
+            return _weather_answer(request, latency_s)
+        with in_flight.held():
+            time.sleep(latency_s)
+            return _weather_answer(request, 0.0)
+
+    return answer
+
+
+def _weather_answer(request: dict, latency_s: float):
+    from tests.fakes.openai_server import Reply, tool_call
+
+    messages = request.get("messages") or [{}]
+    first = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    number = int(first.split(":", 1)[0].split()[-1]) if first.startswith("Case ") else 0
+    city = first.rsplit(" ", 1)[-1].strip("?.") or "Paris"
+    if messages[-1].get("role") == "tool":
+        leak = f" (key {LEAKED_KEY})" if number == 5 else ""  # a careless agent repeats its API key
+        return Reply(content=f"It is 21 degrees in {city}.{leak}", delay_s=latency_s,
+                     usage={"prompt_tokens": 30 + number % 7, "completion_tokens": 9, "total_tokens": 39})
+    asked = "Atlantis" if number == 3 else city
+    return Reply(tool_calls=[tool_call("get_weather", {"city": asked}, f"call_{number}")], delay_s=latency_s,
+                 usage={"prompt_tokens": 20 + number % 5, "completion_tokens": 8, "total_tokens": 28})
+
+
+def weather_project(root: Path, base_url: str, count: int, extra: str = "") -> None:
+    """`count` live cases of a `model` agent (the bundled weather shape) against the fake server at `base_url`."""
+    write(root / "evalrun.yaml", f"""
+        embeddings: {{enabled: false}}
+        agents:
+          bot:
+            type: model
+            model: openai/fake
+            api_base: {base_url}
+            api_key_env: WEATHER_KEY
+            timeout_s: 60
+            tools: [{json.dumps(WEATHER_TOOL)}]
+        """ + extra)
+    (root / "suites").mkdir(exist_ok=True)
+    for n in range(count):
+        city = CITIES[n % len(CITIES)]
+        (root / "suites" / f"c{n:04d}.yaml").write_text(
+            f"id: c{n:04d}\nagent: bot\nstarting_sentence: 'Case {n}: what is the weather in {city}?'\n"
+            f"tool_outputs: {{get_weather: {{temp_c: 21}}}}\n"
+            f"goal_details:\n  - {{type: tool_call, name: look, tool_name: get_weather, args: {{city: {city}}}}}\n"
+            f"  - {{type: text, name: answer, keywords: ['21']}}\n")
+
+
+def live_verdicts(report: Path) -> list[dict]:
+    """Every field of every case but what differs between two runs of it: its duration, the run folder its
+    conversation was saved in, and the time its model calls took."""
+    cases = verdicts(report)
+    for case in cases:
+        if case.get("transcript_path"):
+            case["transcript_path"] = Path(case["transcript_path"]).name
+        usage = case.get("model_usage") or {}
+        usage.pop("latency_s", None)
+        for role in (usage.get("by_role") or {}).values():
+            role.pop("latency_s", None)
+    return cases
+
+
+def usage_totals(report: Path) -> dict:
+    usage = json.loads(report.read_text())["summary"]["model_usage"]
+    usage.pop("latency_s", None)
+    for role in usage.get("by_role", {}).values():
+        role.pop("latency_s", None)
+    return usage
+
+
+def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(cluster, tmp_path):
+    """Live cases (a model agent against the fake server) on Ray: each case's verdict, conversation file and
+    model usage are the local executor's, and so are the run's usage totals."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI(weather_reply()) as fake:
+        weather_project(tmp_path, fake.base_url, 160)
+        env = {**cluster.env, "WEATHER_KEY": LEAKED_KEY}
+        local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "local",
+                                "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=600)
+        on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
+                                 "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
+                                capture_output=True, text=True, timeout=600)
+        assert len(fake.requests) == 2 * 160 * 2  # every case asked the model twice, in each run
+    assert local.returncode == on_ray.returncode == 1, local.stdout[-800:] + on_ray.stdout[-1500:] + on_ray.stderr
+    one, many = live_verdicts(tmp_path / "local" / "report.json"), live_verdicts(tmp_path / "ray" / "report.json")
+    assert len(one) == len(many) == 160
+    assert many == one
+    assert [case["id"] for case in many if case["status"] != "passed"] == ["c0003"]
+    saved = sorted(p.name for p in (tmp_path / "ray" / "conversations").iterdir())
+    assert saved == sorted(p.name for p in (tmp_path / "local" / "conversations").iterdir()) and len(saved) == 160
+    for case in json.loads((tmp_path / "ray" / "report.json").read_text())["cases"]:
+        assert case["transcript_path"] == f"ray/conversations/{case['id']}.json"  # as the local run names it
+        assert (tmp_path / case["transcript_path"]).is_file()
+    assert usage_totals(tmp_path / "ray" / "report.json") == usage_totals(tmp_path / "local" / "report.json")
+    leaked = next(case for case in json.loads((tmp_path / "ray" / "report.json").read_text())["cases"]
+                  if case["id"] == "c0005")
+    assert "(key ***)" in json.dumps(leaked["transcript"])  # the agent's words, its key masked
+    for path in (tmp_path / "ray").rglob("*"):
+        assert not path.is_file() or LEAKED_KEY not in path.read_text(errors="replace"), path
+    assert usage_totals(tmp_path / "ray" / "report.json")["calls"] == 320
+    assert on_ray.stdout.splitlines()[-1] == local.stdout.splitlines()[-1].replace(
+        local.stdout.splitlines()[-1].rsplit(" in ", 1)[-1], on_ray.stdout.splitlines()[-1].rsplit(" in ", 1)[-1])
+
+
+def test_the_llm_layer_takes_its_limits_from_the_factory_it_is_configured_with():
+    """The seam a Ray run plugs its cluster-wide budget into: the run-wide limit is made as (None, -j), a model's
+    own as ((model, api_base, max_concurrency), max_concurrency), once per model."""
+    from runner.llm.limits import Limiter
+    from runner.llm.runtime import LLMRuntime
+    from runner.llm.settings import ModelSettings
+
+    made = []
+
+    def factory(key, limit):
+        made.append((key, limit))
+        return Limiter(limit)
+
+    runtime = LLMRuntime(concurrency=6, limits=factory)
+    settings = ModelSettings(model="openai/fake", api_base="http://h/v1", max_concurrency=2)
+    assert runtime.model_limiter(settings) is runtime.model_limiter(settings)
+    assert runtime.model_limiter(ModelSettings(model="openai/fake")) is None
+    assert made == [(None, 6), (("openai/fake", "http://h/v1", 2), 2)]
+    assert isinstance(LLMRuntime(concurrency=3).limiter, Limiter)
+
+
+def test_a_ray_run_at_j4_over_two_live_workers_never_has_more_than_4_requests_in_flight(cluster, tmp_path):
+    """Two worker processes play the cases, each could send -j requests at once: the run's one budget (the
+    limiter actor) holds the whole run to -j 4, and a model's max_concurrency to its own limit."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    in_flight = InFlight()
+    with FakeOpenAI(weather_reply(0.05, in_flight)) as fake:
+        weather_project(tmp_path, fake.base_url, 48)
+        env = {**cluster.env, "RAY_ADDRESS": cluster.address, "EVALRUN_RAY_LIVE_ACTORS": "2", "WEATHER_KEY": "k"}
+        run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "-j", "4", "--executor",
+                                "ray", "--output-dir", "out"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        players = set()
+        while run.poll() is None:
+            players.update(pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid))
+            time.sleep(0.05)
+        out, err = run.communicate()
+        assert run.returncode == 1, out[-1500:] + err
+        assert len(players) == 2, players  # two processes played the cases
+        assert len(fake.requests) == 96
+        assert in_flight.most == 4, in_flight.most  # reached, never passed
+        cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+        assert sum(case["status"] == "passed" for case in cases) == 47
+
+        fake.requests.clear()
+        in_flight.most = 0
+        write(tmp_path / "evalrun.yaml", (tmp_path / "evalrun.yaml").read_text().replace(
+            "timeout_s: 60", "timeout_s: 60\n    max_concurrency: 2"))
+        run = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "-j", "4", "--executor",
+                              "ray", "--output-dir", "out2"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert run.returncode == 1, run.stdout[-1500:] + run.stderr
+        assert len(fake.requests) == 96 and in_flight.most == 2, in_flight.most
+
+
+def test_an_unreachable_ray_address_exits_4_within_the_connect_timeout(tmp_path):
+    generate(tmp_path, 3)
+    port = _free_port()  # nothing listens there
+    env = cli_env(HOME=str(tmp_path), RAY_ADDRESS=f"127.0.0.1:{port}", EVALRUN_RAY_CONNECT_TIMEOUT="2",
+                  RAY_AUTH_MODE="disabled")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
+                             "out"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert (f"--executor ray cannot run this run: the Ray cluster at 127.0.0.1:{port} (RAY_ADDRESS) could not be "
+            "reached in 2 s (Connection refused); start it, fix RAY_ADDRESS, unset it to start a local cluster, or "
+            "wait longer with EVALRUN_RAY_CONNECT_TIMEOUT=SECONDS") in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert 2 <= took < 20, took
+    assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+def test_a_ray_address_without_a_port_is_left_to_ray_and_one_that_answers_is_reachable():
+    from runner.run.executors.ray_cluster import unreachable
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        assert unreachable(f"127.0.0.1:{port}", 1) is None
+        assert unreachable(f"ray://127.0.0.1:{port}", 1) is None
+    assert unreachable("auto", 1) is None
+    assert "could not be reached in 0.6 s" in unreachable(f"ray://127.0.0.1:{port}", 0.6)
+
+
+def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_where_it_runs(tmp_path):
+    """Work.serialise travels to Ray workers by pickle: it is the run folder's own (not a private attribute read
+    from it), and makes the same line, secret masked, after the trip."""
+    import pickle
+
+    from runner.results.folder import RunFolder
+    from runner.results.models import CaseResult
+
+    from runner.secrets import Redactor
+
+    folder, _ = RunFolder.open(tmp_path / "run", "r1", redact=Redactor(["sk-hush-123"]))
+    folder.start_results()  # as a run hands it over: writing results.jsonl
+    result = CaseResult(id="a", status="failed", source="s.yaml:1:1", failures=["the agent said sk-hush-123"])
+    travelled = pickle.loads(pickle.dumps(folder.serialise))
+    assert travelled(result)[1] == folder.serialise(result)[1]
+    assert "sk-hush-123" not in travelled(result)[1] and "the agent said ***" in travelled(result)[1]
+
+
+def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
+    """The process of a live worker killed from outside while it plays its batch: Ray starts the worker again and
+    plays the batch once more; every case has its verdict, the local executor's."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI(weather_reply(latency_s=0.1)) as fake:
+        weather_project(tmp_path, fake.base_url, 160)
+        env = {**cluster.env, "RAY_ADDRESS": cluster.address, "WEATHER_KEY": "k"}
+        run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
+                                "--output-dir", "out"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        killed = None
+        deadline = time.monotonic() + 120
+        while killed is None and time.monotonic() < deadline and run.poll() is None:
+            players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]
+            results = tmp_path / "out" / "results.jsonl"
+            if players and results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
+                killed = players[0]
+                os.kill(killed, signal.SIGKILL)
+            time.sleep(0.02)
+        out, err = run.communicate(timeout=600)
+    assert killed is not None, "no live worker was seen mid-run" + out + err
+    assert run.returncode == 1, out + err
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert len(cases) == 160
+    assert [case["id"] for case in cases if case["status"] != "passed"] == ["c0003"]
+    assert len(list((tmp_path / "out" / "conversations").iterdir())) == 160
+
+
+def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_cause(cluster, tmp_path):
+    """A python agent that kills its own process on one case: that case's batch fails on both tries and its cases
+    are errors that say so; every other batch, on the same worker, is played."""
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          echo: {type: python, entrypoint: "team.agent:respond"}
+        """)
+    write(tmp_path / "team" / "__init__.py", "")
+    write(tmp_path / "team" / "agent.py", """
+        import os, signal
+
+        def respond(messages, context):
+            said = messages[-1]["content"]
+            if said == "case 37":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return "heard " + said
+        """)
+    (tmp_path / "suites").mkdir()
+    for n in range(80):
+        (tmp_path / "suites" / f"e{n:03d}.yaml").write_text(
+            f"id: e{n:03d}\nagent: echo\nstarting_sentence: 'case {n}'\n"
+            f"goal_details:\n  - {{type: text, name: answer, keywords: ['heard case {n}']}}\n")
+    result = cluster.run("suites", "-q", "-j", "4", "--executor", "ray", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 3, result.stdout[-2000:] + result.stderr
+    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
+    assert len(cases) == 80
+
+    class _Work:  # the live batches as the run made them (-j 4)
+        refs = [type("Ref", (), {"id": case["id"]})() for case in cases]
+        repeats, concurrency = 1, 4
+    batch = next(b for b in live_batches_by_hash(_Work(), list(range(80))) if (37, 0) in b)
+    assert {case["id"] for case in cases if case["status"] == "error"} == {f"e{p:03d}" for p, _ in batch}
+    errors = {case["error"] for case in cases if case["status"] == "error"}
+    assert len(errors) == 1, errors
+    error = errors.pop()
+    assert error.startswith(f"the Ray task playing this case's batch of {len(batch)} failed 2 times ("), error
+    assert "the other cases went on" in error
+    assert sum(case["status"] == "passed" for case in cases) == 80 - len(batch)
+
+
+def test_the_run_limits_free_what_a_lost_worker_held_and_refuse_what_it_still_waited_for():
+    """RunLimits (the limiter actor's class, run here on a plain event loop): a worker restarted by Ray registers
+    its new incarnation; the slots the lost one held go to those waiting, and its own pending asks are refused."""
+    import asyncio
+
+    from runner.run.executors.ray_limits import RUN, RunLimits
+
+    async def scenario() -> None:
+        limits = RunLimits(2)
+        limits.register("live0:a")
+        limits.register("live1:x")
+        assert await limits.acquire(RUN, 2, "live0:a") and await limits.acquire(RUN, 2, "live0:a")
+        other = asyncio.ensure_future(limits.acquire(RUN, 2, "live1:x"))
+        lost_ask = asyncio.ensure_future(limits.acquire(RUN, 2, "live0:a"))
+        await asyncio.sleep(0.01)
+        assert not other.done() and not lost_ask.done()  # the budget of 2 is spent
+        limits.register("live0:b")  # live0 was restarted: "live0:a" is gone
+        assert await asyncio.wait_for(other, 1) is True
+        assert await asyncio.wait_for(lost_ask, 1) is False
+        assert limits.state() == {"peak": 2, "in_use": 1, "limit": 2, "throttled": 0}
+        limits.release(RUN, "live0:a")  # a late release from the lost incarnation frees nothing twice
+        assert limits.state()["in_use"] == 1
+        assert await limits.acquire(RUN, 2, "live0:b")
+        assert limits.state()["in_use"] == 2
+
+    asyncio.run(scenario())
+
+
+def test_ctrl_c_stops_a_live_ray_run_and_keeps_what_finished(cluster, tmp_path):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI(weather_reply(latency_s=0.2)) as fake:
+        weather_project(tmp_path, fake.base_url, 160)
+        run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
+                                "--output-dir", "out"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**cluster.env, "RAY_ADDRESS": cluster.address, "WEATHER_KEY": "k"})
+        results = tmp_path / "out" / "results.jsonl"
+        deadline = time.monotonic() + 120
+        while not (results.exists() and results.read_text().count("\n") >= 16) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 2, out + err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    finished = len(report["cases"])
+    assert 16 <= finished < 160
+    assert len(report["summary"]["not_run"]) == 160 - finished
+    assert all(case["status"] in ("passed", "failed") for case in report["cases"])  # none cut short into an error
+    assert "Traceback" not in err

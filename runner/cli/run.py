@@ -85,8 +85,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="what runs the cases: `local` (this process; live cases and judges), `processes` "
                               "(recorded cases scored in one process per CPU, at most -j), `auto` (default: "
                               "processes when the run only scores recordings, has no judge and enough cases; -j 1 "
-                              "stays in one process), `ray` (recorded cases scored on the Ray cluster in "
-                              "RAY_ADDRESS, or a local one; pip install 'evalrun[ray]')")
+                              "stays in one process), `ray` (the cases on the Ray cluster in RAY_ADDRESS, or a local "
+                              "one, model calls within one cluster-wide -j; pip install 'evalrun[ray]')")
     add_output_dir(command, short=False,
                    help="where to write results.jsonl (as cases finish), report.json and the live "
                         "conversations (default: .evalrun/reports/<run id>/, with .evalrun/reports/latest "

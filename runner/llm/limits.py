@@ -7,9 +7,28 @@ import contextlib
 import threading
 import time
 from collections import deque
-from typing import Any, Optional
+from typing import Any, AsyncContextManager, Callable, Optional, Protocol
 
 from .settings import BREAKER_THRESHOLD
+
+
+class RunLimit(Protocol):
+    """What a model call goes through: Limiter below, or a stand-in for a limit held by another process (a run
+    spread over a Ray cluster shares one budget: runner.run.executors.ray_limits)."""
+
+    async def acquire(self) -> None: ...
+    def release(self) -> None: ...
+    def slot(self) -> AsyncContextManager[Any]: ...
+    def throttle(self) -> None: ...  # the provider answered 429
+    def recover(self) -> None: ...  # a request succeeded
+
+
+# Makes a run's limits: (None, -j) for the run-wide one, ((model, api_base), max_concurrency) for a model's own
+LimitFactory = Callable[[Optional[tuple], int], RunLimit]
+
+
+def local_limit(key: Optional[tuple], limit: int) -> RunLimit:
+    return Limiter(limit)
 
 
 class Limiter:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .calls import CallSummary, LLMCall, current_calls
-from .limits import Breaker, Limiter
+from .limits import Breaker, LimitFactory, RunLimit, local_limit
 from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
 
@@ -24,26 +24,29 @@ class LLMRuntime:
     """What one run shares across all its model calls. `configure()` makes one the current runtime."""
 
     def __init__(self, concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-                 no_cache: bool = False):
-        self.limiter = Limiter(concurrency)
+                 no_cache: bool = False, limits: LimitFactory = local_limit):
+        self._make_limit = limits
+        self.limiter = limits(None, concurrency)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.no_cache = no_cache
         self.totals = CallSummary()
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
-        self._model_limiters: dict[tuple, Limiter] = {}
+        self._model_limiters: dict[tuple, RunLimit] = {}
         self._blocking: dict[object, set[Future]] = {}
 
     def breaker(self, settings: ModelSettings, role: str) -> Breaker:
         with self._lock:
             return self._breakers.setdefault((role, settings.model, settings.api_base), Breaker(role))
 
-    def model_limiter(self, settings: ModelSettings) -> Optional[Limiter]:
+    def model_limiter(self, settings: ModelSettings) -> Optional[RunLimit]:
         if settings.max_concurrency is None:
             return None
+        key = (settings.model, settings.api_base, settings.max_concurrency)
         with self._lock:
-            return self._model_limiters.setdefault((settings.model, settings.api_base, settings.max_concurrency),
-                                                   Limiter(settings.max_concurrency))
+            if key not in self._model_limiters:
+                self._model_limiters[key] = self._make_limit(key, settings.max_concurrency)
+            return self._model_limiters[key]
 
     def record(self, call: LLMCall) -> None:
         with self._lock:
@@ -92,11 +95,12 @@ _runtime_lock = threading.Lock()
 
 
 def configure(concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-              no_cache: bool = False) -> LLMRuntime:
-    """Start a run: a fresh limit, cache setting, breakers and totals for every client built after this."""
+              no_cache: bool = False, limits: LimitFactory = local_limit) -> LLMRuntime:
+    """Start a run: a fresh limit, cache setting, breakers and totals for every client built after this.
+    `limits`: what makes the run's limits (a process of a Ray run: stand-ins for the cluster's one budget)."""
     global _runtime
     with _runtime_lock:
-        _runtime = LLMRuntime(concurrency, cache_dir, no_cache)
+        _runtime = LLMRuntime(concurrency, cache_dir, no_cache, limits)
         return _runtime
 
 

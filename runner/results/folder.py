@@ -40,12 +40,53 @@ def new_run_id(started: _dt.datetime) -> str:
     return f"{stamp}-{os.getpid()}-{_random.token_hex(3)}"
 
 
+class ResultLines:
+    """What makes a result its line of results.jsonl, secrets redacted: a RunFolder's `serialise`. It pickles (its
+    redactor does), so a worker process, or a Ray worker on another node, makes the lines where results are made."""
+
+    def __init__(self, redact: Callable[[str], str] = str):
+        self._redact = redact
+
+    def __call__(self, result: CaseResult) -> tuple[CaseResult, str]:
+        """The result as it will be saved, and its line of results.jsonl (secrets redacted)."""
+        try:
+            return self._redacted(result)
+        except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts
+            reason = f"{type(exc).__name__}: {exc}"
+        try:  # a lone surrogate (in a judge's or a check's words) cannot be UTF-8: show it, drop nothing
+            shown = CaseResult.model_validate(replace_lone_surrogates(result.model_dump(mode="json"), visible=True))
+            return shown, self._redact(shown.model_dump_json())
+        except Exception:
+            pass
+        slim = result.model_copy(update={"transcript": [], "calls": [c.model_copy(update={"arguments": None})
+                                                                           for c in result.calls],
+                                         "notes": [*result.notes, f"the conversation and call arguments were left "
+                                                                  f"out of the report: they could not be saved ({reason})"]})
+        try:
+            return self._redacted(slim)
+        except Exception as exc:
+            bare = CaseResult(id=result.id, status="error", source=result.source, description=result.description,
+                              tags=result.tags, duration_s=result.duration_s,
+                              error=f"the result of this case could not be saved ({type(exc).__name__}: {exc}); "
+                                    f"it had ended {result.status}")
+            return self._redacted(bare)
+
+    def _redacted(self, result: CaseResult) -> tuple[CaseResult, str]:
+        """The result as saved, and its line. When redaction changed the line, the result is read back
+        from it: everything downstream (the console's lines while the run goes on, -v included, the
+        baseline gate) sees the redacted text, never the secret."""
+        line = result.model_dump_json()
+        redacted = self._redact(line)
+        return (result if redacted == line else CaseResult.model_validate_json(redacted)), redacted
+
+
 class RunFolder:
     def __init__(self, path: Path, run_id: str, lock_fd: Optional[int], *, redact: Callable[[str], str] = str):
         self.path = path
         self.run_id = run_id
         self._lock_fd = lock_fd
         self._redact = redact
+        self.serialise = ResultLines(redact)  # a result -> (the result as saved, its line)
         self._results = None
         self._spans: dict[tuple[int, int], tuple[int, int]] = {}  # (case position, part) -> (offset, length)
         self._size = 0
@@ -97,38 +138,6 @@ class RunFolder:
         self._spans[(position, part)] = (self._size, len(data) - 1)
         self._size += len(data)
         return saved
-
-    def serialise(self, result: CaseResult) -> tuple[CaseResult, str]:
-        """The result as it will be saved, and its line of results.jsonl (secrets redacted)."""
-        try:
-            return self._redacted(result)
-        except Exception as exc:  # pydantic's depth limit, a value it cannot encode: keep the verdicts
-            reason = f"{type(exc).__name__}: {exc}"
-        try:  # a lone surrogate (in a judge's or a check's words) cannot be UTF-8: show it, drop nothing
-            shown = CaseResult.model_validate(replace_lone_surrogates(result.model_dump(mode="json"), visible=True))
-            return shown, self._redact(shown.model_dump_json())
-        except Exception:
-            pass
-        slim = result.model_copy(update={"transcript": [], "calls": [c.model_copy(update={"arguments": None})
-                                                                           for c in result.calls],
-                                         "notes": [*result.notes, f"the conversation and call arguments were left "
-                                                                  f"out of the report: they could not be saved ({reason})"]})
-        try:
-            return self._redacted(slim)
-        except Exception as exc:
-            bare = CaseResult(id=result.id, status="error", source=result.source, description=result.description,
-                              tags=result.tags, duration_s=result.duration_s,
-                              error=f"the result of this case could not be saved ({type(exc).__name__}: {exc}); "
-                                    f"it had ended {result.status}")
-            return self._redacted(bare)
-
-    def _redacted(self, result: CaseResult) -> tuple[CaseResult, str]:
-        """The result as saved, and its line. When redaction changed the line, the result is read back
-        from it: everything downstream (the console's lines while the run goes on, -v included, the
-        baseline gate) sees the redacted text, never the secret."""
-        line = result.model_dump_json()
-        redacted = self._redact(line)
-        return (result if redacted == line else CaseResult.model_validate_json(redacted)), redacted
 
     def close_results(self) -> None:
         if self._results is not None:

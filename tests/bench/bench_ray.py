@@ -1,7 +1,8 @@
-"""Benchmark: a replay run on this machine with the local executors beside `--executor ray`.
+"""Benchmark: a replay run and a live run on this machine with the local executors beside `--executor ray`.
 
-    python tests/bench/bench_ray.py                    # 20,000 recorded cases, each route run 3 times
+    python tests/bench/bench_ray.py                    # 20,000 recorded cases, 160 live ones, each route 3 times
     python tests/bench/bench_ray.py --cases 2000 --runs 1
+    python tests/bench/bench_ray.py --cases 0 --live 160 --latency 0.1 --runs 3    # the live run only
 
 The cases are bench_replay's (10 goals and 40 messages each). Routes, each the real CLI in a subprocess:
     local       --executor local: one process (threads)
@@ -13,7 +14,9 @@ Prints each route's wall time (median, min-max) and, for the routes whose work r
 process tree, its CPU time; a warm cluster's workers are not children of the run, so their CPU is not
 counted. The cluster is ended by killing its processes (never `ray stop`).
 
-Live cases are not run on Ray yet (`--executor ray` refuses them), so there is no live comparison here.
+The live run is bench_wire's weather shape: a `model` agent asks, the fake server (weather_server.py, a
+process of its own) calls get_weather after --latency seconds, the agent answers: two model calls per case,
+-j 8. Its routes: local, and ray warm (the cluster's live worker, the limiter actor).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_replay import REPO, make_case  # noqa: E402
+from bench_wire import evalrun_project, start_server  # noqa: E402
 
 RAY = Path(sys.executable).with_name("ray")
 
@@ -56,12 +60,12 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
             "RAY_USAGE_STATS_ENABLED": "0", **extra}
 
 
-def run_once(root: Path, executor: str, env: dict[str, str]) -> tuple[float, float, int]:
+def run_once(root: Path, executor: str, env: dict[str, str], *extra: str) -> tuple[float, float, int]:
     shutil.rmtree(root / "out", ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--output-dir", str(root / "out"),
-                             "--executor", executor], cwd=root, capture_output=True, text=True, env=env)
+                             "--executor", executor, *extra], cwd=root, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 1):
@@ -103,35 +107,57 @@ def end_cluster(temp: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cases", type=int, default=20000)
+    parser.add_argument("--cases", type=int, default=20000, help="recorded cases (0: no replay run)")
+    parser.add_argument("--live", type=int, default=160, help="live cases (0: no live run)")
+    parser.add_argument("--latency", type=float, default=0.1, help="the fake model's seconds per answer")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    tables = []
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as folder:
         root = Path(folder)
         (root / "home").mkdir()
-        generate(root, args.cases)
         address, temp = start_cluster(root)
         try:
-            routes = {"local": ("local", _env(root)), "processes": ("processes", _env(root)),
-                      "ray warm": ("ray", _env(root, RAY_ADDRESS=address)), "ray cold": ("ray", _env(root))}
-            figures: dict[str, list[tuple[float, float]]] = {name: [] for name in routes}
-            run_once(root, "local", _env(root))  # a first run warms the file cache for all routes
-            for _ in range(args.runs):
-                for name, (executor, env) in routes.items():  # interleaved: the machine's load hits every route
-                    wall, cpu, total = run_once(root, executor, env)
-                    assert total == args.cases, (name, total)
-                    figures[name].append((wall, cpu))
+            if args.cases:
+                replay = root / "replay"
+                generate(replay, args.cases)
+                routes = {"local": ("local", _env(root)), "processes": ("processes", _env(root)),
+                          "ray warm": ("ray", _env(root, RAY_ADDRESS=address)), "ray cold": ("ray", _env(root))}
+                tables.append((f"{args.cases} recorded cases", measure(replay, routes, args.runs, args.cases)))
+            if args.live:
+                server, base_url = start_server(args.latency)
+                try:
+                    live = root / "live"
+                    evalrun_project(live, base_url, args.live)
+                    routes = {"local": ("local", _env(root)), "ray warm": ("ray", _env(root, RAY_ADDRESS=address))}
+                    tables.append((f"{args.live} live cases ({args.latency:g} s a model answer, 2 per case, -j 8)",
+                                   measure(live, routes, args.runs, args.live, "--no-cache")))
+                finally:
+                    server.kill()
+                    server.wait()
         finally:
             end_cluster(temp)
-    print(f"{args.cases} recorded cases, {args.runs} runs each, {os.cpu_count()} CPUs "
-          f"(wall: median [min-max]; CPU of the run's own process tree)")
-    base = statistics.median(w for w, _ in figures["local"])
-    for name, runs in figures.items():
-        walls = [w for w, _ in runs]
-        cpu = statistics.median(c for _, c in runs)
-        print(f"  {name:<10} {statistics.median(walls):7.2f} s [{min(walls):.2f}-{max(walls):.2f}]  "
-              f"CPU {cpu:7.2f} s  x{base / statistics.median(walls):.2f} of local")
+    for title, figures in tables:
+        print(f"{title}, {args.runs} runs each, {os.cpu_count()} CPUs "
+              f"(wall: median [min-max]; CPU of the run's own process tree)")
+        base = statistics.median(w for w, _ in figures["local"])
+        for name, runs in figures.items():
+            walls = [w for w, _ in runs]
+            cpu = statistics.median(c for _, c in runs)
+            print(f"  {name:<10} {statistics.median(walls):7.2f} s [{min(walls):.2f}-{max(walls):.2f}]  "
+                  f"CPU {cpu:7.2f} s  x{base / statistics.median(walls):.2f} of local")
     return 0
+
+
+def measure(root: Path, routes: dict, runs: int, cases: int, *extra: str) -> dict[str, list[tuple[float, float]]]:
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in routes}
+    run_once(root, "local", routes["local"][1], *extra)  # a first run warms the file cache for all routes
+    for _ in range(runs):
+        for name, (executor, env) in routes.items():  # interleaved: the machine's load hits every route
+            wall, cpu, total = run_once(root, executor, env, *extra)
+            assert total == cases, (name, total)
+            figures[name].append((wall, cpu))
+    return figures
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
                          cases and judges share the run's model limit here. Always able to run anything.
     ReplayPoolExecutor   recorded cases only, scored in a pool of processes sized from the CPUs, fed in
                          batches; the results come back to this process, which saves them as they come.
-    RayExecutor          recorded cases only, scored as Ray tasks on a cluster (RAY_ADDRESS, or a local one),
-                         in batches by the --shard hash; only with --executor ray (runner.run.executors.ray_cluster).
+    RayExecutor          on a Ray cluster (RAY_ADDRESS, or a local one), in batches by the --shard hash: recorded
+                         cases as Ray tasks, live ones in an async actor per node, every model call of the run
+                         within one cluster-wide budget; only with --executor ray (runner.run.executors.ray_cluster).
 
 Both hand each result to `Work.save` with its case's position, exactly as the other would have made it:
 scoring, checks, the run folder and the reports never know which executor ran a case. `choose_executor`
@@ -50,14 +51,14 @@ def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, 
 
 
 def _ray_executor(refs: Sequence["CaseRef"], options: "RunOptions") -> Executor:
-    from .ray_cluster import INSTALL_HINT, RayExecutor, ray_installed
+    from .ray_cluster import INSTALL_HINT, RayExecutor, connect_timeout, ray_installed, unreachable
 
     if not ray_installed():
         raise ExecutorUnavailable(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}")
-    if options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs):
-        live = next(ref.id for ref in refs if not ref.recorded)
-        raise ExecutorUnavailable(f"--executor ray cannot run this run: case '{live}' is played live and Ray runs "
-                                  "recorded cases only (so far); use --executor local")
+    address = os.environ.get("RAY_ADDRESS")
+    why = unreachable(address, connect_timeout()) if address else None
+    if why:
+        raise ExecutorUnavailable(f"--executor ray cannot run this run: {why}")
     return RayExecutor()
 
 

@@ -1,23 +1,26 @@
-"""The Ray executor: recorded cases scored as Ray tasks on a cluster (`--executor ray`, `pip install 'evalrun[ray]'`).
+"""The Ray executor: a run's cases on a Ray cluster (`--executor ray`, `pip install 'evalrun[ray]'`).
 
 The cluster is the one RAY_ADDRESS names, or a local one started for the run (and stopped after it) when
 none is set; Ray's own settings (RAY_TMPDIR for its temp folder) apply as Ray reads them. Ray is imported
-here only, when this executor runs.
+here only, when this executor runs. Joining RAY_ADDRESS's cluster gives up after EVALRUN_RAY_CONNECT_TIMEOUT
+seconds (30 by default): every case is then an error that says so.
 
 Cases are grouped into batches by the rule of `--shard` (a stable hash of the case id, runner.shard), so a
 case lands in the same batch wherever and however often the run is started. The run's cases, its
-configuration and its redactor travel once, into Ray's object store; a worker process builds the run's case
-runner from them the first time it gets a batch of this run and keeps it for the next ones. A batch is scored
-exactly as the process pool's worker scores one (runner.run.executors.replay_pool: each result comes back as
-its line of results.jsonl, secrets redacted where it was made), and this process saves each batch's results
-as it arrives, so a run killed midway keeps every finished case. Ray retries a batch whose worker was lost;
-a batch that fails twice makes its cases errors that give the cause.
+configuration and its result serialiser travel once, into Ray's object store. Recorded cases are scored as
+Ray tasks: a worker process builds the run's case runner the first time it gets a batch of this run and
+keeps it for the next ones, and scores a batch exactly as the process pool's worker does
+(runner.run.executors.replay_pool: each result comes back as its line of results.jsonl, secrets redacted
+where it was made). Live cases are played by an async actor per node (runner.run.executors.ray_live), which
+holds the run's case runner and model client for all its batches. Every model call of the run, on any node,
+goes through one budget: `-j` and each model's max_concurrency, held by one actor
+(runner.run.executors.ray_limits). This process saves each batch's results as it arrives, so a run killed
+midway keeps every finished case, and adds the live workers' model usage to the run's totals. Ray tries a
+batch whose worker was lost once more; a batch that fails twice makes its cases errors that give the cause.
 
 Workers see only the environment variables evalrun needs: the `api_key_env` variables and the provider
 variables (OPENAI_*, ANTHROPIC_*, ...) of the models the configuration names, through Ray's runtime_env.
 (A local cluster started here is this process's child and inherits its environment, as any child does.)
-
-Live cases are not run here yet: choose_executor refuses a run with one (use --executor local).
 """
 from __future__ import annotations
 
@@ -26,19 +29,22 @@ import math
 import os
 import sys
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel
 
 from .base import Executor, Work
+from .ray_run import portable_run, rebuild_run
 from ...shard import shard_of
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
 MAX_BATCH = 256  # a lost worker then costs at most this much work to redo
 BATCHES_PER_CPU = 4  # enough for the cluster's workers to finish together
+LIVE_BATCH_PER_J = 2  # a live batch: twice -j cases, so its worker is rarely waiting on a batch's last case
 ATTEMPTS = 2  # a batch is tried twice (Ray's task retry), then its cases are errors
+CONNECT_TIMEOUT_ENV = "EVALRUN_RAY_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
 
 Batch = list[tuple[int, int]]  # jobs: (a case's position in the run, which repeat)
 
@@ -71,38 +77,118 @@ class RayExecutor(Executor):
         task = asyncio.current_task()
         assert task is not None
         work.stop.watch([task])  # a stop cancels the wait below; the batches not finished are cancelled
-        pending: dict[Any, Batch] = {}
-        batches = batches_by_hash(work, cpus)
+        live = [position for position, ref in enumerate(work.refs) if _is_live(work, ref)]
+        recorded = sorted(set(range(len(work.refs))) - set(live))
+        replay_batches = batches_by_hash(work, cpus, recorded) if recorded else []
+        live_batches = live_batches_by_hash(work, live)
+        players = _Players(live_batches)
+        pending: dict[Any, tuple[Any, Batch]] = {}  # a batch's Ray reference -> (its live worker or None, the batch)
+        futures: dict[asyncio.Future, Any] = {}
+
+        def send(ref: Any, worker: Any, batch: Batch) -> None:
+            pending[ref] = (worker, batch)
+            futures[asyncio.wrap_future(ref.future())] = ref
+
         try:
             try:
-                context = ray.put(_portable_run(work, runtime))
-                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
+                from .ray_limits import start_limits
+
                 token = uuid.uuid4().hex
-                for batch in batches:
-                    pending[score.remote(token, [context], batch)] = batch
+                limits = f"evalrun-limits-{token}"
+                limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
+                context = ray.put(portable_run(work, runtime))
+                await asyncio.wrap_future(limits_actor.state.remote().future())  # up, so workers find it by name
+                score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
+                for batch in replay_batches:
+                    send(score.remote(token, [context], limits, batch), None, batch)
+                if live_batches:
+                    from .ray_live import live_worker_count, start_live_workers
+
+                    for worker in start_live_workers(ray, live_worker_count(ray), limits, ATTEMPTS):
+                        players.feed(worker, [context], send)
             except Exception as exc:  # noqa: BLE001 - the run could not be sent (a configuration that won't pickle)
                 error = f"the run could not be handed to the Ray cluster: {_cause(exc)}"
-                ReplayPoolExecutor._save(work, (_errors(work, [job for b in batches for job in b], error), []),
-                                         runtime)
+                unsent = [job for b in [*replay_batches, *live_batches] for job in b]
+                ReplayPoolExecutor._save(work, (_errors(work, unsent, error), []), runtime)
                 return
-            futures = {asyncio.wrap_future(ref.future()): ref for ref in pending}
             while futures:
                 done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    batch = pending.pop(futures.pop(future))
+                    worker, batch = pending.pop(futures.pop(future))
                     try:
                         played = future.result()
                     except Exception as exc:  # noqa: BLE001 - Ray's errors for a lost worker or a failing batch
-                        played = (_lost(work, batch, exc), [])
+                        played = (_lost(work, batch, exc, "scoring" if worker is None else "playing"), [])
+                    else:
+                        if worker is not None:
+                            players.count(played)
+                            played = (_live_results(work, played), [])
+                    if worker is not None:
+                        players.feed(worker, [context], send)  # its next batch, now that this one is back
                     if not ReplayPoolExecutor._save(work, played, runtime):
                         return
         except asyncio.CancelledError:
             if work.stop.reason is None:
                 raise
         finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            for ref, (worker, _) in pending.items():
+                ray.cancel(ref, force=worker is None)  # an actor's call cannot be forced (that would end the actor)
+            players.add_usage(runtime)
             ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
+
+
+class _Players:
+    """The live batches not yet sent, and the model usage the live workers reported. Each worker plays one batch
+    at a time: a batch that kills its worker then takes no other batch down with it, and an idle worker gets
+    the next batch (the workers finish together)."""
+
+    def __init__(self, batches: list[Batch]):
+        self.waiting = list(reversed(batches))
+        self.usage: dict[str, Any] = {}  # worker incarnation -> its model-usage totals (the latest seen)
+
+    def feed(self, worker: Any, context: list, send: Callable[[Any, Any, Batch], None]) -> None:
+        if self.waiting:
+            batch = self.waiting.pop()
+            send(worker.play.remote(context, batch), worker, batch)
+
+    def count(self, played: dict) -> None:
+        self.usage[played["holder"]] = _latest(self.usage.get(played["holder"]), played["usage"])
+
+    def add_usage(self, runtime: Any) -> None:
+        for totals in self.usage.values():
+            add_totals(runtime.totals, totals)
+
+
+def connect_timeout() -> float:
+    """How long to try reaching RAY_ADDRESS's cluster: EVALRUN_RAY_CONNECT_TIMEOUT seconds, 30 by default."""
+    try:
+        return max(0.1, float(os.environ.get(CONNECT_TIMEOUT_ENV, "") or DEFAULT_CONNECT_TIMEOUT_S))
+    except ValueError:
+        return DEFAULT_CONNECT_TIMEOUT_S
+
+
+def unreachable(address: str, timeout_s: float) -> Optional[str]:
+    """Why the Ray cluster at `address` (RAY_ADDRESS: host:port or ray://host:port) cannot be reached, after
+    trying for `timeout_s` seconds; None when its port answers, or when the address names no port to try
+    ("auto": Ray finds the cluster itself). Ray's own connect retries for minutes; this bounds the wait."""
+    import socket
+    import time
+
+    where = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=max(0.1, deadline - time.monotonic())):
+                return None
+        except OSError as exc:
+            if time.monotonic() + 0.5 >= deadline:
+                return (f"the Ray cluster at {address} (RAY_ADDRESS) could not be reached in {timeout_s:g} s "
+                        f"({exc.strerror or type(exc).__name__}); start it, fix RAY_ADDRESS, unset it to start a "
+                        f"local cluster, or wait longer with {CONNECT_TIMEOUT_ENV}=SECONDS")
+            time.sleep(0.5)  # a cluster still starting: try again
 
 
 def ray_installed() -> bool:
@@ -114,14 +200,28 @@ def ray_installed() -> bool:
     return True
 
 
-def batches_by_hash(work: Work, cpus: int) -> list[Batch]:
-    """The run's jobs in batches by the --shard rule: batch i holds the cases whose id hashes to shard i+1 of
-    as many shards as there are batches, every repeat of a case in its case's batch, in the run's order."""
-    jobs = work.jobs
+def batches_by_hash(work: Work, cpus: int, positions: Optional[list[int]] = None) -> list[Batch]:
+    """The jobs of the cases at `positions` (all by default) in batches by the --shard rule: batch i holds the
+    cases whose id hashes to shard i+1 of as many shards as there are batches, every repeat of a case in its
+    case's batch, in the run's order. Enough batches for every CPU of the cluster to get a few."""
+    chosen = range(len(work.refs)) if positions is None else positions
+    jobs = len(chosen) * work.repeats
     count = max(1, min(math.ceil(jobs / MIN_BATCH), max(cpus * BATCHES_PER_CPU, math.ceil(jobs / MAX_BATCH))))
+    return _by_hash(work, chosen, count)
+
+
+def live_batches_by_hash(work: Work, positions: list[int]) -> list[Batch]:
+    """Live cases' jobs in batches by the --shard rule, each batch large enough for its worker to play -j cases
+    at once (LIVE_BATCH_PER_J times -j, at least MIN_BATCH)."""
+    jobs = len(positions) * work.repeats
+    return _by_hash(work, positions, max(1, math.ceil(jobs / max(MIN_BATCH, LIVE_BATCH_PER_J * work.concurrency))))
+
+
+def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
     batches: list[Batch] = [[] for _ in range(count)]
-    for position, ref in enumerate(work.refs):
-        batches[shard_of(ref.id, count) - 1].extend((position, repeat) for repeat in range(work.repeats))
+    for position in positions:
+        batches[shard_of(work.refs[position].id, count) - 1].extend((position, repeat)
+                                                                    for repeat in range(work.repeats))
     return [batch for batch in batches if batch]
 
 
@@ -175,38 +275,24 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
            "to use a running cluster")
 
 
-def _portable_run(work: Work, runtime: Any) -> dict:
-    """What a worker needs to score this run's cases, in a form that pickles (the case runner itself holds
-    threads and locks: the worker builds its own from these)."""
-    from ...results.folder import RunFolder
-
-    runner = work.runner
-    folder = getattr(work.serialise, "__self__", None)
-    if isinstance(folder, RunFolder):  # its redactor, applied in the worker as the folder would apply it here
-        serialise: Any = ("folder", folder._redact)
-    else:
-        serialise = ("callable", work.serialise)
-    return {"refs": list(work.refs), "repeats": work.repeats, "concurrency": work.concurrency,
-            "loaded": runner.loaded, "options": runner.options, "roots": list(runner.roots),
-            "cache_dir": runtime.cache_dir, "no_cache": runtime.no_cache, "serialise": serialise,
-            "cwd": os.getcwd()}
-
-
 # ---------------------------------------------------------------------------------- in a Ray worker process
 
 _worker_runs: dict[str, Work] = {}  # run token -> the run as this worker rebuilt it (the newest only)
 
 
-def _score_batch(token: str, context: list, batch: Batch) -> tuple[list, list]:
+def _score_batch(token: str, context: list, limits: str, batch: Batch) -> tuple[list, list]:
     """In a Ray worker: the batch's results as the process pool's worker makes them (replay_pool._play_batch)."""
     from . import replay_pool
+    from .ray_limits import remote_limits
 
     work = _worker_runs.get(token)
     if work is None:
         import ray
 
         _worker_runs.clear()
-        work = _worker_runs[token] = _rebuild(ray.get(context[0]))
+        holder = f"task-{os.getpid()}:{uuid.uuid4().hex[:12]}"  # a judged check's calls share the run's budget
+        work = _worker_runs[token] = rebuild_run(ray.get(context[0]),
+                                                 limits=remote_limits(ray.get_actor(limits), holder))
     replay_pool._work = work
     try:
         return replay_pool._play_batch(batch)
@@ -214,25 +300,55 @@ def _score_batch(token: str, context: list, batch: Batch) -> tuple[list, list]:
         replay_pool._work = None
 
 
-def _rebuild(run: dict) -> Work:
-    from ..execute import CaseRunner, Stop
-    from ...llm.runtime import configure
-    from ...results.folder import RunFolder
-
-    # The run's paths are read as this run's process reads them: relative to its folder (on a cluster, the
-    # suites live on storage every node mounts at the same path)
-    os.chdir(run["cwd"])
-    configure(concurrency=run["concurrency"], cache_dir=run["cache_dir"], no_cache=run["no_cache"])
-    runner = CaseRunner(run["loaded"], run["options"], roots=run["roots"])
-    kind, value = run["serialise"]
-    serialise = RunFolder(Path("."), "ray-worker", None, redact=value).serialise if kind == "folder" else value
-    return Work(run["refs"], run["repeats"], run["concurrency"], runner, save=lambda *args: None, stop=Stop(),
-                serialise=serialise)
+def _is_live(work: Work, ref: Any) -> bool:
+    options = work.runner.options
+    return not ref.recorded and options.replay_dir is None and options.conversations_dir is None
 
 
-def _lost(work: Work, batch: Batch, exc: BaseException) -> list[tuple[int, int, Any, None]]:
+def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any, None]]:
+    """A live batch's results as this process saves them: its conversations saved first, into the run folder
+    (each result then names its file, as a local run's does)."""
+    from ..execute import PARTS_PER_REPEAT, case_error
+
+    saved: dict[tuple[int, int], Any] = {}
+    failed: dict[tuple[int, int], str] = {}
+    for position, repeat, key, data in played["conversations"]:
+        try:
+            saved[(position, repeat)] = work.runner.save_conversation(key, data)
+        except Exception as exc:  # noqa: BLE001 - a full disk: this case's error, as a local run makes it
+            failed[(position, repeat)] = f"the conversation could not be saved: {_cause(exc)}"
+    out = []
+    for position, part, result in played["results"]:
+        repeat = part // PARTS_PER_REPEAT
+        if (position, repeat) in failed:
+            result = case_error(work.refs[position], repeat if work.repeats > 1 else None, failed[(position, repeat)])
+        elif result.transcript_path is None and saved.get((position, repeat)) is not None:
+            result.transcript_path = str(saved[(position, repeat)])
+        out.append((position, part, result, None))
+    return out
+
+
+def _latest(before: Any, now: Any) -> Any:
+    """The later of two snapshots of one worker's running totals (batches may come back out of order)."""
+    return now if before is None or (now.calls, now.latency_s) >= (before.calls, before.latency_s) else before
+
+
+def add_totals(into: Any, part: Any) -> None:
+    """Add model-usage totals `part` (runner.llm.calls.CallSummary) to `into`, by role too."""
+    from ...llm.calls import CallTotals
+
+    for name in ("calls", "cached", "errors", "prompt_tokens", "completion_tokens", "unpriced", "latency_s"):
+        setattr(into, name, getattr(into, name) + getattr(part, name))
+    for name in ("cost_usd", "saved_usd"):
+        if getattr(part, name) is not None:
+            setattr(into, name, (getattr(into, name) or 0.0) + getattr(part, name))
+    for role, totals in getattr(part, "by_role", {}).items():
+        add_totals(into.by_role.setdefault(role, CallTotals()), totals)
+
+
+def _lost(work: Work, batch: Batch, exc: BaseException, doing: str = "scoring") -> list[tuple[int, int, Any, None]]:
     """The results of a batch that failed twice on the cluster: each case an error that gives the cause."""
-    return _errors(work, batch, f"the Ray task scoring this case's batch of {len(batch)} failed {ATTEMPTS} times "
+    return _errors(work, batch, f"the Ray task {doing} this case's batch of {len(batch)} failed {ATTEMPTS} times "
                                 f"({_cause(exc)}); the other cases went on")
 
 
