@@ -47,8 +47,8 @@ class _Referencer:
     def __init__(self) -> None:
         self.kept = 0
 
-    def __call__(self, path: Path, explicit: bool, index: int, case: Case) -> CaseRef:
-        keep = self.kept < KEEP_LOADED
+    def __call__(self, path: Path, explicit: bool, index: int, case: Case, *, may_hold: bool = True) -> CaseRef:
+        keep = may_hold and self.kept < KEEP_LOADED
         self.kept += keep
         return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
                        tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None,
@@ -64,14 +64,14 @@ class CaseIndex:
 
 def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: Optional[Sequence[Path]] = None,
                 filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False) -> CaseIndex:
+                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
-    names is checked against the config's `agents` too."""
+    names is checked against the config's `agents` too. `processes`: how many may read the files."""
     from .agent_choice import check_agent_names
 
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config,
-                         referenceless=referenceless)
+                         referenceless=referenceless, processes=processes)
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source

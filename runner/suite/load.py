@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -105,6 +106,50 @@ class Exclusion:
 
 
 @dataclass
+class FileReading:
+    """How a run reads each of its files (see `load_suites`): what `read_files` hands to every process."""
+
+    roots: Optional[Sequence[Path]]
+    eval_config: Optional[Path]
+    referenceless: bool
+    keep: Optional[Callable[..., Any]]
+
+    def __call__(self, path: Path, explicit: bool, may_hold: bool = True) -> FileOutcome:
+        """One file's outcome, `keep` applied. A JSON file found in a folder that is a recorded conversation
+        is only parsed, quickly: it is most likely a suite's transcript, whose outcome is dropped (see
+        `load_suites`, which reads it in full when no suite names it)."""
+        raw = None
+        if not explicit and path.suffix.lower() == ".json":
+            try:
+                raw = read_bytes(path, SUITE_SIZE_LIMIT, "suites and configs")
+            except InputFileError:
+                pass  # `_load` reads it again and says why it cannot
+            else:
+                if _conversation_shaped(path, raw):
+                    return FileOutcome(is_suite=False, conversation=True)
+        outcome = self.full(path, explicit=explicit, raw=raw)
+        if self.keep is not None and outcome.cases:
+            outcome.cases = [self.keep(path, explicit, i, case, may_hold=may_hold) for i, case in enumerate(outcome.cases)]
+        return outcome
+
+    def full(self, path: Path, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
+        outcome = _load(path, explicit=explicit, roots=self.roots, eval_config=self.eval_config,
+                        referenceless=self.referenceless, raw=raw)
+        return outcome
+
+
+def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1) -> list[FileOutcome]:
+    """The outcome of each file, in order: in this process, or shared with forked ones for a long list."""
+    if processes > 1:
+        from .read_pool import read_in_processes
+
+        outcomes = read_in_processes(reading, files, processes)
+        if outcomes is not None:
+            return outcomes
+    return [reading(path, explicit) for path, explicit in files]
+
+
+@dataclass
 class FileOutcome:
     """What one collected file turned out to be."""
 
@@ -116,32 +161,35 @@ class FileOutcome:
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
     unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
+    conversation: bool = False  # a recorded conversation, only parsed: its outcome is known once suites name theirs
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False) -> LoadResult:
+                keep: Optional[Callable[..., Any]] = None,
+                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
-    `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
-    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `keep(path, explicit, index, case, may_hold=True)` turns each case into what the result holds, as soon as
+    its file is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `processes` > 1: a long list of files is read by that many processes, forked here (runner.suite.read_pool);
+    `keep` is then called in them with `may_hold=False` (what it holds would have to be sent back) for all but
+    the first share of the files. The outcome is the same as with one.
     `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
     `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
-    outcomes = []
-    for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config, referenceless=referenceless)
-        if keep is not None:
-            outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
-        outcomes.append((path, outcome))
+    reading = FileReading(roots, eval_config, referenceless, keep)
+    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes)))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
+    for n, (path, outcome) in enumerate(outcomes):
+        if outcome.conversation and real_path(path) not in used_as_transcripts:  # not a suite's: read in full
+            outcomes[n] = (path, reading.full(path, explicit=False))
     passed_over: dict[Path, list[str]] = {}
     _qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
@@ -225,13 +273,13 @@ def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Pat
 
 
 def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None, referenceless: bool = False) -> FileOutcome:
+          eval_config: Optional[Path] = None, referenceless: bool = False, raw: Optional[bytes] = None) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
     definition, another tool's config, a report, an unreadable file) is passed over with a reason.
     A file that cannot be parsed counts as a suite only when its text names a suite key."""
-    doc = read_document(path, display_path(path))
+    doc = read_document(path, display_path(path), raw=raw)
     foreign = read_foreign(path, doc, eval_config=eval_config)  # Google ADK, Agentflow: before the rules below
     if foreign is not None:
         return FileOutcome(cases=foreign.cases, diagnostics=sort_diagnostics(foreign.diagnostics),
@@ -305,6 +353,29 @@ def _short(message: str) -> str:
     """The first clause of a diagnostic, for the note that names passed-over files."""
     message = message.split("; ", 1)[0]
     return message if len(message) <= 100 else message[:97] + "..."
+
+
+def _conversation_shaped(path: Path, raw: bytes) -> bool:
+    """Whether a JSON file found in a folder is sure to yield no case whatever else is true of it: a
+    recorded conversation (a list, or an object with `messages`), not an eval set. What this quick parse
+    cannot tell (a file it cannot parse, an eval set's or eval config's name) is read in full."""
+    from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
+    from .formats.adk import shape_of
+
+    start = _FIRST_NON_SPACE.match(raw)
+    first = raw[start.end():start.end() + 1] if start else b""
+    if not (first == b"[" or (first == b"{" and (b'"messages"' in raw or b'"resourceSpans"' in raw))):
+        return False
+    if is_eval_config_name(path) or path.name.lower().endswith(EVAL_SET_SUFFIXES):
+        return False
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return _looks_like_transcript(data) and shape_of(data) is None
+
+
+_FIRST_NON_SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def _looks_like_transcript(data: Any) -> bool:

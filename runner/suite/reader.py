@@ -95,15 +95,17 @@ class Document:
 
 
 def read_document(path: Path, display_path: str | None = None, *, limit: int = SUITE_SIZE_LIMIT,
-                  what: str = "suites and configs") -> Document:
-    """Parse `path`; problems become diagnostics on the returned document (never an exception).
-    Special files (FIFOs, devices) and files above `limit` bytes are refused without being read."""
+                  what: str = "suites and configs", raw: Optional[bytes] = None) -> Document:
+    """Parse `path` (`raw`: its bytes, already read with `read_bytes` and the same limit); problems become
+    diagnostics on the returned document (never an exception). Special files (FIFOs, devices) and files
+    above `limit` bytes are refused without being read."""
     doc = Document(display_path or str(path))
-    try:
-        raw = read_bytes(path, limit, what)
-    except InputFileError as exc:
-        doc.error((), f"cannot read file: {exc}", "io")
-        return doc
+    if raw is None:
+        try:
+            raw = read_bytes(path, limit, what)
+        except InputFileError as exc:
+            doc.error((), f"cannot read file: {exc}", "io")
+            return doc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -1,0 +1,103 @@
+"""Reading a long list of suite files on every core: the list shared out, one share per process.
+
+Collecting 10,000 suite files takes seconds of CPU, all before the first case runs, so a second core
+idling through it costs the run that much wall time. This process reads one share itself (its cases may
+stay loaded: `keep` may hold them) while forked processes read the others and send back what
+`keep` made of their cases (small references, never loaded cases: those would cost more to send than to
+read again). The outcomes come back in file order, the same as one process would have made them.
+
+Forking is only done when it is safe and pays: a long list, more than one usable CPU, no other thread in
+this process (a fork copies the locks other threads hold). When a reading process dies, its share is
+read here instead. Ctrl-C reaches the whole process group: the readers ignore it and this process,
+which decides what a stop means (runner.signals), ends them on its way out.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Optional, Sequence
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .load import FileOutcome, FileReading
+
+MIN_FILES = 400  # below this, forking costs more than the second core saves
+_reading: Optional["FileReading"] = None  # the readers' copy (set before the fork, so each inherits it)
+
+
+def read_in_processes(reading: "FileReading", files: Sequence[tuple["Path", bool]],
+                      processes: int) -> Optional[list["FileOutcome"]]:
+    """Every file's outcome in order, read by `processes` processes (this one included); None when reading
+    them in this process alone is better (a short list, one CPU) or the only safe way (threads, no fork)."""
+    global _reading
+    processes = min(processes, _usable_cpus())
+    if processes < 2 or len(files) < MIN_FILES or not _can_fork():
+        return None
+    _reading = reading
+    pool = ProcessPoolExecutor(processes - 1, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_start_reader)
+    finished = False
+    try:
+        # Process n reads files n, n + processes, ...: suites and their transcripts (listed apart, the
+        # transcripts far quicker to read) are then shared out evenly
+        futures = [(n, pool.submit(_read_share, files[n::processes])) for n in range(1, processes)]
+        outcomes: list = [None] * len(files)
+        outcomes[0::processes] = [reading(path, explicit) for path, explicit in files[0::processes]]
+        for n, future in futures:
+            try:
+                outcomes[n::processes] = future.result()
+            except BrokenProcessPool:  # a reader died (killed, out of memory): its share is read here
+                outcomes[n::processes] = [reading(path, explicit, may_hold=False) for path, explicit in files[n::processes]]
+        finished = True
+        return outcomes
+    finally:
+        _reading = None
+        if not finished:  # interrupted: the readers still at work are ended, not waited for
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                try:
+                    process.kill()
+                except (OSError, ValueError):
+                    pass
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_share(files: Sequence[tuple["Path", bool]]) -> list["FileOutcome"]:
+    assert _reading is not None, "the readers are forked from read_in_processes"
+    return [_reading(path, explicit, may_hold=False) for path, explicit in files]
+
+
+def _start_reader() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the collecting process decides what Ctrl-C means
+    for name in ("SIGTERM", "SIGHUP"):  # not the run's handlers, inherited with the fork: just end
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    if sys.platform == "linux":  # and a reader never outlives the collecting process, even killed outright
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _can_fork() -> bool:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        import threading
+
+        return threading.active_count() == 1
