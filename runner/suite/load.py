@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fnmatch
-import json
 import os
 import re
 import stat
@@ -23,14 +22,15 @@ from .checks import check_case
 from .coerce import coerce_texts
 from .containment import inside, outside_message, transcript_location
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
+from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path,
                     split_selection)
 from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
-from .shape import SUITE_KEYS, is_report, other_tools_file, suite_like_key, why_a_broken_suite
+from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
+                    suite_like_key, why_a_broken_suite)
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
@@ -113,6 +113,7 @@ class FileReading:
     eval_config: Optional[Path]
     referenceless: bool
     keep: Optional[Callable[..., Any]]
+    real_paths: RealPaths = field(default_factory=RealPaths)  # each folder resolved once
 
     def __call__(self, path: Path, explicit: bool, may_hold: bool = True) -> FileOutcome:
         """One file's outcome, `keep` applied. A JSON file found in a folder that is a recorded conversation
@@ -125,7 +126,7 @@ class FileReading:
             except InputFileError:
                 pass  # `_load` reads it again and says why it cannot
             else:
-                if _conversation_shaped(path, raw):
+                if conversation_shaped(path, raw):
                     return FileOutcome(is_suite=False, conversation=True)
         outcome = self.full(path, explicit=explicit, raw=raw)
         if self.keep is not None and outcome.cases:
@@ -133,9 +134,8 @@ class FileReading:
         return outcome
 
     def full(self, path: Path, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
-        outcome = _load(path, explicit=explicit, roots=self.roots, eval_config=self.eval_config,
-                        referenceless=self.referenceless, raw=raw)
-        return outcome
+        return _load(path, explicit=explicit, roots=self.roots, eval_config=self.eval_config,
+                     referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
 
 
 def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1) -> list[FileOutcome]:
@@ -188,12 +188,12 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes)))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     for n, (path, outcome) in enumerate(outcomes):
-        if outcome.conversation and real_path(path) not in used_as_transcripts:  # not a suite's: read in full
+        if outcome.conversation and reading.real_paths(path) not in used_as_transcripts:  # not a suite's: read in full
             outcomes[n] = (path, reading.full(path, explicit=False))
     passed_over: dict[Path, list[str]] = {}
     _qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
-        if not outcome.cases and real_path(path) in used_as_transcripts:
+        if not outcome.cases and reading.real_paths(path) in used_as_transcripts:
             continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
         if outcome.passed_over is not None:
             passed_over.setdefault(_folder_of(path, paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
@@ -273,7 +273,8 @@ def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Pat
 
 
 def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None, referenceless: bool = False, raw: Optional[bytes] = None) -> FileOutcome:
+          eval_config: Optional[Path] = None, referenceless: bool = False, raw: Optional[bytes] = None,
+          resolve: Callable[[Path], Path] = real_path) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
@@ -297,7 +298,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
                                           "the file is empty: a suite needs at least `goal_details` or `cases`", "empty"))
         return FileOutcome(diagnostics=doc.diagnostics)
     if not explicit:
-        if path.suffix.lower() == ".json" and _looks_like_transcript(data):
+        if path.suffix.lower() == ".json" and looks_like_transcript(data):
             return FileOutcome(is_suite=False)
         if not isinstance(data, dict):
             return FileOutcome(is_suite=False, passed_over=f"{'a list' if isinstance(data, list) else 'a single value'}, "
@@ -322,7 +323,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
         check_case(doc, case, at, referenceless=referenceless)
-    transcripts = _check_transcripts(doc, raw_cases, path, roots)
+    transcripts = _check_transcripts(doc, raw_cases, path, roots, resolve)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
                            unbuilt=_outlines(doc, data, raw_cases))
@@ -353,33 +354,6 @@ def _short(message: str) -> str:
     """The first clause of a diagnostic, for the note that names passed-over files."""
     message = message.split("; ", 1)[0]
     return message if len(message) <= 100 else message[:97] + "..."
-
-
-def _conversation_shaped(path: Path, raw: bytes) -> bool:
-    """Whether a JSON file found in a folder is sure to yield no case whatever else is true of it: a
-    recorded conversation (a list, or an object with `messages`), not an eval set. What this quick parse
-    cannot tell (a file it cannot parse, an eval set's or eval config's name) is read in full."""
-    from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
-    from .formats.adk import shape_of
-
-    start = _FIRST_NON_SPACE.match(raw)
-    first = raw[start.end():start.end() + 1] if start else b""
-    if not (first == b"[" or (first == b"{" and (b'"messages"' in raw or b'"resourceSpans"' in raw))):
-        return False
-    if is_eval_config_name(path) or path.name.lower().endswith(EVAL_SET_SUFFIXES):
-        return False
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return False
-    return _looks_like_transcript(data) and shape_of(data) is None
-
-
-_FIRST_NON_SPACE = re.compile(rb"[ \t\r\n]*")
-
-
-def _looks_like_transcript(data: Any) -> bool:
-    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
 
 
 def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:
@@ -418,7 +392,7 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
 
 
 def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
-                       roots: Optional[Sequence[Path]]) -> list[Path]:
+                       roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[Path]:
     """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
     missing. Returns the transcripts' resolved paths."""
     folder = path.parent
@@ -428,7 +402,7 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         if not (isinstance(transcript, str) and transcript.strip()):
             continue
         target = transcript_location(path, transcript)
-        resolved = real_path(target)  # once: symlinks followed, then compared with the (resolved) roots
+        resolved = resolve(target)  # once: symlinks followed, then compared with the (resolved) roots
         found.append(resolved)
         if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")

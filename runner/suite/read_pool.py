@@ -19,19 +19,16 @@ import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Optional, Sequence
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from .load import FileOutcome, FileReading
+Read = Callable[..., Any]  # read(path, explicit, may_hold=True) -> the file's outcome (runner.suite.load.FileReading)
 
 MIN_FILES = 400  # below this, forking costs more than the second core saves
-_reading: Optional["FileReading"] = None  # the readers' copy (set before the fork, so each inherits it)
+_reading: Optional[Read] = None  # the readers' copy (set before the fork, so each inherits it)
 
 
-def read_in_processes(reading: "FileReading", files: Sequence[tuple["Path", bool]],
-                      processes: int) -> Optional[list["FileOutcome"]]:
+def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], processes: int) -> Optional[list]:
     """Every file's outcome in order, read by `processes` processes (this one included); None when reading
     them in this process alone is better (a short list, one CPU) or the only safe way (threads, no fork)."""
     global _reading
@@ -66,7 +63,7 @@ def read_in_processes(reading: "FileReading", files: Sequence[tuple["Path", bool
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _read_share(files: Sequence[tuple["Path", bool]]) -> list["FileOutcome"]:
+def _read_share(files: Sequence[tuple[Path, bool]]) -> list:
     assert _reading is not None, "the readers are forked from read_in_processes"
     return [_reading(path, explicit, may_hold=False) for path, explicit in files]
 
