@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from runner.run.case_index import KEEP_LOADED, index_cases
 from runner.suite import load as load_module
 from runner.suite.load import load_suites
-from runner.suite.read_pool import MIN_FILES, read_in_processes
+from runner.suite.read_pool import MIN_FILES
 
 MESSAGES = [{"role": "user", "content": "Cancel booking B1."},
             {"role": "assistant", "content": "Done."}]
@@ -76,18 +78,29 @@ def test_every_core_collects_what_one_process_collects(mixed, monkeypatch):
 
 
 
-def test_the_pool_reads_in_processes_and_a_short_list_stays_here(mixed, monkeypatch):
-    monkeypatch.chdir(mixed)
-    files = sorted((p, False) for p in Path("suites").rglob("*.json"))
-    reading = load_module.FileReading(None, None, False, None)
+PROBE = """
+import os, sys, threading
+from pathlib import Path
+from runner.suite.load import FileReading
+from runner.suite.read_pool import MIN_FILES, read_in_processes
+files = sorted((p, False) for p in Path("suites").rglob("*.json"))
+reading = FileReading(None, None, False, None)
+outcomes = read_in_processes(reading, files, 2)
+times = os.times()
+print(outcomes is not None and len(outcomes) == len(files), times.children_user + times.children_system > 0,
+      read_in_processes(reading, files[:MIN_FILES - 1], 2) is None)
+threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+print(read_in_processes(reading, files, 2) is None)  # another thread runs: no fork
+"""
+
+
+def test_the_pool_reads_in_processes_but_not_a_short_list_nor_beside_another_thread(mixed):
+    """In a process of its own (pytest-xdist's workers run threads, so they never fork)."""
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one usable CPU: the files are read here")
-    before = os.times()
-    outcomes = read_in_processes(reading, files, 2)
-    after = os.times()
-    assert outcomes is not None and len(outcomes) == len(files)
-    assert after.children_user + after.children_system > before.children_user + before.children_system
-    assert read_in_processes(reading, files[:MIN_FILES - 1], 2) is None
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=mixed, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.stdout.split() == ["True", "True", "True", "True"], done.stdout + done.stderr
 
 
 def test_only_the_first_cases_stay_loaded_and_the_readers_hold_none(mixed, monkeypatch):
