@@ -63,6 +63,7 @@ def mixed(tmp_path_factory) -> Path:
 
 def test_every_core_collects_what_one_process_collects(mixed, monkeypatch):
     monkeypatch.chdir(mixed)
+    monkeypatch.setattr("runner.run.case_index.KEEP_LOADED", 50)  # the files after the first 50 cases are shared
     one = index_cases([Path("suites")], None, processes=1)
     many = index_cases([Path("suites")], None, processes=2)
     assert _snapshot(many) == _snapshot(one)

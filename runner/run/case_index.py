@@ -71,7 +71,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     from .agent_choice import check_agent_names
 
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config,
-                         referenceless=referenceless, processes=processes)
+                         referenceless=referenceless, processes=processes, alone_first=KEEP_LOADED)
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source

@@ -138,15 +138,24 @@ class FileReading:
                      referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
 
 
-def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1) -> list[FileOutcome]:
-    """The outcome of each file, in order: in this process, or shared with forked ones for a long list."""
-    if processes > 1:
+def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1,
+               alone_first: int = 0) -> list[FileOutcome]:
+    """The outcome of each file, in order. This process reads the files until it has `alone_first` cases (those
+    `keep` may hold: they must be read here); the rest are shared with forked processes when they are many."""
+    outcomes: list[FileOutcome] = []
+    cases = 0
+    for path, explicit in files:
+        if processes > 1 and cases >= alone_first:
+            break
+        outcomes.append(reading(path, explicit))
+        cases += len(outcomes[-1].cases)
+    rest = files[len(outcomes):]
+    if rest:
         from .read_pool import read_in_processes
 
-        outcomes = read_in_processes(reading, files, processes)
-        if outcomes is not None:
-            return outcomes
-    return [reading(path, explicit) for path, explicit in files]
+        shared = read_in_processes(reading, rest, processes)
+        outcomes.extend(shared if shared is not None else (reading(path, explicit) for path, explicit in rest))
+    return outcomes
 
 
 @dataclass
@@ -167,7 +176,8 @@ class FileOutcome:
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
                 keep: Optional[Callable[..., Any]] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1) -> LoadResult:
+                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1,
+                alone_first: int = 0) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
@@ -175,9 +185,9 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
 
     `keep(path, explicit, index, case, may_hold=True)` turns each case into what the result holds, as soon as
     its file is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
-    `processes` > 1: a long list of files is read by that many processes, forked here (runner.suite.read_pool);
-    `keep` is then called in them with `may_hold=False` (what it holds would have to be sent back) for all but
-    the first share of the files. The outcome is the same as with one.
+    `processes` > 1: once the files of the first `alone_first` cases are read here, a long list of files left
+    is read by that many processes, forked here (runner.suite.read_pool); `keep` is called in them with
+    `may_hold=False` (what it holds would have to be sent back). The outcome is the same as with one.
     `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
     `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
@@ -185,7 +195,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     reading = FileReading(roots, eval_config, referenceless, keep)
-    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes)))
+    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes, alone_first)))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     for n, (path, outcome) in enumerate(outcomes):
         if outcome.conversation and reading.real_paths(path) not in used_as_transcripts:  # not a suite's: read in full

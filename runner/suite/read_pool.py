@@ -1,10 +1,10 @@
 """Reading a long list of suite files on every core: the list shared out, one share per process.
 
 Collecting 10,000 suite files takes seconds of CPU, all before the first case runs, so a second core
-idling through it costs the run that much wall time. This process reads one share itself (its cases may
-stay loaded: `keep` may hold them) while forked processes read the others and send back what
-`keep` made of their cases (small references, never loaded cases: those would cost more to send than to
-read again). The outcomes come back in file order, the same as one process would have made them.
+idling through it costs the run that much wall time. Once the cases a run keeps loaded are read (in the
+run's process: runner.run.case_index), the files left are shared out: this process reads one share and
+forked processes read the others, sending back what `keep` made of their cases (small references, never
+loaded cases). The outcomes come back in file order, the same as one process would have made them.
 
 Forking is only done when it is safe and pays: a long list, more than one usable CPU, no other thread in
 this process (a fork copies the locks other threads hold). When a reading process dies, its share is
