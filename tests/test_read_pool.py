@@ -143,3 +143,64 @@ def test_a_list_eval_set_named_as_a_transcript_still_yields_its_cases(tmp_path):
     assert sorted(case.id for case in result.cases) == sorted(["case-0001", *[c.id for c in load_suites(
         [suites / "adk.json"]).cases]])
     assert len(result.cases) == 2
+
+
+def _own_suites() -> list[Path]:
+    """The bundled suites, the tests' and the shared reference data's (watsonx datasets, when present)."""
+    from tests.shared_data import shared_data_dir
+
+    root = Path(__file__).resolve().parents[1]
+    folders = [root / "suites", root / "tests" / "data" / "suites"]
+    shared = shared_data_dir()
+    if shared is not None:
+        folders.append(shared)
+    return sorted(p for folder in folders for p in folder.rglob("*")
+                  if p.suffix in (".yaml", ".yml", ".json") and p.is_file() and p.stat().st_size < 1 << 20)
+
+
+def test_a_file_read_again_unchanged_is_rebuilt_into_the_cases_a_full_read_gives(tmp_path):
+    """Every bundled, test and reference suite that collection reads with no error (and the benchmark's
+    cases), rebuilt from its bytes without the checks, gives the very cases the full read gives
+    (coercions, shared defaults, sources included)."""
+    from runner.suite.files import read_bytes
+    from runner.suite.load import FileReading, rebuild_cases
+    from runner.suite.reader import fingerprint
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    from bench_replay import make_case
+
+    (tmp_path / "t").mkdir()
+    for n in range(3):
+        make_case(tmp_path, n)
+    rebuilt = 0
+    for path in [*_own_suites(), *sorted(tmp_path.glob("case-*.json"))]:
+        outcome = FileReading(None, None, False, None)(path, True)
+        if outcome.fingerprint is None:
+            continue  # a foreign format, a file with errors, not a suite: read in full every time
+        raw = read_bytes(path, 1 << 24, "suites")
+        assert fingerprint(raw) == outcome.fingerprint
+        assert rebuild_cases(path, raw) == outcome.cases, path
+        rebuilt += 1
+    assert rebuilt >= 20
+
+
+def test_a_case_not_kept_loaded_is_rebuilt_when_unchanged_and_read_in_full_when_changed(tmp_path, monkeypatch):
+    from runner.run.case_index import CaseChanged, CaseLoader
+    from runner.suite import load as load_module
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for n in range(3):
+        (suites / f"c{n}.json").write_text(json.dumps(_suite(n, "t.json")))
+    monkeypatch.setattr("runner.run.case_index.KEEP_LOADED", 0)
+    refs = index_cases([suites], None).refs
+    assert all(ref.loaded is None and ref.fingerprint for ref in refs)
+    full = []
+    monkeypatch.setattr("runner.run.case_index.load_file",
+                        lambda *a, **k: full.append(a[0].name) or load_module.load_file(*a, **k))
+    assert CaseLoader().load(refs[0]).id == "case-0000" and full == []  # rebuilt from the same bytes
+    (suites / "c1.json").write_text(json.dumps({**_suite(1, "t.json"), "description": "edited since"}))
+    assert CaseLoader().load(refs[1]).description == "edited since" and full == ["c1.json"]
+    (suites / "c2.json").write_text(json.dumps(_suite(7, "t.json")))  # another case where c2's was
+    with pytest.raises(CaseChanged):
+        CaseLoader().load(refs[2])

@@ -130,7 +130,8 @@ class FileReading:
                     return FileOutcome(is_suite=False, conversation=True)
         outcome = self.full(path, explicit=explicit, raw=raw)
         if self.keep is not None and outcome.cases:
-            outcome.cases = [self.keep(path, explicit, i, case, may_hold=may_hold) for i, case in enumerate(outcome.cases)]
+            outcome.cases = [self.keep(path, explicit, i, case, may_hold=may_hold, fingerprint=outcome.fingerprint)
+                             for i, case in enumerate(outcome.cases)]
         return outcome
 
     def full(self, path: Path, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
@@ -171,6 +172,7 @@ class FileOutcome:
     display: str = ""  # the path as messages show it
     unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
     conversation: bool = False  # a recorded conversation, only parsed: its outcome is known once suites name theirs
+    fingerprint: Optional[bytes] = None  # an evalrun suite with no error: of the bytes its cases were built from
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
@@ -345,7 +347,26 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     named = {case["id"] for case, at in raw_cases
              if "id" in (data if not at else data["cases"][at[1]]) and isinstance(case.get("id"), str)}
     return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
-                       named_ids=named, display=doc.path)
+                       named_ids=named, display=doc.path,
+                       fingerprint=doc.fingerprint if len(cases) == len(raw_cases) else None)
+
+
+def rebuild_cases(path: Path, raw: bytes) -> list[Case]:
+    """The cases of an evalrun suite file that collection read with no error, from the same bytes (the
+    caller compares their fingerprint): built as `_load` builds them, without the checks that found
+    nothing wrong in these bytes (the schema, the cases' semantics, where transcripts are). What a run
+    reads again for each case it did not keep loaded (runner.run.case_index)."""
+    doc = read_document(path, display_path(path), raw=raw)
+    data = doc.data
+    if has_errors(doc.diagnostics) or not isinstance(data, dict):  # cannot be: collection read these bytes
+        raise ValueError(f"{doc.path} is not the suite collection read")
+    coerce_texts(doc)
+    cases = []
+    for case, at in _split_cases(doc, data, path.stem):
+        line, column = doc.position(at)
+        built = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
+        cases.append(Case.model_validate({**built, "source": SourceRef(path=doc.path, line=line, column=column)}))
+    return cases
 
 
 _KEY_TEXT = re.compile(r"""(?:^|[\s{,])["']?([A-Za-z_][\w-]*)["']?\s*:""", re.MULTILINE)
