@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 Read = Callable[..., Any]  # read(path, explicit, may_hold=True) -> the file's outcome (runner.suite.load.FileReading)
 
 MIN_FILES = 400  # below this, forking costs more than the second core saves
+PART = 500  # files a reader reads and sends back at a time
 _reading: Optional[Read] = None  # the readers' copy (set before the fork, so each inherits it)
 
 
@@ -41,15 +42,24 @@ def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], process
     finished = False
     try:
         # Process n reads files n, n + processes, ...: suites and their transcripts (listed apart, the
-        # transcripts far quicker to read) are then shared out evenly
-        futures = [(n, pool.submit(_read_share, files[n::processes])) for n in range(1, processes)]
+        # transcripts far quicker to read) are then shared out evenly. The readers' shares go in parts, so
+        # that no reader holds (and sends at once) the outcomes of thousands of files.
+        futures = []
+        for n in range(1, processes):
+            share = list(range(n, len(files), processes))
+            for start in range(0, len(share), PART):
+                part = share[start:start + PART]
+                futures.append((part, pool.submit(_read_share, [files[i] for i in part])))
         outcomes: list = [None] * len(files)
-        outcomes[0::processes] = [reading(path, explicit) for path, explicit in files[0::processes]]
-        for n, future in futures:
+        for i in range(0, len(files), processes):
+            outcomes[i] = reading(*files[i])
+        for part, future in futures:
             try:
-                outcomes[n::processes] = future.result()
-            except BrokenProcessPool:  # a reader died (killed, out of memory): its share is read here
-                outcomes[n::processes] = [reading(path, explicit, may_hold=False) for path, explicit in files[n::processes]]
+                read = future.result()
+            except BrokenProcessPool:  # a reader died (killed, out of memory): its part is read here
+                read = [reading(*files[i], may_hold=False) for i in part]
+            for i, outcome in zip(part, read):
+                outcomes[i] = outcome
         finished = True
         return outcomes
     finally:
