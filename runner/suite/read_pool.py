@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -71,6 +72,7 @@ def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], process
                 except (OSError, ValueError):
                     pass
         pool.shutdown(wait=True, cancel_futures=True)
+        _threads_gone()  # the run may fork its replay pool next, which it does only with no other thread
 
 
 def _read_share(files: Sequence[tuple[Path, bool]]) -> list:
@@ -92,6 +94,22 @@ def _start_reader() -> None:
             pass
 
 
+def _threads_gone(patience_s: float = 0.05) -> None:
+    """Wait a moment for the pool's own thread to be gone from the system too (its join returns first)."""
+    deadline = time.monotonic() + patience_s
+    while _threads() > 1 and time.monotonic() < deadline:
+        time.sleep(0.002)
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
 def _usable_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -100,11 +118,4 @@ def _usable_cpus() -> int:
 
 
 def _can_fork() -> bool:
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        import threading
-
-        return threading.active_count() == 1
+    return "fork" in multiprocessing.get_all_start_methods() and _threads() == 1
