@@ -6,9 +6,7 @@ the run's collected cases and its case runner already in memory (nothing is pick
 the cases collection kept loaded are not read again). This process hands out batches of job numbers, a
 few per worker in flight so that no worker waits; each batch comes back as its cases' results (and the
 model calls they made, counted in this run's totals), and each result is saved at once, as the local
-executor would. A result travels twice over: as its line of results.jsonl (serialised in the worker,
-where the work is spread) and pickled, as saved: unpickling takes a third of the time of validating
-the line again, and this process's time is the one that does not spread over the cores. Workers ignore Ctrl-C: this process decides what a stop means. A worker that dies
+executor would. Workers ignore Ctrl-C: this process decides what a stop means. A worker that dies
 takes only its batch with it: those cases become errors that say so, and a new pool runs the rest.
 """
 from __future__ import annotations
@@ -17,7 +15,6 @@ import asyncio
 import gc
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -92,7 +89,9 @@ class ReplayPoolExecutor(Executor):
         for call in calls:
             runtime.record(call)
         for position, part, result, line in results:
-            work.save(position, part, _result_of(result, line), line)
+            if result is None:  # read back from its line: far cheaper than unpickling the models
+                result = CaseResult.model_validate_json(line)
+            work.save(position, part, result, line)
             if work.stop.reason is not None:
                 return False
         return True
@@ -191,45 +190,23 @@ def _start_worker() -> None:
             pass
 
 
-def _play_batch(jobs: Batch) -> tuple[list[tuple[int, int, "CaseResult | bytes | None", Optional[str]]], list]:
-    """In a worker: the results of a batch's jobs as (position, part, the result as saved and pickled, its
-    line of results.jsonl) (the result itself and no line when there is no run folder to serialise for;
-    None instead of the pickle when the result cannot be pickled), and the model calls made."""
+def _play_batch(jobs: Batch) -> tuple[list[tuple[int, int, Optional[CaseResult], Optional[str]]], list]:
+    """In a worker: the results of a batch's jobs as (position, part, None, its line of results.jsonl) (the
+    result itself instead of None when there is no run folder to serialise for), and the model calls made."""
     assert _work is not None, "the pool is forked from a run"
     runner: CaseRunner = _work.runner
     repeats = _work.repeats
     serialise = _work.serialise
-    out: list[tuple[int, int, "CaseResult | bytes | None", Optional[str]]] = []
+    out: list[tuple[int, int, Optional[CaseResult], Optional[str]]] = []
     calls: list = []
     for position, repeat in jobs:
         results = runner.run_recorded(_work.refs[position], repeat if repeats > 1 else None, calls_made=calls)
         for part, result in enumerate(results):
-            sent: "CaseResult | bytes | None" = result
-            line = None
-            if serialise is not None:
-                saved, line = serialise(result)
-                sent = _pickled(saved)
-            out.append((position, repeat * PARTS_PER_REPEAT + part, sent, line))
+            # A result travels as its line of results.jsonl (made here, where the work is spread): a string
+            # pickles in microseconds, a result's models take a millisecond to unpickle.
+            line = serialise(result)[1] if serialise is not None else None
+            out.append((position, repeat * PARTS_PER_REPEAT + part, None if line is not None else result, line))
     return out, calls
-
-
-def _pickled(result: CaseResult) -> Optional[bytes]:
-    """The result pickled, or None when something in it cannot be (an object a python check left in a value):
-    the run's process then reads it back from its line, as saved."""
-    try:
-        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        return None
-
-
-def _result_of(sent: "CaseResult | bytes | None", line: Optional[str]) -> CaseResult:
-    """A result as a worker sent it (see `_play_batch`), in this process."""
-    if isinstance(sent, bytes):
-        return pickle.loads(sent)
-    if sent is None:
-        assert line is not None
-        return CaseResult.model_validate_json(line)
-    return sent
 
 
 def _lost(work: Work, batch: Batch) -> list[tuple[int, int, CaseResult, None]]:
