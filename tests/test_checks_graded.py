@@ -9,7 +9,7 @@ import pytest
 
 from runner.checks.run import check_problem
 
-from runner.checks.graded import SAFETY_CATEGORIES
+from runner.checks.graded_options import SAFETY_CATEGORIES
 from runner.checks.run import run_checks
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory

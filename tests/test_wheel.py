@@ -62,7 +62,7 @@ def test_wheel_ships_schemas_and_prompts(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("runner/_data/prompts/semantic_match.j2", "runner/_data/schemas/suite.schema.json",
                      "runner/_data/schemas/config.schema.json", "runner/_data/schemas/report.schema.json",
-                     "runner/cli.py", "runner/suite/load.py", "runner/_data/prompts/redteam/catalogue.yaml",
+                     "runner/cli/__init__.py", "runner/suite/load.py", "runner/_data/prompts/redteam/catalogue.yaml",
                      "runner/_data/prompts/redteam/crescendo.j2", "runner/_data/prompts/redteam/check_refusal.j2"):
         assert required in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -307,7 +307,7 @@ def _judged_turn(kind: str, family: CheckFamily, options: Any, ctx: CheckContext
 
 
 def _with_case_rubrics(options: Any, case: Case) -> Any:
-    from .graded import RubricItem
+    from .graded_options import RubricItem
 
     wanted = RUBRIC_TYPES[options.type]
     extra = [RubricItem(name=r.id, description=r.text) for r in case.rubrics or ()

@@ -157,8 +157,10 @@ def _decide(verdicts: list[Any], threshold: float, samples: int = 1) -> Verdict:
                                                "max_score": max(scores)}} if len(verdicts) > 1 else {})})
 
 
-def _judged(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
-            default_threshold: float) -> Verdict:
+def judge_verdict(options: JudgedOptions, ctx: CheckContext, prompt: str, variables: dict, data: dict,
+                  default_threshold: float) -> Verdict:
+    """Ask the judge with `prompt` (samples as the options say) and decide; without a judge the check is skipped
+    (the case's scoring makes a gating skip `unscored`), an unusable judge makes it `unscored`."""
     from ..llm.errors import LLMError
 
     try:
@@ -183,17 +185,22 @@ def run_semantic_match(options: SemanticMatchOptions, ctx: CheckContext) -> Verd
     if answer is None:
         return Verdict(score=0.0, passed=False, explanation="the agent gave no final answer")
     context = "the agent's final answer, against the reference answer of the check"
-    return _judged(options, ctx, SEMANTIC_MATCH_PROMPT,
-                   {"expected": reference, "actual": answer, "context": context,
-                    "context_json": json.dumps(context)},
-                   {"expected": reference, "actual": answer}, 0.0)
+    return judge_verdict(options, ctx, SEMANTIC_MATCH_PROMPT,
+                         {"expected": reference, "actual": answer, "context": context,
+                          "context_json": json.dumps(context)},
+                         {"expected": reference, "actual": answer}, 0.0)
+
+
+def judge_conversation(ctx: CheckContext) -> list[dict]:
+    """The conversation as a judge reads it: no system messages (planted canaries and the agent's instructions
+    stay out), only the fields that say what was said and done."""
+    return [{k: m[k] for k in ("role", "content", "tool_calls", "name") if k in m}
+            for m in ctx.trajectory.messages if m.get("role") != "system"]
 
 
 def run_assert(options: AssertOptions, ctx: CheckContext) -> Verdict:
-    conversation = [{k: m[k] for k in ("role", "content", "tool_calls", "name") if k in m}
-                    for m in ctx.trajectory.messages if m.get("role") != "system"]
-    return _judged(options, ctx, ASSERT_PROMPT, {"statement": options.statement},
-                   {"statement": options.statement, "conversation": conversation}, 0.0)
+    return judge_verdict(options, ctx, ASSERT_PROMPT, {"statement": options.statement},
+                         {"statement": options.statement, "conversation": judge_conversation(ctx)}, 0.0)
 
 
 FAMILIES = (

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from .base import CheckContext, CheckFamily, Verdict
-from .judged import JudgedOptions, _judged
+from .judged import JudgedOptions, judge_conversation, judge_verdict
 
 REFUSAL_PROMPT = "redteam/check_refusal.j2"
 
@@ -37,10 +37,9 @@ class RefusalOptions(JudgedOptions):
 
 
 def run_refusal(options: RefusalOptions, ctx: CheckContext) -> Verdict:
-    conversation = [{k: m[k] for k in ("role", "content", "tool_calls", "name") if k in m}
-                    for m in ctx.trajectory.messages if m.get("role") != "system"]  # planted canaries stay out
-    return _judged(options, ctx, REFUSAL_PROMPT, {"expect": options.expect},
-                   {"attack": options.attack, "expect": options.expect, "conversation": conversation}, 0.0)
+    return judge_verdict(options, ctx, REFUSAL_PROMPT, {"expect": options.expect},
+                         {"attack": options.attack, "expect": options.expect,
+                          "conversation": judge_conversation(ctx)}, 0.0)
 
 
 FAMILIES = (

@@ -23,8 +23,8 @@ EXPECT = 'one JSON object {"turns": ["first user message", ...]}'
 
 
 def generator_settings(config: Any) -> Optional[Any]:
-    """The model that writes attacks: `generator:` (where the configuration has that key), else `judge:`."""
-    return getattr(config, "generator", None) or config.judge
+    """The model that writes attacks: evalrun.yaml's `generator:`, else its `judge:`."""
+    return config.generator or config.judge
 
 
 def turns_reader(attack: Attack, forbidden_tool: str):

@@ -130,7 +130,9 @@ def _generator(loaded: Any, no_cache: bool) -> Any:
         raise PlanError("--generate: no model to write attacks with: add `generator:` (the same keys as `judge:`) or "
                         "`judge:` to evalrun.yaml, or plan without --generate (the built-in templates need no model)")
     configure(concurrency=4, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=no_cache)
-    return LLMClient(settings, loaded.resolve(loaded.config.cache_dir) if settings.cache else None, role="judge")
+    # role "generator", as `evalrun generate` has it: its calls are counted and its breaker kept apart from a judge's
+    return LLMClient(settings, loaded.resolve(loaded.config.cache_dir) if settings.cache else None,
+                     role="generator")
 
 
 def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> list[Attack]:

@@ -1,0 +1,58 @@
+"""What a run says besides its cases and summary: problems with files or options, the saved failures
+(--save-failures), the spans (--otlp), and paths shown relative to the current folder."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def save_failures(target: Path, outcome, err) -> None:
+    from ..authoring.failures import save_failures as write_failures
+    from ..results.folder import describe_os_error
+
+    command = "evalrun " + " ".join(sys.argv[1:])
+    try:
+        saved = write_failures(outcome.results(only_problems=True), target, command)
+    except OSError as exc:
+        err.line(f"--save-failures: cannot write {target}: {describe_os_error(exc)}")
+        return
+    except ValueError as exc:  # the results file went away after the run
+        err.line(f"--save-failures: cannot read the results back: {exc}")
+        return
+    if saved:
+        err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: "
+                 f"evalrun run {target}")
+    else:
+        err.line(f"--save-failures: no case failed or ended in error; {target} was not written")
+
+
+def shown(path: Path) -> str:
+    """A path as the console shows it: relative to the current folder when it lies below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def diagnostic_line(diagnostic, command: str) -> str:
+    """A problem with a file as a compiler prints it (path:line:col: error: ...); a problem with a
+    command-line option as a usage error that names the option (evalrun run: error: --agent: ...)."""
+    if diagnostic.path.startswith("-"):
+        said = diagnostic.message if diagnostic.message.startswith(diagnostic.path) \
+            else f"{diagnostic.path}: {diagnostic.message}"
+        return f"evalrun {command}: {diagnostic.severity}: {said}"
+    return str(diagnostic)
+
+
+def export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
+    """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
+    spans a team counts on did not arrive."""
+    from ..report.otlp import OtlpExportError, export_report
+    from ..report.saved import NotAReport, load_report
+
+    try:
+        out.line(export_report(load_report(report_path), target))
+    except (OtlpExportError, NotAReport) as exc:
+        err.line(f"evalrun: --otlp: {exc}")
+        return exit_code or 3
+    return exit_code
