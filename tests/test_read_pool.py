@@ -205,3 +205,21 @@ def test_a_case_not_kept_loaded_is_rebuilt_when_unchanged_and_read_in_full_when_
     (suites / "c2.json").write_text(json.dumps(_suite(7, "t.json")))  # another case where c2's was
     with pytest.raises(CaseChanged):
         CaseLoader().load(refs[2])
+
+
+def test_real_paths_resolves_as_real_path_does(tmp_path):
+    """Collection resolves each folder once (RealPaths); every path comes out as `real_path` gives it:
+    a plain file, a symlinked file, a file in a symlinked folder, `..`, a file that does not exist, a loop."""
+    from runner.suite.files import RealPaths, real_path
+
+    (tmp_path / "real" / "t").mkdir(parents=True)
+    (tmp_path / "real" / "t" / "a.json").write_text("[]")
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "t" / "b.json").symlink_to(tmp_path / "real" / "t" / "a.json")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    resolve = RealPaths()
+    for path in [tmp_path / "real" / "t" / "a.json", tmp_path / "linked" / "t" / "a.json",
+                 tmp_path / "linked" / "t" / "b.json", tmp_path / "linked" / "t" / ".." / "t" / "a.json",
+                 tmp_path / "linked" / "t" / "missing.json", tmp_path / "loop", tmp_path / "loop" / "x.json"]:
+        assert resolve(path) == real_path(path), path
+        assert resolve(path) == real_path(path), path  # and again, from the folders it keeps
