@@ -42,6 +42,24 @@ def real_path(path: Path | str) -> Path:
     return Path(os.path.realpath(os.path.abspath(path)))
 
 
+class RealPaths:
+    """`real_path` for many files of few folders (collection): each folder is resolved once, and a file
+    that is not itself a symlink is its resolved folder joined with its name, as `real_path` would give."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: Path | str) -> Path:
+        absolute = os.path.abspath(path)
+        folder, name = os.path.split(absolute)
+        if not name or os.path.islink(absolute):
+            return real_path(absolute)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        return Path(os.path.join(real, name))
+
+
 def size_text(size: int) -> str:
     return f"{size / MiB:g} MiB" if size >= MiB else f"{size:,} bytes"
 
@@ -89,13 +107,14 @@ def read_bytes(path: Path | str, limit: int, what: str) -> bytes:
         _check_stat(os.fstat(fd), limit, what)  # the path may have been swapped for a FIFO since the stat
         chunks, total = [], 0
         while True:
-            chunk = os.read(fd, min(1 * MiB, limit + 1 - total))
-            if not chunk:
-                break
+            wanted = min(1 * MiB, limit + 1 - total)
+            chunk = os.read(fd, wanted)
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:  # grew while being read
                 raise InputFileError(f"it is larger than the {size_text(limit)} limit for {what}")
+            if len(chunk) < wanted:  # a regular file's read stops short only at its end: no read to learn it
+                break
         return b"".join(chunks)
     except OSError as exc:
         raise InputFileError(_os_reason(exc)) from None

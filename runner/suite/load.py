@@ -22,14 +22,15 @@ from .checks import check_case
 from .coerce import coerce_texts
 from .containment import inside, outside_message, transcript_location
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, display_path, read_bytes, real_path,
+from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path,
                     split_selection)
 from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
-from .shape import SUITE_KEYS, is_report, other_tools_file, suite_like_key, why_a_broken_suite
+from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
+                    suite_like_key, why_a_broken_suite)
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
@@ -105,6 +106,60 @@ class Exclusion:
 
 
 @dataclass
+class FileReading:
+    """How a run reads each of its files (see `load_suites`): what `read_files` hands to every process."""
+
+    roots: Optional[Sequence[Path]]
+    eval_config: Optional[Path]
+    referenceless: bool
+    keep: Optional[Callable[..., Any]]
+    real_paths: RealPaths = field(default_factory=RealPaths)  # each folder resolved once
+
+    def __call__(self, path: Path, explicit: bool, may_hold: bool = True) -> FileOutcome:
+        """One file's outcome, `keep` applied. A JSON file found in a folder that is a recorded conversation
+        is only parsed, quickly: it is most likely a suite's transcript, whose outcome is dropped (see
+        `load_suites`, which reads it in full when no suite names it)."""
+        raw = None
+        if not explicit and path.suffix.lower() == ".json":
+            try:
+                raw = read_bytes(path, SUITE_SIZE_LIMIT, "suites and configs")
+            except InputFileError:
+                pass  # `_load` reads it again and says why it cannot
+            else:
+                if conversation_shaped(path, raw):
+                    return FileOutcome(is_suite=False, conversation=True)
+        outcome = self.full(path, explicit=explicit, raw=raw)
+        if self.keep is not None and outcome.cases:
+            outcome.cases = [self.keep(path, explicit, i, case, may_hold=may_hold, fingerprint=outcome.fingerprint)
+                             for i, case in enumerate(outcome.cases)]
+        return outcome
+
+    def full(self, path: Path, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
+        return _load(path, explicit=explicit, roots=self.roots, eval_config=self.eval_config,
+                     referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
+
+
+def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1,
+               alone_first: int = 0) -> list[FileOutcome]:
+    """The outcome of each file, in order. This process reads the files until it has `alone_first` cases (those
+    `keep` may hold: they must be read here); the rest are shared with forked processes when they are many."""
+    outcomes: list[FileOutcome] = []
+    cases = 0
+    for path, explicit in files:
+        if processes > 1 and cases >= alone_first:
+            break
+        outcomes.append(reading(path, explicit))
+        cases += len(outcomes[-1].cases)
+    rest = files[len(outcomes):]
+    if rest:
+        from .read_pool import read_in_processes
+
+        shared = read_in_processes(reading, rest, processes)
+        outcomes.extend(shared if shared is not None else (reading(path, explicit) for path, explicit in rest))
+    return outcomes
+
+
+@dataclass
 class FileOutcome:
     """What one collected file turned out to be."""
 
@@ -116,36 +171,41 @@ class FileOutcome:
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
     unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
+    conversation: bool = False  # a recorded conversation, only parsed: its outcome is known once suites name theirs
+    fingerprint: Optional[bytes] = None  # an evalrun suite with no error: of the bytes its cases were built from
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[[Path, bool, int, Case], Any]] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False) -> LoadResult:
+                keep: Optional[Callable[..., Any]] = None,
+                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1,
+                alone_first: int = 0) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
-    `keep(path, explicit, index, case)` turns each case into what the result holds, as soon as its file
-    is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `keep(path, explicit, index, case, may_hold=True)` turns each case into what the result holds, as soon as
+    its file is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
+    `processes` > 1: once the files of the first `alone_first` cases are read here, a long list of files left
+    is read by that many processes, forked here (runner.suite.read_pool); `keep` is called in them with
+    `may_hold=False` (what it holds would have to be sent back). The outcome is the same as with one.
     `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
     `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
     roots = [real_path(r) for r in (_default_roots(paths) if roots is None else roots)]  # resolved once, not per file
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
-    outcomes = []
-    for path, explicit in files:
-        outcome = _load(path, explicit=explicit, roots=roots, eval_config=eval_config, referenceless=referenceless)
-        if keep is not None:
-            outcome.cases = [keep(path, explicit, i, case) for i, case in enumerate(outcome.cases)]
-        outcomes.append((path, outcome))
+    reading = FileReading(roots, eval_config, referenceless, keep)
+    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes, alone_first)))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
+    for n, (path, outcome) in enumerate(outcomes):
+        if outcome.conversation and reading.real_paths(path) not in used_as_transcripts:  # not a suite's: read in full
+            outcomes[n] = (path, reading.full(path, explicit=False))
     passed_over: dict[Path, list[str]] = {}
     _qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
-        if not outcome.cases and real_path(path) in used_as_transcripts:
+        if not outcome.cases and reading.real_paths(path) in used_as_transcripts:
             continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
         if outcome.passed_over is not None:
             passed_over.setdefault(_folder_of(path, paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
@@ -225,13 +285,14 @@ def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Pat
 
 
 def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None, referenceless: bool = False) -> FileOutcome:
+          eval_config: Optional[Path] = None, referenceless: bool = False, raw: Optional[bytes] = None,
+          resolve: Callable[[Path], Path] = real_path) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a
     JSON list, or an object with `messages`) is passed over quietly; anything else (an agent
     definition, another tool's config, a report, an unreadable file) is passed over with a reason.
     A file that cannot be parsed counts as a suite only when its text names a suite key."""
-    doc = read_document(path, display_path(path))
+    doc = read_document(path, display_path(path), raw=raw)
     foreign = read_foreign(path, doc, eval_config=eval_config)  # Google ADK, Agentflow: before the rules below
     if foreign is not None:
         return FileOutcome(cases=foreign.cases, diagnostics=sort_diagnostics(foreign.diagnostics),
@@ -249,7 +310,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
                                           "the file is empty: a suite needs at least `goal_details` or `cases`", "empty"))
         return FileOutcome(diagnostics=doc.diagnostics)
     if not explicit:
-        if path.suffix.lower() == ".json" and _looks_like_transcript(data):
+        if path.suffix.lower() == ".json" and looks_like_transcript(data):
             return FileOutcome(is_suite=False)
         if not isinstance(data, dict):
             return FileOutcome(is_suite=False, passed_over=f"{'a list' if isinstance(data, list) else 'a single value'}, "
@@ -274,7 +335,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     raw_cases = _split_cases(doc, data, path.stem)
     for case, at in raw_cases:
         check_case(doc, case, at, referenceless=referenceless)
-    transcripts = _check_transcripts(doc, raw_cases, path, roots)
+    transcripts = _check_transcripts(doc, raw_cases, path, roots, resolve)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
                            unbuilt=_outlines(doc, data, raw_cases))
@@ -286,7 +347,26 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
     named = {case["id"] for case, at in raw_cases
              if "id" in (data if not at else data["cases"][at[1]]) and isinstance(case.get("id"), str)}
     return FileOutcome(cases=cases, diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
-                       named_ids=named, display=doc.path)
+                       named_ids=named, display=doc.path,
+                       fingerprint=doc.fingerprint if len(cases) == len(raw_cases) else None)
+
+
+def rebuild_cases(path: Path, raw: bytes) -> list[Case]:
+    """The cases of an evalrun suite file that collection read with no error, from the same bytes (the
+    caller compares their fingerprint): built as `_load` builds them, without the checks that found
+    nothing wrong in these bytes (the schema, the cases' semantics, where transcripts are). What a run
+    reads again for each case it did not keep loaded (runner.run.case_index)."""
+    doc = read_document(path, display_path(path), raw=raw)
+    data = doc.data
+    if has_errors(doc.diagnostics) or not isinstance(data, dict):  # cannot be: collection read these bytes
+        raise ValueError(f"{doc.path} is not the suite collection read")
+    coerce_texts(doc)
+    cases = []
+    for case, at in _split_cases(doc, data, path.stem):
+        line, column = doc.position(at)
+        built = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
+        cases.append(Case.model_validate({**built, "source": SourceRef(path=doc.path, line=line, column=column)}))
+    return cases
 
 
 _KEY_TEXT = re.compile(r"""(?:^|[\s{,])["']?([A-Za-z_][\w-]*)["']?\s*:""", re.MULTILINE)
@@ -305,10 +385,6 @@ def _short(message: str) -> str:
     """The first clause of a diagnostic, for the note that names passed-over files."""
     message = message.split("; ", 1)[0]
     return message if len(message) <= 100 else message[:97] + "..."
-
-
-def _looks_like_transcript(data: Any) -> bool:
-    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
 
 
 def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:
@@ -347,7 +423,7 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
 
 
 def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
-                       roots: Optional[Sequence[Path]]) -> list[Path]:
+                       roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[Path]:
     """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
     missing. Returns the transcripts' resolved paths."""
     folder = path.parent
@@ -357,7 +433,7 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         if not (isinstance(transcript, str) and transcript.strip()):
             continue
         target = transcript_location(path, transcript)
-        resolved = real_path(target)  # once: symlinks followed, then compared with the (resolved) roots
+        resolved = resolve(target)  # once: symlinks followed, then compared with the (resolved) roots
         found.append(resolved)
         if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")

@@ -13,6 +13,7 @@ builds values itself with the rules a suite writer expects:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -64,6 +65,7 @@ class Document:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     pending_positions: Optional[str] = None  # JSON text whose positions are computed on first need
+    fingerprint: Optional[bytes] = None  # of the bytes read (`fingerprint`), to know them again unparsed
 
     def position(self, location: Path_, *, key: bool = False) -> Position:
         """The best-known position for `location`: its key or its value, else the nearest parent's."""
@@ -95,15 +97,18 @@ class Document:
 
 
 def read_document(path: Path, display_path: str | None = None, *, limit: int = SUITE_SIZE_LIMIT,
-                  what: str = "suites and configs") -> Document:
-    """Parse `path`; problems become diagnostics on the returned document (never an exception).
-    Special files (FIFOs, devices) and files above `limit` bytes are refused without being read."""
+                  what: str = "suites and configs", raw: Optional[bytes] = None) -> Document:
+    """Parse `path` (`raw`: its bytes, already read with `read_bytes` and the same limit); problems become
+    diagnostics on the returned document (never an exception). Special files (FIFOs, devices) and files
+    above `limit` bytes are refused without being read."""
     doc = Document(display_path or str(path))
-    try:
-        raw = read_bytes(path, limit, what)
-    except InputFileError as exc:
-        doc.error((), f"cannot read file: {exc}", "io")
-        return doc
+    if raw is None:
+        try:
+            raw = read_bytes(path, limit, what)
+        except InputFileError as exc:
+            doc.error((), f"cannot read file: {exc}", "io")
+            return doc
+    doc.fingerprint = fingerprint(raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -116,6 +121,11 @@ def read_document(path: Path, display_path: str | None = None, *, limit: int = S
     else:
         _parse_yaml(text, doc)
     return doc
+
+
+def fingerprint(raw: bytes) -> bytes:
+    """A file's content in 16 bytes: the same bytes read again give the same fingerprint, others do not."""
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 def _parse_json(text: str, doc: Document) -> None:

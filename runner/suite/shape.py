@@ -8,6 +8,7 @@ cases silently never run. So a file with no suite key is still read as a (broken
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -86,3 +87,30 @@ def one_edit_apart(a: str, b: str) -> bool:
     shorter, longer = (a, b) if len(a) < len(b) else (b, a)
     i = next((i for i, (x, y) in enumerate(zip(shorter, longer)) if x != y), len(shorter))
     return shorter[i:] == longer[i + 1:]
+
+
+def conversation_shaped(path: Path, raw: bytes) -> bool:
+    """Whether a JSON file found in a folder is sure to yield no case whatever else is true of it: a
+    recorded conversation (a list, or an object with `messages`), not an eval set. What this quick parse
+    cannot tell (a file it cannot parse, an eval set's or eval config's name) is read in full."""
+    from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
+    from .formats.adk import shape_of
+
+    start = _FIRST_NON_SPACE.match(raw)
+    first = raw[start.end():start.end() + 1] if start else b""
+    if not (first == b"[" or (first == b"{" and (b'"messages"' in raw or b'"resourceSpans"' in raw))):
+        return False
+    if is_eval_config_name(path) or path.name.lower().endswith(EVAL_SET_SUFFIXES):
+        return False
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return looks_like_transcript(data) and shape_of(data) is None
+
+
+_FIRST_NON_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
+def looks_like_transcript(data: Any) -> bool:
+    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
