@@ -175,3 +175,29 @@ def test_a_key_with_a_line_break_is_refused_before_anything_is_sent(monkeypatch)
         assert fake.requests == []
     assert error.value.reason == ("the API key of openai/fake (judge) holds a line break: check the variable's "
                                   "value")
+
+
+def test_an_answer_past_the_size_limit_is_not_read_on(monkeypatch):
+    """A broken or hostile server must not fill the run's memory: a Content-Length past MAX_BODY is refused at
+    once, and a body that ends with the connection is cut off once it passes the limit."""
+    import runner.llm.http1 as http1
+
+    monkeypatch.setattr(http1, "MAX_BODY", 1000)
+    endless = b"HTTP/1.0 200 OK\r\n\r\n" + b"x" * 200_000  # no length: the body would end with the connection
+
+    async def test(port, seen):
+        outcomes = []
+        for body in (b"declared", b"endless", b"fine"):
+            pool = Pool("127.0.0.1", port)
+            try:
+                outcomes.append((await pool.post("/", {}, body, 5)).body)
+            except BadAnswer as exc:
+                outcomes.append(str(exc))
+            pool.close()
+        return outcomes
+
+    def answers(n, body):
+        return {b"declared": sized(b"{}").replace(b"Content-Length: 2", b"Content-Length: 1001"),
+                b"endless": endless}.get(body, sized(b"{}"))
+
+    assert asyncio.run(serve(answers)(test)) == ["an answer longer than 0 MiB"] * 2 + [b"{}"]

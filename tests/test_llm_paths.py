@@ -262,6 +262,24 @@ def test_the_fast_path_goes_through_the_environments_proxy(monkeypatch):
     assert proxy_for("http://models.internal.test/v1") is None
 
 
+@pytest.mark.parametrize("through_proxy", [False, True])  # the small client; aiohttp (as for https)
+def test_an_answer_past_the_size_limit_is_refused_on_both_clients(monkeypatch, through_proxy):
+    import runner.llm.http1 as http1
+
+    monkeypatch.setattr(http1, "MAX_BODY", 1000)
+    with FakeOpenAI(default=lambda request: "x" * 5000) as fake:
+        api_base = fake.base_url
+        if through_proxy:
+            monkeypatch.setenv("HTTP_PROXY", fake.base_url.rsplit("/v1", 1)[0])
+            monkeypatch.setenv("NO_PROXY", "localhost")
+            api_base = "http://models.internal.test/v1"
+        client = LLMClient(ModelSettings(model="openai/m", api_base=api_base, cache=False, max_retries=0),
+                           role="agent", runtime=LLMRuntime())
+        with pytest.raises(Exception) as error:
+            client.complete(USER)
+    assert "malformed reply from" in str(error.value) and "an answer longer than 0 MiB" in str(error.value)
+
+
 def test_a_server_gets_max_tokens_by_its_own_name():
     with FakeOpenAI(default=lambda request: "ok") as fake:
         LLMClient(ModelSettings(model="openai/local", api_base=fake.base_url, max_tokens=50, cache=False),

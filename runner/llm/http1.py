@@ -19,6 +19,7 @@ from typing import Optional
 
 KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
 MAX_HEAD = 64 * 1024  # a status line and headers longer than this are not an HTTP answer
+MAX_BODY = 64 * 1024 * 1024  # no model's answer is this long: past it, a broken or hostile server is not read on
 
 
 class Disconnected(OSError):
@@ -62,6 +63,8 @@ class _Connection(asyncio.Protocol):
         if self.waiter is None or self.waiter.done():
             return
         try:
+            if self.head is not None and len(self.buffer) - self.body_at > MAX_BODY + 64 * 1024:  # chunk framing
+                raise BadAnswer(_too_long())
             answer = self._complete()
         except BadAnswer as exc:
             self._fail(exc)
@@ -122,6 +125,8 @@ class _Connection(asyncio.Protocol):
                     self.length = int(headers["content-length"])
                 except ValueError:
                     raise BadAnswer(f"Content-Length {headers['content-length']!r}") from None
+                if self.length > MAX_BODY:
+                    raise BadAnswer(_too_long())
         status, headers = self.head
         if self.chunked:
             body = _dechunked(self.buffer, self.body_at)
@@ -129,6 +134,10 @@ class _Connection(asyncio.Protocol):
         if self.length is not None and len(self.buffer) - self.body_at >= self.length:
             return Answer(status, headers, bytes(self.buffer[self.body_at:self.body_at + self.length]))
         return None
+
+
+def _too_long() -> str:
+    return f"an answer longer than {MAX_BODY // (1024 * 1024)} MiB"
 
 
 def _read_head(block: bytes) -> tuple[int, dict[str, str]]:

@@ -92,12 +92,28 @@ async def _post_aiohttp(base: str, data: bytes, headers: dict, timeout_s: float,
     try:
         async with session.post(f"{base}/chat/completions", data=data, headers=headers,
                                 timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy) as response:
-            return await response.read(), response.status, response.headers
+            return await _bounded_body(response, where), response.status, response.headers
     except (asyncio.TimeoutError, TimeoutError):
         raise Failure(f"timed out after {timeout_s:g} s ({where})", retryable=True, outage=True) from None
     except aiohttp.ClientError as exc:
         raise Failure(f"cannot reach {where}: {short(redact(_transport_text(exc)))}", retryable=True,
                       outage=True) from None
+
+
+async def _bounded_body(response: Any, where: str) -> bytes:
+    """The answer's body, read no further than the small client reads one (http1.MAX_BODY)."""
+    from . import http1
+
+    too_long = Failure(f"malformed reply from {where}: an answer longer than {http1.MAX_BODY // (1024 * 1024)} MiB",
+                       retryable=True)
+    if (response.content_length or 0) > http1.MAX_BODY:
+        raise too_long
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(1 << 16):
+        body += chunk
+        if len(body) > http1.MAX_BODY:
+            raise too_long
+    return bytes(body)
 
 
 def base_url(settings: Any) -> str:
