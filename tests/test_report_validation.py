@@ -78,6 +78,8 @@ TAMPERED = [
      "cases[0].metrics.counts.tool_calls: Input should be a valid integer (got 1.0)"),
     ("overflowing-number", set_in(["summary", "pass_rate"], "RAW:1e999"),  # a float parser reads it as infinity
      'summary.pass_rate: Input should be a valid number (got "1e999")'),
+    ("overflowing-digits", set_in(["summary", "pass_rate"], "RAW:" + "1" * 400 + ".0"),  # no exponent, still infinity
+     'summary.pass_rate: Input should be a valid number (got "' + "1" * 59 + "…)"),  # the value shown cut at 60
 ]
 
 

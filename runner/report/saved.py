@@ -64,7 +64,9 @@ def parse_report_json(text: bytes | str) -> Any:
     return json.loads(text, parse_constant=str, parse_float=finite)
 
 
-_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}")  # 1e100 and up: the only way a JSON number overflows
+# The two ways a JSON number can overflow a float: an exponent of 100 and up (1e999), or 300 digits and more
+# (a 400-digit decimal is infinity too). Text matching either (digits in a string too) takes the checked parse.
+_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
 
 
 def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:
