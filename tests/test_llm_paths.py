@@ -272,7 +272,7 @@ def test_an_answer_past_the_size_limit_is_refused_on_both_clients(monkeypatch, t
         if through_proxy:
             monkeypatch.setenv("HTTP_PROXY", fake.base_url.rsplit("/v1", 1)[0])
             monkeypatch.setenv("NO_PROXY", "localhost")
-            api_base = "http://models.internal.test/v1"
+            api_base = "http://size-limit.internal.test/v1"  # a host of its own: the layer keeps each host's proxy
         client = LLMClient(ModelSettings(model="openai/m", api_base=api_base, cache=False, max_retries=0),
                            role="agent", runtime=LLMRuntime())
         with pytest.raises(Exception) as error:
