@@ -7,20 +7,35 @@ import contextlib
 import threading
 import time
 from collections import deque
-from typing import Any, AsyncContextManager, Callable, Optional, Protocol
+from abc import ABC, abstractmethod
+from typing import AsyncIterator, Callable, Optional
 
 from .settings import BREAKER_THRESHOLD
 
 
-class RunLimit(Protocol):
+class RunLimit(ABC):
     """What a model call goes through: Limiter below, or a stand-in for a limit held by another process (a run
     spread over a Ray cluster shares one budget: runner.run.executors.ray_limits)."""
 
+    @abstractmethod
     async def acquire(self) -> None: ...
+
+    @abstractmethod
     def release(self) -> None: ...
-    def slot(self) -> AsyncContextManager[Any]: ...
+
+    @abstractmethod
     def throttle(self) -> None: ...  # the provider answered 429
+
+    @abstractmethod
     def recover(self) -> None: ...  # a request succeeded
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        await self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
 
 
 # Makes a run's limits: (None, -j) for the run-wide one, ((model, api_base), max_concurrency) for a model's own
@@ -31,7 +46,7 @@ def local_limit(key: Optional[tuple], limit: int) -> RunLimit:
     return Limiter(limit)
 
 
-class Limiter:
+class Limiter(RunLimit):
     """At most `limit` holders at once, across every thread and event loop of the process (agent calls
     run on the run's loop, blocking judge calls from scoring threads on the layer's own: one limit
     covers both).
@@ -72,14 +87,6 @@ class Limiter:
         with self._lock:
             self.in_use -= 1
             self._wake_locked()
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> Any:
-        await self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
 
     def throttle(self) -> None:
         with self._lock:

@@ -13,9 +13,10 @@ waiting for, so a lost worker costs the budget nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 from typing import Any, Optional
+
+from ...llm.limits import RunLimit
 
 RUN = "run"  # the key of the run-wide limit (-j); a model's own is its (model, api_base, max_concurrency)
 
@@ -79,7 +80,7 @@ class RunLimits:
         return {"peak": self.peak, "in_use": run.in_use, "limit": run.limit, "throttled": run.throttled}
 
 
-class RemoteLimit:
+class RemoteLimit(RunLimit):
     """A limit held by the RunLimits actor, with runner.llm.limits.Limiter's interface (RunLimit)."""
 
     def __init__(self, actor: Any, key: str, limit: int, holder: str):
@@ -102,14 +103,6 @@ class RemoteLimit:
 
     def release(self) -> None:
         self.actor.release.remote(self.key, self.holder)
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> Any:
-        await self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
 
     def throttle(self) -> None:
         self.actor.throttle.remote(self.key)
