@@ -272,6 +272,8 @@ async def pool_session(base: str) -> tuple[Any, Optional[str]]:
 
 def proxy_for(url: str) -> Optional[str]:
     """The proxy the environment names for `url` (as curl and the OpenAI SDK read it), or None."""
+    if not any(value and name.lower().endswith("_proxy") for name, value in os.environ.items()):
+        return None  # what urllib's reading of the environment finds then: no proxy (and 3 ms of import saved)
     import urllib.parse
     import urllib.request
 

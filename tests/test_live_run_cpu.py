@@ -1,0 +1,90 @@
+"""What a live run of the `evalrun` command spends CPU on besides its model calls (issue 16: CPU per model call):
+modules it does not need, and bookkeeping per call. Each test pins one saving and the behaviour it must keep."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from hypothesis import given, settings, strategies as st
+
+from runner.llm.calls import CallSummary, CallTotals, LLMCall, summarize
+from runner.report import formats
+from tests.cli_helpers import cli_env, write
+from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+# Imported by other runs, not by a live one: the report formats (the parser's help names their files from the
+# registry), the replay pool with multiprocessing (live cases never go to it), urllib.request (no proxy is set)
+NOT_FOR_A_LIVE_RUN = ("runner.report.junit", "runner.report.html", "runner.report.markdown",
+                      "runner.run.executors.replay_pool", "multiprocessing", "urllib.request")
+
+
+def test_the_help_names_the_file_each_format_writes():
+    for name in formats.names():
+        assert formats.file_name(name) == formats.get(name).file_name
+
+
+def test_a_live_run_imports_no_report_format_replay_pool_or_urllib(tmp_path):
+    with FakeOpenAI() as fake:
+        fake.default = lambda request: (Reply(content="It is 21 degrees in Paris.")
+                                        if request["messages"][-1]["role"] == "tool"
+                                        else Reply(tool_calls=[tool_call("get_weather", {"city": "Paris"})]))
+        write(tmp_path / "evalrun.yaml",
+              f"embeddings: {{enabled: false}}\ncache_dir: cache\nagents:\n  bot:\n    type: model\n"
+              f"    model: openai/fake\n    api_base: {fake.base_url}\n    tools: {json.dumps(TOOLS)}\n")
+        for n in range(3):
+            write(tmp_path / "suites" / f"c{n}.yaml",
+                  f"id: c{n}\nagent: bot\nstarting_sentence: 'The weather in Paris?'\n"
+                  "tool_outputs: {get_weather: {temp_c: 21}}\n"
+                  "goal_details:\n  - {type: tool_call, name: look, tool_name: get_weather, args: {city: Paris}}\n"
+                  "  - {type: text, name: answer, keywords: ['21']}\n")
+        code = ("import sys, runner.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q', '-j', '3']);"
+                f"print(code, sorted(m for m in {NOT_FOR_A_LIVE_RUN!r} if m in sys.modules))")
+        env = {k: v for k, v in cli_env().items() if not k.lower().endswith("_proxy")}
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert len(fake.requests) == 6  # the cases were played live: two calls each
+
+
+def _calls() -> st.SearchStrategy[LLMCall]:
+    money = st.one_of(st.none(), st.floats(min_value=0, max_value=5, allow_nan=False))
+    tokens = st.one_of(st.none(), st.integers(min_value=0, max_value=10_000))
+    return st.builds(LLMCall, role=st.sampled_from(["agent", "judge", "simulator"]), model=st.just("m"),
+                     latency_s=st.floats(min_value=0, max_value=60, allow_nan=False),
+                     attempts=st.integers(min_value=0, max_value=3), prompt_tokens=tokens, completion_tokens=tokens,
+                     cost_usd=money, saved_usd=money, cached=st.booleans(),
+                     error=st.one_of(st.none(), st.just("boom")))
+
+
+def _added_field_by_field(totals: CallTotals, call: LLMCall) -> None:
+    """The oracle: CallTotals.add as it was written, one pydantic assignment per field."""
+    totals.calls += 1
+    totals.cached += call.cached
+    totals.errors += call.error is not None
+    totals.prompt_tokens += call.prompt_tokens or 0
+    totals.completion_tokens += call.completion_tokens or 0
+    if call.cost_usd is not None:
+        totals.cost_usd = (totals.cost_usd or 0.0) + call.cost_usd
+    elif call.cached or call.prompt_tokens or call.completion_tokens or (call.attempts and call.error is None):
+        totals.unpriced += 1
+    if call.saved_usd is not None:
+        totals.saved_usd = (totals.saved_usd or 0.0) + call.saved_usd
+    totals.latency_s += call.latency_s
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_calls(), max_size=8))
+def test_call_totals_add_up_as_one_assignment_per_field_did(calls):
+    expected = CallSummary()
+    for call in calls:
+        _added_field_by_field(expected, call)
+        _added_field_by_field(expected.by_role.setdefault(call.role, CallTotals()), call)
+    got = summarize(calls)
+    assert got.model_dump_json() == expected.model_dump_json()
+    assert got.model_fields_set == expected.model_fields_set
+    assert {role: t.model_fields_set for role, t in got.by_role.items()} == \
+        {role: t.model_fields_set for role, t in expected.by_role.items()}
