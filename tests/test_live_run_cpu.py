@@ -17,9 +17,12 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 
 # Imported by other runs, not by a live one: the report formats (the parser's help names their files from the
-# registry), the replay pool with multiprocessing (live cases never go to it), urllib.request (no proxy is set)
+# registry), the replay pool with multiprocessing (live cases never go to it), urllib.request (no proxy is set),
+# email (for an HTTP date in Retry-After), importlib.metadata (pydantic's plugin loader reads the installed
+# plugins with it: the command loads none) and so no plugin either (logfire's, in a dev install)
 NOT_FOR_A_LIVE_RUN = ("runner.report.junit", "runner.report.html", "runner.report.markdown",
-                      "runner.run.executors.replay_pool", "multiprocessing", "urllib.request")
+                      "runner.run.executors.replay_pool", "multiprocessing", "urllib.request", "email",
+                      "importlib.metadata", "logfire")
 
 
 def test_the_help_names_the_file_each_format_writes():
@@ -27,7 +30,7 @@ def test_the_help_names_the_file_each_format_writes():
         assert formats.file_name(name) == formats.get(name).file_name
 
 
-def test_a_live_run_imports_no_report_format_replay_pool_or_urllib(tmp_path):
+def test_a_live_run_imports_none_of_what_only_other_runs_need(tmp_path):
     with FakeOpenAI() as fake:
         fake.default = lambda request: (Reply(content="It is 21 degrees in Paris.")
                                         if request["messages"][-1]["role"] == "tool"
@@ -43,7 +46,8 @@ def test_a_live_run_imports_no_report_format_replay_pool_or_urllib(tmp_path):
                   "  - {type: text, name: answer, keywords: ['21']}\n")
         code = ("import sys, runner.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q', '-j', '3']);"
                 f"print(code, sorted(m for m in {NOT_FOR_A_LIVE_RUN!r} if m in sys.modules))")
-        env = {k: v for k, v in cli_env().items() if not k.lower().endswith("_proxy")}
+        env = {k: v for k, v in cli_env().items()  # no proxy; pydantic's plugins left to the command
+               if not k.lower().endswith("_proxy") and k != "PYDANTIC_DISABLE_PLUGINS"}
         done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
@@ -88,3 +92,17 @@ def test_call_totals_add_up_as_one_assignment_per_field_did(calls):
     assert got.model_fields_set == expected.model_fields_set
     assert {role: t.model_fields_set for role, t in got.by_role.items()} == \
         {role: t.model_fields_set for role, t in expected.by_role.items()}
+
+
+def test_the_command_s_pydantic_loads_no_plugin_and_a_set_switch_is_pydantic_s(tmp_path):
+    probe = ("import sys, runner.cli as c; c.main(['--version']); from runner.plugins import skip_pydantic_plugins;"
+             "skip_pydantic_plugins(); import pydantic; from pydantic.plugin._loader import get_plugins;"
+             "print(list(get_plugins()), 'importlib.metadata' in sys.modules)")
+    env = {k: v for k, v in cli_env().items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[] False", done.stderr
+    # PYDANTIC_DISABLE_PLUGINS given: pydantic's own loader reads it (here: every plugin off)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYDANTIC_DISABLE_PLUGINS": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[] True", done.stderr
