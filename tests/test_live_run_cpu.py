@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from runner.llm.calls import CallSummary, CallTotals, LLMCall, summarize
@@ -106,3 +107,42 @@ def test_the_command_s_pydantic_loads_no_plugin_and_a_set_switch_is_pydantic_s(t
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYDANTIC_DISABLE_PLUGINS": "1"},
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[] True", done.stderr
+
+
+# ------------------------------------------------------------------ the price list, read without parsing
+
+def _fresh_pricing(monkeypatch):
+    from runner.llm import pricing
+
+    for name, value in (("_table", None), ("_text", None), ("_by_model", {})):
+        monkeypatch.setattr(pricing, name, value)
+    return pricing
+
+
+def test_a_model_missing_from_the_price_list_is_known_unpriced_without_parsing_it(monkeypatch):
+    pytest.importorskip("litellm", reason="the price list ships with litellm")
+    monkeypatch.delitem(sys.modules, "litellm", raising=False)  # a run on the fast path has not imported it
+    pricing = _fresh_pricing(monkeypatch)
+    assert pricing.model_facts("openai/my-local-model") is None
+    assert pricing.cost_of("openai/my-local-model", {"prompt_tokens": 20, "completion_tokens": 8}) is None
+    assert pricing._table is None  # the 3 MB list was searched, not parsed
+    facts = pricing.model_facts("openai/gpt-4o-mini")  # one that is there: parsed, and priced as before
+    assert pricing._table is not None and facts is pricing._table["gpt-4o-mini"]
+    assert pricing.cost_of("openai/gpt-4o-mini", {"prompt_tokens": 1000, "completion_tokens": 100}) == \
+        pytest.approx(1000 * facts["input_cost_per_token"] + 100 * facts["output_cost_per_token"])
+
+
+_KEYS = st.sampled_from(["gpt-4o-mini", "claude-3-5-sonnet-20240620", "a/b", "x", "q\"uote", "back\\slash", "tab\t"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.one_of(_KEYS, st.text(max_size=6)), max_size=5), name=st.one_of(_KEYS, st.text(max_size=6)),
+       escaped=st.booleans(), slashes=st.booleans())
+def test_surely_absent_never_says_so_of_a_key_the_json_holds(keys, name, escaped, slashes):
+    from runner.llm.pricing import surely_absent
+
+    text = json.dumps({key: {"input_cost_per_token": 1e-6} for key in keys}, ensure_ascii=escaped)
+    if slashes:  # JSON may write "/" as "\/"
+        text = text.replace("/", "\\/")
+    if surely_absent(name, text):
+        assert name not in json.loads(text)
