@@ -146,3 +146,28 @@ def test_surely_absent_never_says_so_of_a_key_the_json_holds(keys, name, escaped
         text = text.replace("/", "\\/")
     if surely_absent(name, text):
         assert name not in json.loads(text)
+
+
+# ------------------------------------------------------------------ the parser of the command given
+
+def _parsed(parser, argv):
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            result = vars(parser.parse_args(argv))
+        except SystemExit as exc:
+            result = exc.code
+    return result, out.getvalue(), err.getvalue()
+
+
+def test_the_parser_of_one_command_parses_helps_and_errs_as_the_whole_parser():
+    from runner import cli
+
+    for name in cli.COMMANDS:
+        for argv in ([name], [name, "--help"], [name, "--no-such-option"], [name, "x", "-j", "many"],
+                     [name, "suites", "-k", "a", "--tag", "b", "-q"], [name, "--version"]):
+            whole = _parsed(cli.build_parser(), argv)
+            assert _parsed(cli.build_parser(only=name), argv) == whole, argv
