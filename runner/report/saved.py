@@ -64,9 +64,10 @@ def parse_report_json(text: bytes | str) -> Any:
     return json.loads(text, parse_constant=str, parse_float=finite)
 
 
-# The two ways a JSON number can overflow a float: an exponent of 100 and up (1e999), or 300 digits and more
-# (a 400-digit decimal is infinity too). Text matching either (digits in a string too) takes the checked parse.
-_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
+# The two ways a JSON number can overflow a float (past 1.8e308): an exponent of 100 and up (1e999), or with
+# an exponent of two digits at most, more than 209 digits before the point (a 250-digit integer part times
+# 1e60 is infinity too). Text matching either (digits in a string too) takes the checked parse.
+_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{200}")
 
 
 def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:

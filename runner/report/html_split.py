@@ -1,0 +1,310 @@
+"""The HTML page's cases made from report.json on every core: the file is cut into its cases at the
+separators evalrun writes between them, and each part of the list is checked, indexed and compressed by
+a process of its own (this one and forked children), reading the file's bytes, never parsing a case into
+Python objects it would only serialise again.
+
+evalrun writes every case as one compact JSON object (a results.jsonl line: `"id"` first, `"redteam"`
+last) and joins them with "," (runner.results.folder.write_report), so a case ends where
+`"redteam":...},{"id":"` is. That is only a guess about hostile bytes, and it is proved case by case:
+every piece between two separators must be one whole valid case (pydantic parses it strictly, as the
+streaming reader's check does, and a proper prefix of an object or two objects are never one object),
+so when every piece is one, every separator was a real one. Whatever the proof does not cover is left
+to saved_stream, the reader that parses as `load_report` does: text that may hold NaN, Infinity or a
+number that overflows a float (a case `load_report` reads otherwise than a JSON parser), another
+layout, a piece that is not a valid case, a case listed twice. `encode` then returns None and the page
+is streamed instead; nothing has been written yet.
+
+The page is the same, byte for byte, as the one saved_stream makes: the same chunks of the same texts,
+the same index rows (tests/test_report_html_split.py).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from . import html_data
+from .html_data import INDEX_FIELDS, gzip_base64, index_json
+from .saved import report_file
+from .saved_stream import Unstreamable, plain_json_text, read_header
+
+SPLIT_FROM_BYTES = 8 << 20  # smaller reports are made in this process: a fork would cost more than it saves
+PART_BYTES = 4 << 20  # the least a process is given
+MAX_PROCESSES = 8
+_SEPARATOR = b'},{"id":"'
+_ENDS = (b'"redteam":null}', b'"}}')  # how the case before a separator ends: no red-team entry, or one
+_READ = 8 << 20
+_LOOK_BACK = 2048  # bytes kept from a block for the next: a red-team entry before a separator
+
+
+@dataclass
+class Encoded:
+    """The page's data, ready to write: each chunk gzip+base64, the first case of each, the index rows."""
+
+    chunks: list[str]
+    starts: list[int]
+    rows: list[bytes]
+
+
+@dataclass
+class _Layout:
+    header: dict[str, Any]
+    spans: list[tuple[int, int]]  # each case's bytes in the file: [start, end)
+
+
+def encode(path: Path) -> Optional[tuple[dict[str, Any], Encoded]]:
+    """(the report without its cases, its cases encoded for the page), or None when saved_stream must
+    read it (see the module's notes). NotAReport when there is no report at `path`."""
+    target = report_file(path)
+    layout = _layout(target)
+    if layout is None:
+        return None
+    from ..results.models import CaseResult  # before any fork: the children inherit it
+
+    chunks = _chunks(layout.spans)
+    parts = _parts(layout.spans, chunks, _processes(target.stat().st_size))
+    done = _run_parts(target, layout.spans, parts, CaseResult)
+    if done is None:
+        return None
+    encoded, keys = done
+    if len(set(keys)) != len(keys):  # a case listed twice: saved_stream refuses it in load_report's words
+        return None
+    encoded.starts = [first for first, _ in chunks]
+    return layout.header, encoded
+
+
+# ------------------------------------------------------------------ where the cases are
+
+def _layout(target: Path) -> Optional[_Layout]:
+    with target.open("rb") as source:
+        try:
+            header, first = read_header(source)
+        except Unstreamable:
+            return None
+        size = target.stat().st_size
+        starts, ends = [first], []
+        source.seek(first)
+        offset, tail = first, b""
+        while True:
+            block = source.read(_READ)
+            if not block:
+                break
+            text, base = tail + block, offset - len(tail)
+            # a separator that starts this far into the tail was cut by the last block's edge: not found yet
+            at = text.find(_SEPARATOR, max(0, len(tail) - len(_SEPARATOR) + 1))
+            while at >= 0:
+                if text.endswith(_ENDS, 0, at + 1) or _ends_red_team(text, at):
+                    ends.append(base + at + 1)
+                    starts.append(base + at + 2)
+                at = text.find(_SEPARATOR, at + 1)
+            tail, offset = text[-_LOOK_BACK:], offset + len(block)
+        source.seek(max(first, size - 64))
+        trailer = source.read()
+    end = _cases_end(trailer, max(first, size - 64))
+    if end is None:
+        return None
+    if end <= first:  # "cases": [] (nothing but spaces inside)
+        return _Layout(header, []) if len(starts) == 1 else None
+    ends.append(end)
+    if any(start >= stop for start, stop in zip(starts, ends)):
+        return None
+    return _Layout(header, list(zip(starts, ends)))
+
+
+def _ends_red_team(text: bytes, at: int) -> bool:
+    """`"redteam":{"attack":"...","category":"..."}}` ends at `at` (the red-team entry's two strings)."""
+    if not text.endswith(b'"}}', 0, at + 1):
+        return False
+    start = text.rfind(b'"redteam":{"attack":"', max(0, at - _LOOK_BACK), at)
+    return start >= 0 and b'","category":"' in text[start:at]
+
+
+def _cases_end(trailer: bytes, offset: int) -> Optional[int]:
+    """Where the last case ends: the file closes with `]` and `}` (spaces around them allowed)."""
+    text = trailer.rstrip(b" \t\n\r")
+    if not text.endswith(b"}"):
+        return None
+    text = text[:-1].rstrip(b" \t\n\r")
+    if not text.endswith(b"]"):
+        return None
+    return offset + len(text[:-1].rstrip(b" \t\n\r"))
+
+
+def _chunks(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The cases of each chunk, [first, stop): cut as html_data.write_data cuts them, by the texts' sizes."""
+    chunks, first, size = [], 0, 0
+    for n, (start, end) in enumerate(spans):
+        size += end - start
+        if size >= html_data.CHUNK_BYTES:
+            chunks.append((first, n + 1))
+            first, size = n + 1, 0
+    if first < len(spans):
+        chunks.append((first, len(spans)))
+    return chunks
+
+
+def _processes(size: int) -> int:
+    """How many processes make the page: one per core for a large report, when forking is safe (a
+    process running one thread: a fork copies no other thread, and a lock one held would stay held)."""
+    if size < SPLIT_FROM_BYTES or not hasattr(os, "fork") or threading.active_count() != 1:
+        return 1
+    return max(1, min(MAX_PROCESSES, _cores(), size // PART_BYTES))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _parts(spans: list[tuple[int, int]], chunks: list[tuple[int, int]], processes: int) -> list[list[tuple[int, int]]]:
+    """The chunks in `processes` runs of about as many bytes each, in order."""
+    total = sum(end - start for start, end in spans) or 1
+    parts: list[list[tuple[int, int]]] = [[] for _ in range(processes)]
+    done = 0
+    for first, stop in chunks:
+        parts[min(processes - 1, done * processes // total)].append((first, stop))
+        done += sum(end - start for start, end in spans[first:stop])
+    return [part for part in parts if part] or [[]]
+
+
+# ------------------------------------------------------------------ checking and encoding a part
+
+class _Doubt(Exception):
+    """Something the split cannot prove: saved_stream reads the report instead."""
+
+
+@dataclass
+class _Part:
+    chunks: list[str]
+    rows: list[bytes]
+    keys: list[tuple]
+
+
+def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[int, int]], model: Any) -> _Part:
+    part = _Part([], [], [])
+    with target.open("rb") as source:
+        for first, stop in chunks:
+            start, end = spans[first][0], spans[stop - 1][1]
+            source.seek(start)
+            text = source.read(end - start)
+            if len(text) != end - start:
+                raise _Doubt("the file changed while it was read")
+            try:
+                text.decode("utf-8")  # load_report refuses bytes that are not UTF-8, in its own words
+            except UnicodeDecodeError:
+                raise _Doubt("not UTF-8") from None
+            suspect = _may_read_otherwise(text)
+            for case_start, case_end in spans[first:stop]:
+                piece = text[case_start - start:case_end - start]
+                if piece[:1] != b"{" or (suspect and not plain_json_text(piece.decode("utf-8"))):
+                    raise _Doubt("a case saved_stream must read")
+                try:
+                    case = model.model_validate_json(piece, strict=True)
+                except ValueError:  # not one whole valid case: saved_stream says which, or finds the real cases
+                    raise _Doubt("not a valid case") from None
+                part.rows.append(index_json(_index_row(case)))
+                part.keys.append((case.id, case.run, case.repeat))
+            part.chunks.append(gzip_base64(b"[" + text + b"]"))  # the cases and the "," between them, as written
+    return part
+
+
+_DIGITS = bytes.maketrans(b"0123456789E+", b"0000000000ee")
+
+
+def _may_read_otherwise(text: bytes) -> bool:
+    """Whether `text` may hold a number or constant parse_report_json keeps as text where a JSON parser
+    (pydantic's, a browser's) reads a float: NaN, Infinity, or a number past a float's range, which has
+    an exponent of three digits or, with one of two, more than 200 digits before its point. A superset
+    (digits in strings count too): a case it finds is parsed to be sure."""
+    if b"NaN" in text or b"Infinity" in text:
+        return True
+    shape = text.translate(_DIGITS)  # every digit a 0, every exponent an e ("e+" an "ee")
+    return b"e000" in shape or b"0" * 200 in shape
+
+
+def _index_row(case: Any) -> dict[str, Any]:
+    """html_data.index_row of the case's JSON, from the validated case (a field the JSON did not hold is
+    left out, as there)."""
+    present = case.model_fields_set
+    row = {}
+    for name in INDEX_FIELDS:
+        if name in present:
+            value = getattr(case, name)
+            if value not in (None, [], ""):
+                row[name] = value
+    if case.metrics is not None:
+        row["completion"] = case.metrics.journey_completion
+    return row
+
+
+# ------------------------------------------------------------------ the processes
+
+def _run_parts(target: Path, spans: list[tuple[int, int]], parts: list[list[tuple[int, int]]],
+               model: Any) -> Optional[tuple[Encoded, list[tuple]]]:
+    children: list[tuple[int, int]] = []
+    try:
+        for part in parts[1:]:
+            children.append(_fork(target, spans, part, model))
+        done = [_encode_part(target, spans, parts[0], model)]
+        while children:
+            done.append(_collect(*children.pop(0)))
+    except _Doubt:
+        return None
+    finally:
+        for pid, fd in children:  # a doubt, or an interruption: the others' work is not needed
+            _end(pid, fd)
+    encoded = Encoded([], [], [])
+    keys: list[tuple] = []
+    for part in done:
+        encoded.chunks += part.chunks
+        encoded.rows += part.rows
+        keys += part.keys
+    return encoded, keys
+
+
+def _fork(target: Path, spans: list[tuple[int, int]], part: list[tuple[int, int]], model: Any) -> tuple[int, int]:
+    read_fd, write_fd = os.pipe()
+    for stream in (sys.stdout, sys.stderr):  # the child must not write their buffers a second time
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    pid = os.fork()
+    if pid == 0:  # the child: encode its part, send it, and leave without running anything of the parent's
+        try:
+            os.close(read_fd)
+            try:
+                answer = pickle.dumps(_encode_part(target, spans, part, model), pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # a doubt, or anything else: the parent hands the report to saved_stream
+                answer = b""
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(answer)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    return pid, read_fd
+
+
+def _collect(pid: int, fd: int) -> _Part:
+    with os.fdopen(fd, "rb") as source:
+        answer = source.read()
+    os.waitpid(pid, 0)
+    if not answer:
+        raise _Doubt("a part was not encoded")
+    return pickle.loads(answer)  # noqa: S301  (written by this process's own child)
+
+
+def _end(pid: int, fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
