@@ -26,7 +26,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from . import html_data
 from .html_data import INDEX_FIELDS, gzip_base64, index_json
@@ -38,7 +38,7 @@ PART_BYTES = 4 << 20  # the least a process is given
 MAX_PROCESSES = 8
 _SEPARATOR = b'},{"id":"'
 _ENDS = (b'"redteam":null}', b'"}}')  # how the case before a separator ends: no red-team entry, or one
-_READ = 8 << 20
+_READ = 1 << 20
 _LOOK_BACK = 2048  # bytes kept from a block for the next: a red-team entry before a separator
 
 
@@ -51,101 +51,64 @@ class Encoded:
     rows: list[bytes]
 
 
+class _Doubt(Exception):
+    """Something the split cannot prove: saved_stream reads the report instead."""
+
+
 @dataclass
-class _Layout:
-    header: dict[str, Any]
-    spans: list[tuple[int, int]]  # each case's bytes in the file: [start, end)
+class _Part:
+    """What one process made of its cases (and, appended, what its forked child made of the rest)."""
+
+    chunks: list[str]
+    starts: list[int]
+    rows: list[bytes]
+    keys: list[tuple]
+
+    def extend(self, other: "_Part") -> None:
+        self.chunks += other.chunks
+        self.starts += other.starts
+        self.rows += other.rows
+        self.keys += other.keys
 
 
 def encode(path: Path) -> Optional[tuple[dict[str, Any], Encoded]]:
     """(the report without its cases, its cases encoded for the page), or None when saved_stream must
     read it (see the module's notes). NotAReport when there is no report at `path`."""
     target = report_file(path)
-    layout = _layout(target)
-    if layout is None:
-        return None
-    from ..results.models import CaseResult  # before any fork: the children inherit it
-
-    chunks = _chunks(layout.spans)
-    parts = _parts(layout.spans, chunks, _processes(target.stat().st_size))
-    done = _run_parts(target, layout.spans, parts, CaseResult)
-    if done is None:
-        return None
-    encoded, keys = done
-    if len(set(keys)) != len(keys):  # a case listed twice: saved_stream refuses it in load_report's words
-        return None
-    encoded.starts = [first for first, _ in chunks]
-    return layout.header, encoded
-
-
-# ------------------------------------------------------------------ where the cases are
-
-def _layout(target: Path) -> Optional[_Layout]:
     with target.open("rb") as source:
         try:
             header, first = read_header(source)
         except Unstreamable:
             return None
-        size = target.stat().st_size
-        starts, ends = [first], []
-        source.seek(first)
-        offset, tail = first, b""
-        while True:
-            block = source.read(_READ)
-            if not block:
-                break
-            text, base = tail + block, offset - len(tail)
-            # a separator that starts this far into the tail was cut by the last block's edge: not found yet
-            at = text.find(_SEPARATOR, max(0, len(tail) - len(_SEPARATOR) + 1))
-            while at >= 0:
-                if text.endswith(_ENDS, 0, at + 1) or _ends_red_team(text, at):
-                    ends.append(base + at + 1)
-                    starts.append(base + at + 2)
-                at = text.find(_SEPARATOR, at + 1)
-            tail, offset = text[-_LOOK_BACK:], offset + len(block)
-        source.seek(max(first, size - 64))
-        trailer = source.read()
-    end = _cases_end(trailer, max(first, size - 64))
+    size = target.stat().st_size
+    end = _cases_end(target, first, size)
     if end is None:
         return None
-    if end <= first:  # "cases": [] (nothing but spaces inside)
-        return _Layout(header, []) if len(starts) == 1 else None
-    ends.append(end)
-    if any(start >= stop for start, stop in zip(starts, ends)):
+    from ..results.models import CaseResult  # before any fork: the children inherit it
+
+    try:
+        part = _Cases(target, end, CaseResult).encode_from(first, 0, _processes(size))
+    except _Doubt:
         return None
-    return _Layout(header, list(zip(starts, ends)))
+    if len(set(part.keys)) != len(part.keys):  # a case listed twice: saved_stream refuses it in load_report's words
+        return None
+    return header, Encoded(part.chunks, part.starts, part.rows)
 
 
-def _ends_red_team(text: bytes, at: int) -> bool:
-    """`"redteam":{"attack":"...","category":"..."}}` ends at `at` (the red-team entry's two strings)."""
-    if not text.endswith(b'"}}', 0, at + 1):
-        return False
-    start = text.rfind(b'"redteam":{"attack":"', max(0, at - _LOOK_BACK), at)
-    return start >= 0 and b'","category":"' in text[start:at]
-
-
-def _cases_end(trailer: bytes, offset: int) -> Optional[int]:
-    """Where the last case ends: the file closes with `]` and `}` (spaces around them allowed)."""
-    text = trailer.rstrip(b" \t\n\r")
+def _cases_end(target: Path, first: int, size: int) -> Optional[int]:
+    """Where the last case ends: the file closes with `]` and `}` (spaces around them allowed); `first`
+    when the list is empty."""
+    with target.open("rb") as source:
+        source.seek(max(first, size - 64))
+        text = source.read()
+    offset = max(first, size - 64)
+    text = text.rstrip(b" \t\n\r")
     if not text.endswith(b"}"):
         return None
     text = text[:-1].rstrip(b" \t\n\r")
     if not text.endswith(b"]"):
         return None
-    return offset + len(text[:-1].rstrip(b" \t\n\r"))
-
-
-def _chunks(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The cases of each chunk, [first, stop): cut as html_data.write_data cuts them, by the texts' sizes."""
-    chunks, first, size = [], 0, 0
-    for n, (start, end) in enumerate(spans):
-        size += end - start
-        if size >= html_data.CHUNK_BYTES:
-            chunks.append((first, n + 1))
-            first, size = n + 1, 0
-    if first < len(spans):
-        chunks.append((first, len(spans)))
-    return chunks
+    return max(first, offset + len(text[:-1].rstrip(b" \t\n\r")))
 
 
 def _processes(size: int) -> int:
@@ -160,32 +123,79 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _parts(spans: list[tuple[int, int]], chunks: list[tuple[int, int]], processes: int) -> list[list[tuple[int, int]]]:
-    """The chunks in `processes` runs of about as many bytes each, in order."""
-    total = sum(end - start for start, end in spans) or 1
-    parts: list[list[tuple[int, int]]] = [[] for _ in range(processes)]
-    done = 0
-    for first, stop in chunks:
-        parts[min(processes - 1, done * processes // total)].append((first, stop))
-        done += sum(end - start for start, end in spans[first:stop])
-    return [part for part in parts if part] or [[]]
+class _Cases:
+    """The cases of report.json between `first` and `end`, cut, checked and encoded by `processes`
+    processes: each finds its own cases (a fair share of the bytes left, ended at a chunk's end), forks a
+    child for the rest, and encodes its share while the child goes on."""
+
+    def __init__(self, target: Path, end: int, model: Any):
+        self.target, self.end, self.model = target, end, model
+
+    def encode_from(self, start: int, case_number: int, processes: int) -> _Part:
+        spans: list[tuple[int, int]] = []
+        chunks: list[tuple[int, int]] = []  # [first, stop) in spans
+        size, chunk_first, child = 0, 0, None
+        share = (self.end - start) // processes
+        for span in self._spans(start):
+            spans.append(span)
+            size += span[1] - span[0]
+            if size >= html_data.CHUNK_BYTES:  # a chunk ends: cut as html_data.write_data cuts them
+                chunks.append((chunk_first, len(spans)))
+                chunk_first, size = len(spans), 0
+                if processes > 1 and span[1] - start >= share and span[1] < self.end:
+                    child = _fork(lambda: self.encode_from(span[1] + 1, case_number + len(spans), processes - 1))
+                    break
+        else:
+            if chunk_first < len(spans):
+                chunks.append((chunk_first, len(spans)))
+        try:
+            part = _encode_part(self.target, spans, chunks, self.model)
+            part.starts = [case_number + first for first, _ in chunks]
+            if child is not None:
+                part.extend(_collect(*child))
+                child = None
+            return part
+        finally:
+            if child is not None:  # a doubt, or an interruption: the rest is not needed
+                _end(*child)
+
+    def _spans(self, start: int) -> Iterator[tuple[int, int]]:
+        """Each case's bytes [start, end) from `start` on, at the separators evalrun writes between them."""
+        if start >= self.end:
+            return
+        with self.target.open("rb") as source:
+            source.seek(start)
+            offset, tail = start, b""
+            while offset < self.end:
+                block = source.read(min(_READ, self.end - offset))
+                if not block:
+                    raise _Doubt("the file changed while it was read")
+                text, base = tail + block, offset - len(tail)
+                # a separator that starts this far into the tail was cut by the last block's edge: not found yet
+                at = text.find(_SEPARATOR, max(0, len(tail) - len(_SEPARATOR) + 1))
+                while at >= 0:
+                    if base + at + len(_SEPARATOR) > self.end:
+                        break  # past the last case: its own text, checked whole below
+                    if text.endswith(_ENDS, 0, at + 1) or _ends_red_team(text, at):
+                        yield start, base + at + 1
+                        start = base + at + 2
+                    at = text.find(_SEPARATOR, at + 1)
+                tail, offset = text[-_LOOK_BACK:], offset + len(block)
+        yield start, self.end
 
 
-# ------------------------------------------------------------------ checking and encoding a part
+def _ends_red_team(text: bytes, at: int) -> bool:
+    """`"redteam":{"attack":"...","category":"..."}}` ends at `at` (the red-team entry's two strings)."""
+    if not text.endswith(b'"}}', 0, at + 1):
+        return False
+    start = text.rfind(b'"redteam":{"attack":"', max(0, at - _LOOK_BACK), at)
+    return start >= 0 and b'","category":"' in text[start:at]
 
-class _Doubt(Exception):
-    """Something the split cannot prove: saved_stream reads the report instead."""
 
-
-@dataclass
-class _Part:
-    chunks: list[str]
-    rows: list[bytes]
-    keys: list[tuple]
-
+# ------------------------------------------------------------------ checking and encoding a share
 
 def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[int, int]], model: Any) -> _Part:
-    part = _Part([], [], [])
+    part = _Part([], [], [], [])
     with target.open("rb") as source:
         for first, stop in chunks:
             start, end = spans[first][0], spans[stop - 1][1]
@@ -243,30 +253,8 @@ def _index_row(case: Any) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ the processes
 
-def _run_parts(target: Path, spans: list[tuple[int, int]], parts: list[list[tuple[int, int]]],
-               model: Any) -> Optional[tuple[Encoded, list[tuple]]]:
-    children: list[tuple[int, int]] = []
-    try:
-        for part in parts[1:]:
-            children.append(_fork(target, spans, part, model))
-        done = [_encode_part(target, spans, parts[0], model)]
-        while children:
-            done.append(_collect(*children.pop(0)))
-    except _Doubt:
-        return None
-    finally:
-        for pid, fd in children:  # a doubt, or an interruption: the others' work is not needed
-            _end(pid, fd)
-    encoded = Encoded([], [], [])
-    keys: list[tuple] = []
-    for part in done:
-        encoded.chunks += part.chunks
-        encoded.rows += part.rows
-        keys += part.keys
-    return encoded, keys
-
-
-def _fork(target: Path, spans: list[tuple[int, int]], part: list[tuple[int, int]], model: Any) -> tuple[int, int]:
+def _fork(work: Callable[[], _Part]) -> tuple[int, int]:
+    """(pid, the pipe its answer comes through) of a child running `work`."""
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):  # the child must not write their buffers a second time
         try:
@@ -274,11 +262,11 @@ def _fork(target: Path, spans: list[tuple[int, int]], part: list[tuple[int, int]
         except (AttributeError, OSError, ValueError):
             pass
     pid = os.fork()
-    if pid == 0:  # the child: encode its part, send it, and leave without running anything of the parent's
+    if pid == 0:  # the child: do its work, send it, and leave without running anything of the parent's
         try:
             os.close(read_fd)
             try:
-                answer = pickle.dumps(_encode_part(target, spans, part, model), pickle.HIGHEST_PROTOCOL)
+                answer = pickle.dumps(work(), pickle.HIGHEST_PROTOCOL)
             except BaseException:  # a doubt, or anything else: the parent hands the report to saved_stream
                 answer = b""
             with os.fdopen(write_fd, "wb") as out:
@@ -292,10 +280,13 @@ def _fork(target: Path, spans: list[tuple[int, int]], part: list[tuple[int, int]
 def _collect(pid: int, fd: int) -> _Part:
     with os.fdopen(fd, "rb") as source:
         answer = source.read()
-    os.waitpid(pid, 0)
-    if not answer:
+    _, status = os.waitpid(pid, 0)
+    if not answer or status != 0:  # a doubt there, or the child was killed
         raise _Doubt("a part was not encoded")
-    return pickle.loads(answer)  # noqa: S301  (written by this process's own child)
+    try:
+        return pickle.loads(answer)  # noqa: S301  (written by this process's own child)
+    except Exception:  # cut short
+        raise _Doubt("a part was not encoded") from None
 
 
 def _end(pid: int, fd: int) -> None:
