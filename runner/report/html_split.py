@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import html_data
 from .html_data import INDEX_FIELDS, gzip_base64, index_json
-from .saved import report_file
+from .saved import may_overflow, report_file
 from .saved_stream import Unstreamable, plain_json_text, read_header
 
 SPLIT_FROM_BYTES = 8 << 20  # smaller reports are made in this process: a fork would cost more than it saves
@@ -222,18 +222,11 @@ def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[
     return part
 
 
-_DIGITS = bytes.maketrans(b"0123456789E+", b"0000000000ee")
-
-
 def _may_read_otherwise(text: bytes) -> bool:
     """Whether `text` may hold a number or constant parse_report_json keeps as text where a JSON parser
-    (pydantic's, a browser's) reads a float: NaN, Infinity, or a number past a float's range, which has
-    an exponent of three digits or, with one of two, more than 200 digits before its point. A superset
-    (digits in strings count too): a case it finds is parsed to be sure."""
-    if b"NaN" in text or b"Infinity" in text:
-        return True
-    shape = text.translate(_DIGITS)  # every digit a 0, every exponent an e ("e+" an "ee")
-    return b"e000" in shape or b"0" * 200 in shape
+    (pydantic's, a browser's) reads a float: NaN, Infinity, or a number past a float's range. A superset
+    (text in strings counts too): a case it finds is parsed to be sure."""
+    return b"NaN" in text or b"Infinity" in text or may_overflow(text)
 
 
 def _index_row(case: Any) -> dict[str, Any]:
