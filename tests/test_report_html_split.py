@@ -220,6 +220,17 @@ from runner.report.saved import NotAReport
 html_split.SPLIT_FROM_BYTES, html_split.PART_BYTES = 0, 1  # every report is split between processes here
 html_split._cores = lambda: int(sys.argv[2])
 html_data.CHUNK_BYTES = int(sys.argv[3])
+if len(sys.argv) > 5:  # the child fails ("doubt": a doubt; "die": killed mid-way)
+    parent, encode_part = os.getpid(), html_split._encode_part
+
+    def failing(*args):
+        if os.getpid() != parent:
+            if sys.argv[5] == "die":
+                os.kill(os.getpid(), 9)
+            raise html_split._Doubt("injected")
+        return encode_part(*args)
+
+    html_split._encode_part = failing
 fork = os.fork
 
 
@@ -245,10 +256,11 @@ print(json.dumps({"forks": forks, "result": path, "children_left": len(children)
 """
 
 
-def render_forked(folder: Path, processes: int, chunk_bytes: int = 1) -> dict:
+def render_forked(folder: Path, processes: int, chunk_bytes: int = 1, child: str = "") -> dict:
     log = folder.parent / f"{folder.name}.forks"
     log.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-c", FORKED, str(folder), str(processes), str(chunk_bytes), str(log)],
+    done = subprocess.run([sys.executable, "-c", FORKED, str(folder), str(processes), str(chunk_bytes), str(log)]
+                          + ([child] if child else []),
                           env=cli_env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "", done.stderr
@@ -267,6 +279,14 @@ def test_forked_parts_make_the_same_page(runs, processes, monkeypatch):
     assert page == split_page(folder) == streamed_page(folder, monkeypatch)  # made here, in one process
     assert page_data(page)["cases"] == load_report(folder)["cases"]
     assert page_data(page)["starts"] == list(range(len(data["cases"])))
+
+
+@pytest.mark.parametrize("child", ["doubt", "die"])
+def test_a_child_that_doubts_or_dies_hands_the_report_to_the_streaming_reader(runs, child):
+    folder = written(runs, f"split-child-{child}", report_of(runs))
+    done = render_forked(folder, 2, child=child)
+    assert done["forks"] == 1 and done["children_left"] == 0
+    assert page_data(Path(done["result"]).read_text(encoding="utf-8"))["cases"] == load_report(folder)["cases"]
 
 
 def test_a_bad_case_in_a_childs_part_refuses_the_report_in_load_reports_words(runs):
