@@ -58,6 +58,17 @@ def streamed_page(folder: Path, monkeypatch) -> str:
         return out.text
 
 
+def _streamed(folder: Path) -> str:
+    encode = html.encode
+    html.encode = lambda path: None
+    try:
+        out = _Text()
+        html.write_saved(folder, out)
+        return out.text
+    finally:
+        html.encode = encode
+
+
 def evalrun_layout(data: dict) -> str:
     """report.json as runner.results.folder.write_report writes it: the header, then each case as pydantic
     dumps a results.jsonl line (compact, "id" first), joined by ","."""
@@ -96,6 +107,16 @@ def test_red_team_cases_hostile_text_and_one_case_per_chunk_split_as_well(runs, 
     assert page is not None and page == streamed_page(folder, monkeypatch)
     shown = page_data(page)
     assert shown["cases"] == load_report(folder)["cases"] and shown["starts"] == list(range(len(data["cases"])))
+
+
+def test_tool_calls_with_ids_in_a_transcript_are_not_taken_for_cases(runs, monkeypatch):
+    data = report_of(runs)
+    calls = [{"id": f"call_{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for n in range(3)]
+    data["cases"][0]["transcript"].append({"role": "assistant", "content": None, "tool_calls": calls})
+    folder = written(runs, "split-tool-call-ids", data)
+    assert b'"}},{"id":"call_1"' in (folder / "report.json").read_bytes()
+    page = split_page(folder)
+    assert page is not None and page == streamed_page(folder, monkeypatch)
 
 
 def test_a_separator_inside_agent_text_hands_the_report_to_the_streaming_reader(runs, monkeypatch):
@@ -193,8 +214,10 @@ def test_random_tampering_never_makes_the_split_page_and_load_report_disagree(ru
         split.append(1)
         assert page_data(page)["cases"] == copy.deepcopy(expected["cases"])
         out = _Text()
-        html.write(expected, out)  # the page made from the report read whole: the same data
-        assert page_data(out.text)["cases"] == page_data(page)["cases"]
+        html.write(expected, out)  # the page made from the report read whole: the same cases, the same index
+        assert (page_data(out.text)["cases"], page_data(out.text)["index"]) == \
+            (page_data(page)["cases"], page_data(page)["index"])
+        assert page == _streamed(folder)  # and byte for byte the streamed page
 
     check()
     assert split, "no valid report was split"

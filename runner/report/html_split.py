@@ -37,7 +37,7 @@ SPLIT_FROM_BYTES = 8 << 20  # smaller reports are made in this process: a fork w
 PART_BYTES = 4 << 20  # the least a process is given
 MAX_PROCESSES = 8
 _SEPARATOR = b'},{"id":"'
-_ENDS = (b'"redteam":null}', b'"}}')  # how the case before a separator ends: no red-team entry, or one
+_END = b'"redteam":null}'  # how the case before a separator ends when it has no red-team entry
 _READ = 1 << 20
 _LOOK_BACK = 2048  # bytes kept from a block for the next: a red-team entry before a separator
 
@@ -176,7 +176,7 @@ class _Cases:
                 while at >= 0:
                     if base + at + len(_SEPARATOR) > self.end:
                         break  # past the last case: its own text, checked whole below
-                    if text.endswith(_ENDS, 0, at + 1) or _ends_red_team(text, at):
+                    if text.endswith(_END, 0, at + 1) or _ends_red_team(text, at):
                         yield start, base + at + 1
                         start = base + at + 2
                     at = text.find(_SEPARATOR, at + 1)
