@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..atomic import open_atomically, write_text_atomically
 from ..jsontext import replace_lone_surrogates
+from .digest import ResultDigest
 from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
@@ -70,6 +71,11 @@ class ResultLines:
                               error=f"the result of this case could not be saved ({type(exc).__name__}: {exc}); "
                                     f"it had ended {result.status}")
             return self._redacted(bare)
+
+    def digest(self, result: CaseResult) -> ResultDigest:
+        """What a worker process sends the run's process for a result it made: the digest of the result as
+        saved, which carries its line (runner.results.digest)."""
+        return ResultDigest.of(*self(result))
 
     def _redacted(self, result: CaseResult) -> tuple[CaseResult, str]:
         """The result as saved, and its line. When redaction changed the line, the result is read back
@@ -123,12 +129,17 @@ class RunFolder:
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
 
-    def add(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> CaseResult:
-        """Write one finished case as a line of results.jsonl, flushed at once. Returns the result as
-        saved (a result that cannot be serialised whole is saved without its conversation, or as an
-        error saying why). `line`: the result as `serialise` made it elsewhere (a worker process)."""
-        saved, line = (result, line) if line is not None else self.serialise(result)
-        data = (line + "\n").encode("utf-8")
+    def add(self, position: int, part: int, result: "CaseResult | ResultDigest") -> ResultDigest:
+        """Write one finished case as a line of results.jsonl, flushed at once. Returns the digest of the
+        result as saved (a result that cannot be serialised whole is saved without its conversation, or as
+        an error saying why). `result`: a result, or the digest `serialise.digest` made of one elsewhere (a
+        worker process), which carries its line."""
+        if isinstance(result, ResultDigest):
+            digest = result
+        else:
+            saved, line = self.serialise(result)
+            digest = ResultDigest.of(saved, line, keep=True)
+        data = (digest.line + "\n").encode("utf-8")
         try:
             assert self._results is not None, "start_results() first"
             self._results.write(data)
@@ -137,7 +148,7 @@ class RunFolder:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
         self._spans[(position, part)] = (self._size, len(data) - 1)
         self._size += len(data)
-        return saved
+        return digest
 
     def close_results(self) -> None:
         if self._results is not None:

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 if TYPE_CHECKING:
     from ..case_index import CaseRef
     from ..execute import CaseRunner, Stop
-    from ...results.models import CaseResult
+    from ...results.folder import ResultLines
 
 
 @dataclass
 class Work:
     """What an executor runs: the selected cases (each `repeats` times), how one case is played, where each
-    result goes (`save(position, part, result[, line])`, never raising), the run's stop, and how a result
-    becomes its line of results.jsonl (`serialise(result) -> (result as saved, line)`) where it was made."""
+    result goes (`save(position, part, result)`, never raising), the run's stop, and how a result becomes its
+    line of results.jsonl where it was made (`serialise(result) -> (result as saved, line)`; `serialise.digest
+    (result)` -> the digest `save` takes in its place, which carries the line: runner.results.digest)."""
 
     refs: Sequence["CaseRef"]
     repeats: int
@@ -23,7 +24,7 @@ class Work:
     runner: "CaseRunner"
     save: Callable[..., None]
     stop: "Stop"
-    serialise: Optional[Callable[["CaseResult"], tuple["CaseResult", str]]] = None
+    serialise: Optional["ResultLines"] = None
 
     @property
     def jobs(self) -> int:
