@@ -179,6 +179,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
     folder, play and score them as results stream to disk, then write the report. Signals are handled
     from the first file read to the last byte written (runner.signals)."""
     from .run.execute import Stop
+    from .run.executors.base import take_pending_stop
     from .signals import CollectionInterrupted, RunSignals
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
@@ -205,6 +206,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
             signals.loop = asyncio.get_running_loop()
             try:
                 await executor.run(work)
+                if stop.reason is not None:
+                    await take_pending_stop()
             finally:
                 signals.loop = None
 

@@ -1,6 +1,7 @@
 """What every executor is given and promises (runner.run.executors)."""
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
@@ -42,3 +43,14 @@ class Executor(ABC):
 
 class ExecutorUnavailable(Exception):
     """The executor asked for cannot run this run; the message says why and what to do."""
+
+
+async def take_pending_stop() -> None:
+    """After an executor returned from a stopped run: an executor that watches its own task (the pool, Ray) has it
+    cancelled by a stop asked while that task ran (-x or a full disk, from `save`), and the cancellation lands at
+    the task's next await or, with none left, when it ends, where asyncio.run would raise it as a traceback.
+    It lands here instead and is dropped: the stop is the run's own verdict."""
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        pass
