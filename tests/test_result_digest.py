@@ -190,3 +190,24 @@ def test_a_digest_travels_without_the_result_it_holds():
     assert len(pickle.dumps(kept)) < len(kept.line) + 1500  # the line and a few fields, not the models
     assert travelled.whole() == result and travelled.whole() is travelled.whole()  # validated once
     assert repr(travelled) == "ResultDigest(id='full', status='failed', run=1, repeat=2)"
+
+
+def test_the_failure_section_reads_back_only_the_results_that_need_explaining(results, tmp_path):
+    """Which saved results the console explains (not passed or skipped, or judged in part without the judge) is
+    known as each is saved: the others' lines are never read back. Collection order, whatever the saving order."""
+    from runner.results.folder import RunFolder
+
+    with_fallback = results[0].model_copy(update={"judge_fallbacks": ["arg x: rapidfuzz decided: judge down"]})
+    assert results[0].status == "passed" and not results[0].judge_fallbacks
+    every = [with_fallback, *results]
+    folder, _ = RunFolder.open(tmp_path / "out", "run-1")
+    folder.start_results()
+    for position in reversed(range(len(every))):  # the pool saves batches as they come back
+        folder.add(position, 0, _digest(every[position]))
+    folder.close_results()
+    explained = [(position, result) for position, result in folder.saved_results(only_problems=True)]
+    expected = [(n, r) for n, r in enumerate(every) if r.status in ("failed", "error", "unscored") or r.judge_fallbacks]
+    assert [p for p, _ in explained] == [(n, 0) for n, _ in expected]
+    assert [r for _, r in explained] == [r for _, r in expected]
+    assert {r.status for _, r in explained} == {"passed", "failed", "error", "unscored"}
+    assert [r for _, r in folder.saved_results()] == every

@@ -94,7 +94,8 @@ class RunFolder:
         self._redact = redact
         self.serialise = ResultLines(redact)  # a result -> (the result as saved, its line)
         self._results = None
-        self._spans: dict[tuple[int, int], tuple[int, int]] = {}  # (case position, part) -> (offset, length)
+        # (case position, part) -> (offset, length, whether the console explains it: see `saved_results`)
+        self._spans: dict[tuple[int, int], tuple[int, int, bool]] = {}
         self._size = 0
 
     # ------------------------------------------------------------------ opening
@@ -146,7 +147,8 @@ class RunFolder:
             self._results.flush()
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
-        self._spans[(position, part)] = (self._size, len(data) - 1)
+        problem = digest.status not in ("passed", "skipped") or bool(digest.judge_fallbacks)
+        self._spans[(position, part)] = (self._size, len(data) - 1, problem)
         self._size += len(data)
         return digest
 
@@ -163,15 +165,14 @@ class RunFolder:
     def saved_results(self, *, only_problems: bool = False) -> Iterator[tuple[tuple[int, int], CaseResult]]:
         """((position, part), result) for every saved case, in collection order, read back from the disk.
         `only_problems`: only cases that did not pass or rest on a stand-in for the judge (what the
-        console explains), found without parsing the lines of the others."""
+        console explains), known from their digests as they were saved: the others' lines are not read."""
         with open(self.results_path, "rb") as source:
             for position in sorted(self._spans):
-                offset, length = self._spans[position]
-                source.seek(offset)
-                line = source.read(length)
-                if only_problems and not _is_problem(line):
+                offset, length, problem = self._spans[position]
+                if only_problems and not problem:
                     continue
-                yield position, CaseResult.model_validate_json(line)
+                source.seek(offset)
+                yield position, CaseResult.model_validate_json(source.read(length))
 
     # ------------------------------------------------------------------ live conversations
 
@@ -193,7 +194,7 @@ class RunFolder:
         with open_atomically(self.report_path, "wb", durable=True) as out, open(self.results_path, "rb") as source:
             out.write(self._redact(opening).encode("utf-8"))
             for n, position in enumerate(sorted(self._spans)):
-                offset, length = self._spans[position]
+                offset, length, _ = self._spans[position]
                 source.seek(offset)
                 if n:
                     out.write(b",")
@@ -205,17 +206,6 @@ class RunFolder:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the lock
             self._lock_fd = None
-
-
-_PASSED_OR_SKIPPED = re.compile(rb'^\{"id":"(?:[^"\\]|\\.)*","status":"(?:passed|skipped)"')
-
-
-def _is_problem(line: bytes) -> bool:
-    """Whether a saved result line needs explaining: not passed or skipped, or with judge fallbacks.
-    Lines are written by pydantic with `id` then `status` first; anything else is parsed to be sure."""
-    if _PASSED_OR_SKIPPED.match(line) is None:
-        return True
-    return b'"judge_fallbacks":[]' not in line
 
 
 def conversation_file_name(case_id: str) -> str:
