@@ -445,7 +445,7 @@ class OpenRun:
             return
         self.tally.add(saved, self.prepared.index.refs[position].id)
         if self.prepared.gate is not None:
-            self.prepared.gate.add(saved)
+            self.prepared.gate.add(saved, (position, part))
         if self.on_saved is not None:
             self.on_saved(saved)
         if self.on_result is not None:

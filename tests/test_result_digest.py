@@ -93,10 +93,11 @@ def test_the_tally_and_the_baseline_gate_count_digests_as_they_count_results(res
         tally = Tally([r.id for r in results], repeats=1)
         outcomes = Outcomes("all")
         gate = Baseline.__new__(Baseline)  # its saved run is not read here: only what `add` gathers
-        gate.new = outcomes
-        for item in items:
+        gate.new, gate._saved = outcomes, []
+        for n, item in reversed(list(enumerate(items))):  # saved in any order, counted in the run's
             tally.add(item)
-            gate.add(item)
+            gate.add(item, (n, 0))
+        gate.count_saved()
         summary = tally.summary(min_pass_rate=None, judge_may_fall_back=False, stop_reason=None, interrupted=False,
                                 elapsed_s=1.0)
         return summary.model_dump(), outcomes.__dict__
