@@ -14,11 +14,12 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, Callable, TextIO
 
 from .base import ReportFormat
 from .html_assets import JS
-from .html_data import write_data
+from .html_data import write_data, write_encoded
+from .html_split import encode
 from .html_style import CSS
 from .saved_stream import SavedCase, browser_json, stream_report
 from .saved import pass_rate, percent
@@ -40,17 +41,24 @@ def script_json(value: Any) -> str:
 
 def write(report: dict[str, Any], out: TextIO) -> None:
     """The page of a report held as plain data (saved.load_report)."""
-    _page(report, (SavedCase(case, browser_json(case)) for case in report["cases"]), out)
+    cases = (SavedCase(case, browser_json(case)) for case in report["cases"])
+    _page(report, lambda out, extra: write_data(cases, out, extra), out)
 
 
 def write_saved(path: Path, out: TextIO) -> None:
-    """The page of the run saved at `path`, read one case at a time. saved_stream.Unstreamable when the
-    file is not a valid report in evalrun's layout: the caller discards `out` and uses `write`."""
-    header, cases = stream_report(path)
-    _page(header, cases, out)
+    """The page of the run saved at `path`: cut into its cases and made on every core (html_split), or
+    when that cannot be proved right, read one case at a time (saved_stream). Unstreamable when the file
+    is not a valid report in evalrun's layout: the caller discards `out` and uses `write`."""
+    split = encode(path)
+    if split is not None:
+        header, encoded = split
+        _page(header, lambda out, extra: write_encoded(encoded.chunks, encoded.starts, encoded.rows, out, extra), out)
+        return
+    header, streamed = stream_report(path)
+    _page(header, lambda out, extra: write_data(streamed, out, extra), out)
 
 
-def _page(report: dict[str, Any], cases: Iterable[SavedCase], out: TextIO) -> None:
+def _page(report: dict[str, Any], write_cases: Callable[[TextIO, dict[str, str]], Any], out: TextIO) -> None:
     summary = report["summary"]
     title = f"evalrun report {report.get('run_id', '')}".strip()
     out.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
@@ -77,7 +85,7 @@ def _page(report: dict[str, Any], cases: Iterable[SavedCase], out: TextIO) -> No
               'unscored ones), then skipped and passed cases. Click a case for its conversation, tool calls and '
               'verdicts; <code>report.html#case=ID</code> opens one.</p>\n</main>\n')
     baseline = summary.get("baseline") or {}
-    write_data(cases, out, {"regressed": script_json(baseline.get("newly_failing") or []),
+    write_cases(out, {"regressed": script_json(baseline.get("newly_failing") or []),
                             "fixed": script_json(baseline.get("newly_passing") or [])})
     out.write(f"<script>{JS}</script>\n</body></html>\n")
 

@@ -25,6 +25,7 @@ CHUNK_BYTES = 512 * 1024
 LEVEL = 6  # on reports (repetitive JSON) 3x smaller than level 1 for ~0.1 s more per 100 MB
 INDEX_FIELDS = ("id", "run", "repeat", "status", "source", "description", "tags", "failures", "error",
                 "unscored_reason", "skip_reason", "extra_calls", "duration_s")
+_FLOATS = ("duration_s", "completion")
 _QUEUED_CHUNKS = 4  # chunks waiting for the compressing thread: bounds memory when it falls behind
 
 
@@ -34,6 +35,9 @@ def index_row(case: dict[str, Any]) -> dict[str, Any]:
     metrics = case.get("metrics")
     if isinstance(metrics, dict) and metrics.get("journey_completion") is not None:
         row["completion"] = metrics["journey_completion"]
+    for name in _FLOATS:  # a whole number in a float field is the float the model holds (1 -> 1.0)
+        if type(row.get(name)) is int:
+            row[name] = float(row[name])
     return row
 
 
@@ -42,11 +46,14 @@ def gzip_base64(data: bytes) -> str:
     return base64.b64encode(packer.compress(data) + packer.flush()).decode("ascii")
 
 
+_OPENING = '<script type="application/json" id="evalrun-data">{"encoding":"gzip+base64","chunks":['
+
+
 def write_data(cases: Iterable[SavedCase], out: TextIO, extra: dict[str, str]) -> int:
     """The page's <script type="application/json" id="evalrun-data"> element: {"chunks": [...], "starts":
     [first case of each chunk], "index": ..., "total": N} plus `extra` (member name -> JSON text that is
     already inert in a script element). Returns the number of cases."""
-    out.write('<script type="application/json" id="evalrun-data">{"encoding":"gzip+base64","chunks":[')
+    out.write(_OPENING)
     writer = _ChunkWriter(out)
     index = _Index()
     starts: list[int] = []
@@ -58,7 +65,7 @@ def write_data(cases: Iterable[SavedCase], out: TextIO, extra: dict[str, str]) -
                 starts.append(total)
             chunk.append(case.text)
             size += len(case.text)
-            index.add(_ascii_json(index_row(case.data)))
+            index.add(index_json(index_row(case.data)))
             total += 1
             if size >= CHUNK_BYTES:
                 writer.put(chunk)
@@ -67,14 +74,31 @@ def write_data(cases: Iterable[SavedCase], out: TextIO, extra: dict[str, str]) -
             writer.put(chunk)
     finally:
         writer.close()
+    _close(out, starts, total, index, extra)
+    return total
+
+
+def write_encoded(chunks: list[str], starts: list[int], rows: list[bytes], out: TextIO,
+                  extra: dict[str, str]) -> int:
+    """The same element from chunks already compressed (gzip_base64 of each chunk's JSON list) and the
+    index rows (index_json); returns the number of cases."""
+    out.write(_OPENING)
+    out.write(",".join(f'"{chunk}"' for chunk in chunks))
+    index = _Index()
+    for row in rows:
+        index.add(row)
+    _close(out, starts, len(rows), index, extra)
+    return len(rows)
+
+
+def _close(out: TextIO, starts: list[int], total: int, index: "_Index", extra: dict[str, str]) -> None:
     out.write(f'],"starts":{json.dumps(starts)},"total":{total},"index":"{index.finish()}"')
     for name, text in extra.items():
         out.write(f',"{name}":{text}')
     out.write("}</script>\n")
-    return total
 
 
-def _ascii_json(value: Any) -> bytes:
+def index_json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 

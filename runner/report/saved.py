@@ -59,14 +59,22 @@ def parse_report_json(text: bytes | str) -> Any:
         value = float(number)
         return value if math.isfinite(value) else number
 
-    if _LARGE_EXPONENT.search(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")) is None:
+    if not may_overflow(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")):
         return json.loads(text, parse_constant=str)  # no number can overflow: skip the per-number hook (2x faster)
     return json.loads(text, parse_constant=str, parse_float=finite)
 
 
-# The two ways a JSON number can overflow a float: an exponent of 100 and up (1e999), or 300 digits and more
-# (a 400-digit decimal is infinity too). Text matching either (digits in a string too) takes the checked parse.
-_LARGE_EXPONENT = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
+# Every digit a 0 and every exponent an e ("e+" an "ee"): the shapes of numbers, found by plain searches
+# (a regular expression took 1.5 s over 95 MB, these 0.13 s).
+_NUMBER_SHAPES = bytes.maketrans(b"0123456789E+", b"0000000000ee")
+
+
+def may_overflow(text: bytes) -> bool:
+    """Whether a JSON number in `text` may be past a float's range (1.8e308): one with an exponent of 100
+    and up (1e999), or with an exponent of two digits at most, more than 209 digits before its point (a
+    250-digit integer part times 1e60 is infinity too). A superset: digits in strings count too."""
+    shapes = text.translate(_NUMBER_SHAPES)
+    return b"e000" in shapes or b"0" * 200 in shapes
 
 
 def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:

@@ -129,6 +129,26 @@ def stream_report(path: Path) -> tuple[dict[str, Any], Iterator[SavedCase]]:
     return header, _cases(window, source, target.stat().st_size)
 
 
+def read_header(source: BinaryIO) -> tuple[dict[str, Any], int]:
+    """(the report without its cases, where in the file its first case starts: the byte after "cases": [
+    and any space). Unstreamable as stream_report raises it."""
+    window = _Window(source)
+    header = _header(window)  # the window holds the file from its first byte: nothing was consumed before
+    spaces = _SPACE.match(window.text, window.at).end() - window.at
+    return header, len(window.text[:window.at].encode("utf-8")) + spaces
+
+
+def plain_json_text(text: str) -> bool:
+    """Whether `text` is one JSON value that parse_report_json reads as a JSON parser does (no NaN, no
+    Infinity, no number past a float's range, which it keeps as their text)."""
+    reader = _Reader()
+    try:
+        _, end = reader.decoder.raw_decode(text)
+    except (ValueError, RecursionError):
+        return False
+    return end == len(text) and not reader.rewritten
+
+
 def _header(window: _Window) -> dict[str, Any]:
     attempts = 0
     window.read_more()
