@@ -30,10 +30,19 @@ class InputFileError(Exception):
 
 def display_path(path: Path | str) -> str:
     """Paths in messages are relative to the working directory when possible (as compilers print them)."""
+    text = os.fspath(path)
+    if _already_relative(text):
+        return text  # what relpath gives, without asking for the working directory (collection shows 100,000 paths)
     try:
         return os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+
+
+def _already_relative(text: str) -> bool:
+    """`relpath` would give it back as it is: relative, normalized, not climbing out of the working directory."""
+    return (not os.path.isabs(text) and not os.path.splitdrive(text)[0] and os.path.normpath(text) == text
+            and text != os.pardir and not text.startswith(os.pardir + os.sep))
 
 
 def real_path(path: Path | str) -> Path:
