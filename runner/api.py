@@ -26,6 +26,7 @@ from typing import Callable, Iterator, Optional, Sequence
 from . import __version__
 from .run.case_index import CaseIndex, index_cases
 from .config import LoadedConfig, find_config, load_config, project_home, suite_roots
+from .results.digest import ResultDigest
 from .results.models import CaseResult, Selection, Summary
 from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from .secrets import Redactor, protect_config
@@ -134,24 +135,28 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
         eval_config: Optional[Path] = None, quick: bool = False, executor: str = "auto",
         on_notice: Callable[[str], None] = lambda message: None,
         on_start: Callable[[int], None] = lambda total: None,
-        on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
+        on_result: Optional[Callable[[CaseResult], None]] = None,
+        on_saved: Optional[Callable[[ResultDigest], None]] = None, handle_signals: bool = True) -> RunOutcome:
     """Collect, check and run the cases under `paths`, streaming results to the run folder; write
     report.json; the exit code is in the outcome. `on_start` learns how many cases will run;
-    `on_result` sees each result as it is saved; `on_notice` hears of a pause ahead (a model loading)."""
+    `on_result` sees each result, whole, as it is saved (a result scored in a worker process is then read back
+    from its line: 0.1-0.6 ms each); `on_saved` sees each saved result's digest (runner.results.digest: what
+    the console's line reads, and `whole()`); `on_notice` hears of a pause ahead (a model loading)."""
     request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
                          conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
                          repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
                          quick=quick, executor=executor)
-    return run_request(request, on_start=on_start, on_result=on_result, on_notice=on_notice,
+    return run_request(request, on_start=on_start, on_result=on_result, on_saved=on_saved, on_notice=on_notice,
                        handle_signals=handle_signals)
 
 
 def run_request(request: RunRequest, *, on_notice: Callable[[str], None] = lambda message: None,
                 on_start: Callable[[int], None] = lambda total: None,
-                on_result: Callable[[CaseResult], None] = lambda r: None, handle_signals: bool = True) -> RunOutcome:
+                on_result: Optional[Callable[[CaseResult], None]] = None,
+                on_saved: Optional[Callable[[ResultDigest], None]] = None, handle_signals: bool = True) -> RunOutcome:
     """`run`, given its request as one object (runner.evaluation builds one with a configuration object)."""
     with _fewer_gc_passes():
-        return _run(request, on_start, on_result, on_notice, handle_signals)
+        return _run(request, on_start, on_result, on_saved, on_notice, handle_signals)
 
 
 @contextmanager
@@ -167,12 +172,14 @@ def _fewer_gc_passes():
         gc.set_threshold(*previous)
 
 
-def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callable[[CaseResult], None],
-         on_notice: Callable[[str], None], handle_signals: bool) -> RunOutcome:
+def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Optional[Callable[[CaseResult], None]],
+         on_saved: Optional[Callable[[ResultDigest], None]], on_notice: Callable[[str], None],
+         handle_signals: bool) -> RunOutcome:
     """The run in its stages: choose the cases (collect, check, narrow) and what runs them, open the run
     folder, play and score them as results stream to disk, then write the report. Signals are handled
     from the first file read to the last byte written (runner.signals)."""
     from .run.execute import Stop
+    from .run.executors.base import take_pending_stop
     from .signals import CollectionInterrupted, RunSignals
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
@@ -189,7 +196,7 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
         if isinstance(executor, RunOutcome):
             return executor
         signals.phase = "starting"
-        opened = prepared.open(on_result=on_result, stop=stop)
+        opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
         if isinstance(opened, RunOutcome):
             return opened
         work = prepared.work(opened, on_notice)
@@ -199,6 +206,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Callab
             signals.loop = asyncio.get_running_loop()
             try:
                 await executor.run(work)
+                if stop.reason is not None:
+                    await take_pending_stop()
             finally:
                 signals.loop = None
 
@@ -296,11 +305,12 @@ class PreparedRun:
                     opened.stop, opened.folder.serialise)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
-             selected: Optional[Sequence[int]] = None, on_result: Callable[[CaseResult], None] = lambda r: None,
-             stop=None) -> "OpenRun | RunOutcome":
+             selected: Optional[Sequence[int]] = None, on_result: Optional[Callable[[CaseResult], None]] = None,
+             on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None) -> "OpenRun | RunOutcome":
         """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
-        `stop`: the run's runner.run.execute.Stop when the caller made it already (signals hold it)."""
+        `on_result`/`on_saved`: as `run` has them; `stop`: the run's runner.run.execute.Stop when the caller
+        made it already (signals hold it)."""
         started = _dt.datetime.now(_dt.timezone.utc)
         run_id = run_id or new_run_id(started)
         folder_path = folder_path or self.request.output_dir or self.reports_root / run_id
@@ -315,7 +325,7 @@ class PreparedRun:
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
-        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop)
+        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop, on_saved)
 
 
 def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
@@ -412,29 +422,34 @@ class OpenRun:
     once at the end. `stop` is what a signal, a full disk or -x asks of whoever plays the cases."""
 
     def __init__(self, prepared: PreparedRun, folder: RunFolder, run_id: str, started: _dt.datetime, tally: Tally,
-                 notes: list[str], on_result: Callable[[CaseResult], None], stop=None):
+                 notes: list[str], on_result: Optional[Callable[[CaseResult], None]] = None, stop=None,
+                 on_saved: Optional[Callable[[ResultDigest], None]] = None):
         from .run.execute import Stop
 
         self.prepared, self.folder, self.run_id, self.started = prepared, folder, run_id, started
-        self.tally, self.notes, self.on_result = tally, notes, on_result
+        self.tally, self.notes, self.on_result, self.on_saved = tally, notes, on_result, on_saved
         self.stop = stop if stop is not None else Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
-    def save(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> None:
+    def save(self, position: int, part: int, result: "CaseResult | ResultDigest") -> None:
         """Save one result (`position`: its case's place in the prepared run's cases); never raises.
-        `line`: the result already serialised by `folder.serialise` (in a worker process)."""
+        `result`: the result, or its digest made by `folder.serialise.digest` (in a worker process). The tally,
+        the --baseline gate, -x and `on_saved` read the digest; only `on_result` has the result validated whole."""
         stop, request = self.stop, self.prepared.request
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
         try:
-            saved = self.folder.add(position, part, result, line)
+            saved = self.folder.add(position, part, result)
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
         self.tally.add(saved, self.prepared.index.refs[position].id)
         if self.prepared.gate is not None:
-            self.prepared.gate.add(saved)
-        self.on_result(saved)
+            self.prepared.gate.add(saved, (position, part))
+        if self.on_saved is not None:
+            self.on_saved(saved)
+        if self.on_result is not None:
+            self.on_result(saved.whole())
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
             self.first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
             stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled

@@ -249,3 +249,78 @@ def test_batches_cover_every_job_once_in_order():
         batches = list(_batches(jobs, 2))
         assert [job for batch in batches for job in batch] == jobs
         assert all(4 <= len(batch) <= 64 for batch in batches[:-1])
+
+
+def _console(stdout: str) -> tuple[list[str], list[str]]:
+    """A run's console: each case's block (its line, -v's goal lines under it) in the order of their ids, as
+    the pool saves the cases of a batch as the batch comes back; then the failures and the summary, as printed
+    (read back from the run folder in collection order), but for the duration and the report's folder."""
+    import re
+
+    lines = [re.sub(r" in \d+\.\d\ds$", " in Ns", line) for line in stdout.splitlines()
+             if not line.startswith("report: ")]
+    end = next((n for n, line in enumerate(lines) if line.startswith("=" * 30)), len(lines))
+    blocks: list[str] = []
+    for line in lines[:end]:
+        if line.startswith("    ") and blocks:
+            blocks[-1] += "\n" + line
+        else:
+            blocks.append(line)
+    return sorted(blocks, key=lambda block: block.split()[1] if block.strip() else ""), lines[end:]
+
+
+def test_the_pool_prints_what_one_process_prints_with_v_and_a_baseline_gate(tmp_path):
+    """-v (each case's goal lines: the whole result, read back from its line), the case lines, the failure
+    section, the summary and the --baseline gate's verdict: the same from the pool as from one process."""
+    generate(tmp_path, 300)
+    first = run_cli("suites", "-q", "-j", "1", "--output-dir", "first", cwd=tmp_path)
+    assert first.returncode == 3, first.stdout + first.stderr
+    baseline = json.loads((tmp_path / "first" / "report.json").read_text())
+    for case in baseline["cases"]:  # the baseline passed some cases that fail now, and failed some that pass
+        if case["status"] == "failed" and case["id"] < "case-00100":
+            case.update(status="passed", failures=[])
+        elif case["status"] == "passed" and case["id"] > "case-00280":
+            case.update(status="failed", failures=["it failed then"])
+    (tmp_path / "baseline.json").write_text(json.dumps(baseline))
+    runs = {}
+    for name, how in (("single", ["-j", "1"]), ("pooled", ["--executor", "processes", "-j", "2"])):
+        result = run_cli("suites", "-v", "--baseline", "baseline.json", *how, "--output-dir", name, cwd=tmp_path)
+        runs[name] = result
+        assert result.returncode == 3, result.stdout[-2000:] + result.stderr  # the set has errors
+    (single, single_end), (pooled, pooled_end) = _console(runs["single"].stdout), _console(runs["pooled"].stdout)
+    assert pooled == single and pooled_end == single_end
+    scored = [block for block in pooled if block.startswith(("PASS", "FAIL"))]
+    assert len(scored) > 200 and all(block.count("\n    ") == 2 for block in scored)  # -v: each case's two goals
+    assert any("FAIL case-" in line for line in pooled_end) and "no regression" not in "".join(pooled_end)
+    summaries = [json.loads((tmp_path / name / "report.json").read_text())["summary"] for name in runs]
+    for summary in summaries:
+        summary.pop("duration_s")
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["baseline"]["newly_failing"] and summaries[0]["baseline"]["newly_passing"]
+    assert verdicts(tmp_path / "single" / "report.json") == verdicts(tmp_path / "pooled" / "report.json")
+
+
+@pytest.mark.parametrize("failing", [0, 150])  # the first case is scored before the fork, the others in workers
+def test_exitfirst_in_the_pool_stops_on_the_failing_case_as_one_process_does(tmp_path, failing):
+    """-x stops a pool run with its report written, as in one process (it ended in asyncio's CancelledError,
+    a traceback and no report: the stop cancelled the pool's own task as it returned)."""
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    (tmp_path / "suites" / "t").mkdir(parents=True)
+    for n in range(300):
+        case = {"id": f"case-{n:04d}", "transcript": f"t/{n}.json", "goals": {"cancel": []},
+                "goal_details": [{"type": "tool_call", "name": "cancel", "tool_name": "cancel_booking",
+                                  "args": {"booking": "B1"}}]}
+        (tmp_path / "suites" / f"case-{n:04d}.json").write_text(json.dumps(case))
+        booking = "B2" if n == failing else "B1"  # the one case that fails
+        (tmp_path / "suites" / "t" / f"{n}.json").write_text(
+            json.dumps(_tool_messages("cancel_booking", {"booking": booking}, "ok")))
+    runs = {name: run_cli("suites", "-q", "-x", *how, "--output-dir", name, cwd=tmp_path)
+            for name, how in (("single", ["-j", "1"]), ("pooled", ["--executor", "processes", "-j", "2"]))}
+    for name, result in runs.items():
+        assert result.returncode == 1, result.stdout + result.stderr
+        summary = json.loads((tmp_path / name / "report.json").read_text())["summary"]
+        assert summary["stop_reason"] == f"-x/--exitfirst: 'case-{failing:04d}' failed"
+        assert summary["failed"] == 1 and f"case-{failing:04d}" not in summary["not_run"]
+        assert f"FAIL  case-{failing:04d}" in result.stdout and "Traceback" not in result.stderr
+    # one process stops right there (the pool may have saved more of what its workers finished first)
+    assert len(json.loads((tmp_path / "single" / "report.json").read_text())["summary"]["not_run"]) == 299 - failing

@@ -212,3 +212,21 @@ def test_reading_a_wide_yaml_file_keeps_memory_bounded(tmp_path):
     peak = _peak_kib_in_child(f"from pathlib import Path\nfrom runner.suite.reader import read_document\n"
                               f"d = read_document(Path({str(path)!r}))\nassert d.data is None, d.diagnostics\n")
     assert peak < 400 * 1024, f"peak {peak / 1024:.0f} MiB"
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, files.MiB - 1, files.MiB, files.MiB + 1, 3 * files.MiB + 5])
+def test_read_bytes_gives_every_byte_whatever_the_size(tmp_path, size):
+    """The first read asks for the size the file has and one byte more; what follows reads on by 1 MiB."""
+    path = tmp_path / "f.bin"
+    content = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    path.write_bytes(content)
+    assert files.read_bytes(path, 4 * files.MiB, "suites") == content
+
+
+def test_read_bytes_reads_a_file_whose_size_is_unknown_to_its_end():
+    """A procfs file is regular and says it has 0 bytes: it is still read whole."""
+    if not os.path.isfile("/proc/self/status"):
+        pytest.skip("no procfs")
+    assert b"\nVmRSS:" in files.read_bytes("/proc/self/status", files.MiB, "suites")
+    with pytest.raises(files.InputFileError, match="larger than the 10 bytes limit"):
+        files.read_bytes("/proc/self/status", 10, "suites")

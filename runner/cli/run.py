@@ -11,7 +11,7 @@ from typing import Optional
 from .options import (add_agent, add_config, add_eval_config, add_no_cache, add_output_dir, add_paths,
                       add_report_formats, add_selection, at_least_one, eval_config_problem, format_help, shard,
                       share)
-from .run_output import diagnostic_line, export_spans, save_failures, shown
+from .run_output import CaseLines, diagnostic_line, export_spans, save_failures, shown
 
 
 def add_run(sub) -> None:
@@ -155,7 +155,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
     from ..api import EXIT_NO_CASES, EXIT_USAGE, run
     from ..config import config_line
-    from ..report.console import Console, Progress, StageNotes, case_line, goal_lines, print_failures, print_summary
+    from ..report.console import Console, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:
@@ -166,24 +166,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
             err.line(f"evalrun: {problem}")
             return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
-    stage_notes = StageNotes()
-    bar: list[Progress] = []
-
-    def on_start(total: int) -> None:
-        bar.append(Progress(out, total))
-
-    def on_result(result) -> None:
-        stage_notes.add(result)
-        shown_now = args.verbose or not args.quiet or result.status in ("failed", "error", "unscored") \
-            or result.judge_fallbacks
-        line = case_line(result, out.color)
-        if args.verbose:
-            line = "\n".join([line, *goal_lines(result)])
-        if bar:
-            bar[0].case(line if shown_now else None, result.status)
-        elif shown_now:
-            out.line(line)
-
+    cases = CaseLines(out, verbose=args.verbose, quiet=args.quiet)
     problem = eval_config_problem(args.eval_config)
     if problem:
         err.line(f"evalrun: {problem}")
@@ -195,10 +178,9 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
                   max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
                   shard=args.shard, last_failed=args.last_failed, profile=args.profile,
                   saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
-                  executor=getattr(args, "executor", "auto"), on_notice=err.line, on_start=on_start,
-                  on_result=on_result)
-    if bar:
-        bar[0].finish()
+                  executor=getattr(args, "executor", "auto"), on_notice=err.line, on_start=cases.start,
+                  on_saved=cases)
+    cases.finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:
         err.line(diagnostic_line(diagnostic, args.command))
@@ -217,7 +199,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
             print_failures(out, outcome.results(only_problems=True))
         except (OSError, ValueError) as exc:  # the results file went away after the run: the summary stands
             err.line(f"cannot read the results back for the failure details: {exc}")
-        print_summary(out, outcome.summary, notes=[*stage_notes.lines(), *outcome.notes],
+        print_summary(out, outcome.summary, notes=[*cases.stage_notes.lines(), *outcome.notes],
                       report_path=shown(outcome.report_path) if outcome.report_path is not None else None,
                       agent=args.agent)
         for path in outcome.extra_reports:

@@ -1,9 +1,47 @@
-"""What a run says besides its cases and summary: problems with files or options, the saved failures
-(--save-failures), the spans (--otlp), and paths shown relative to the current folder."""
+"""What a run says: each case's line as it is saved (CaseLines), problems with files or options, the saved
+failures (--save-failures), the spans (--otlp), and paths shown relative to the current folder."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
+
+
+class CaseLines:
+    """The console while a run goes on: each case's line as its result is saved (with -q only the lines that
+    need a look), -v's goal lines under it, the progress line on a terminal, and the cascade's stage notes
+    counted for the summary. It reads each result's digest (runner.results.digest); the whole result only for
+    -v: a pool run's results are then validated again from their lines, in this process."""
+
+    def __init__(self, out, *, verbose: bool, quiet: bool):
+        from ..report.console import StageNotes
+
+        self.out, self.verbose, self.quiet = out, verbose, quiet
+        self.stage_notes = StageNotes()
+        self.progress = None
+
+    def start(self, total: int) -> None:
+        from ..report.console import Progress
+
+        self.progress = Progress(self.out, total)
+
+    def __call__(self, saved) -> None:
+        from ..report.console import case_line, goal_lines
+
+        self.stage_notes.add(saved)
+        line: Optional[str] = None
+        if self.verbose or not self.quiet or saved.status in ("failed", "error", "unscored") or saved.judge_fallbacks:
+            line = case_line(saved, self.out.color)
+            if self.verbose:
+                line = "\n".join([line, *goal_lines(saved.whole())])
+        if self.progress is not None:
+            self.progress.case(line, saved.status)
+        elif line is not None:
+            self.out.line(line)
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress.finish()
 
 
 def save_failures(target: Path, outcome, err) -> None:

@@ -279,18 +279,28 @@ class Baseline:
         self.max_regression = max_regression
         self.old = outcomes(load_report(path))  # NotAReport when it is not one
         self.new = Outcomes()
+        self._saved: list[tuple] = []  # (where the result sits in the run, its row), as results arrive
 
-    def add(self, result) -> None:
-        """One saved CaseResult of the new run."""
+    def add(self, result, where: tuple = ()) -> None:
+        """One saved result of the new run (a CaseResult or its digest); `where`: its (case position, part) in
+        the run. Rows are counted in that order at `check`, not in the order a process pool saves them, so the
+        comparison's lists and sums are those of a run in one process."""
         metrics = result.metrics
         values = {n: getattr(metrics, n) for n in METRICS if metrics is not None and getattr(metrics, n) is not None}
-        self.new.add(case_key({"id": result.id, "run": result.run}), result.status, _first_reason(result), values,
-                     result.repeat)
+        self._saved.append((where, case_key({"id": result.id, "run": result.run}), result.status,
+                            _first_reason(result), values, result.repeat))
+
+    def count_saved(self) -> None:
+        """The rows added so far, into `new`, in their order in the run."""
+        for _, *row in sorted(self._saved, key=lambda saved: saved[0]):
+            self.new.add(*row)
+        self._saved = []
 
     def check(self, summary, policy: str = "all") -> None:
         """Record the comparison in `summary` and, when the run fell behind, make it exit 1 and say why."""
         from ..results.models import BaselineCheck
 
+        self.count_saved()
         self.new.policy = policy
         c = compare_outcomes(self.old, self.new, old_label=str(self.path), new_label="this run")
         regressions = c.regressions(self.max_regression)

@@ -11,6 +11,7 @@ import os
 import unicodedata
 from typing import Callable, Iterable, Iterator, Optional, TextIO
 
+from ..results.digest import ResultDigest
 from ..results.models import CaseResult, Summary
 from .saved import extra_calls_text
 
@@ -151,7 +152,8 @@ def _silence(stream: TextIO) -> None:
         pass
 
 
-def case_line(result: CaseResult, color: bool = False) -> str:
+def case_line(result: "CaseResult | ResultDigest", color: bool = False) -> str:
+    """A case's line: its status, id and figures (from a result, or the digest the run's process keeps of one)."""
     label = f"{_LABELS[result.status]:<5}"
     detail = ""
     if result.metrics is not None:
@@ -215,15 +217,12 @@ class StageNotes:
     def __init__(self) -> None:
         self.by_stage: dict[str, list] = {}  # stage -> [count, first reason]
 
-    def add(self, result: CaseResult) -> None:
-        for goal in result.goals:
-            decisions = [v for attempt in goal.attempts for v in attempt.arguments]
-            decisions += [goal.text_decision] if goal.text_decision else []
-            for decision in decisions:
-                for note in decision.notes:
-                    stage, _, reason = note.partition(": ")
-                    entry = self.by_stage.setdefault(stage, [0, reason])
-                    entry[0] += 1
+    def add(self, saved: ResultDigest) -> None:
+        """Count the notes of a saved result's decisions (its digest has them: runner.results.digest)."""
+        for note in saved.decision_notes:
+            stage, _, reason = note.partition(": ")
+            entry = self.by_stage.setdefault(stage, [0, reason])
+            entry[0] += 1
 
     def lines(self) -> list[str]:
         return [f"note: the {stage} stage could not decide {count} comparison(s); later stages did "

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..atomic import open_atomically, write_text_atomically
 from ..jsontext import replace_lone_surrogates
+from .digest import ResultDigest
 from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
@@ -71,6 +72,11 @@ class ResultLines:
                                     f"it had ended {result.status}")
             return self._redacted(bare)
 
+    def digest(self, result: CaseResult) -> ResultDigest:
+        """What a worker process sends the run's process for a result it made: the digest of the result as
+        saved, which carries its line (runner.results.digest)."""
+        return ResultDigest.of(*self(result))
+
     def _redacted(self, result: CaseResult) -> tuple[CaseResult, str]:
         """The result as saved, and its line. When redaction changed the line, the result is read back
         from it: everything downstream (the console's lines while the run goes on, -v included, the
@@ -88,7 +94,8 @@ class RunFolder:
         self._redact = redact
         self.serialise = ResultLines(redact)  # a result -> (the result as saved, its line)
         self._results = None
-        self._spans: dict[tuple[int, int], tuple[int, int]] = {}  # (case position, part) -> (offset, length)
+        # (case position, part) -> (offset, length, whether the console explains it: see `saved_results`)
+        self._spans: dict[tuple[int, int], tuple[int, int, bool]] = {}
         self._size = 0
 
     # ------------------------------------------------------------------ opening
@@ -123,21 +130,27 @@ class RunFolder:
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
 
-    def add(self, position: int, part: int, result: CaseResult, line: Optional[str] = None) -> CaseResult:
-        """Write one finished case as a line of results.jsonl, flushed at once. Returns the result as
-        saved (a result that cannot be serialised whole is saved without its conversation, or as an
-        error saying why). `line`: the result as `serialise` made it elsewhere (a worker process)."""
-        saved, line = (result, line) if line is not None else self.serialise(result)
-        data = (line + "\n").encode("utf-8")
+    def add(self, position: int, part: int, result: "CaseResult | ResultDigest") -> ResultDigest:
+        """Write one finished case as a line of results.jsonl, flushed at once. Returns the digest of the
+        result as saved (a result that cannot be serialised whole is saved without its conversation, or as
+        an error saying why). `result`: a result, or the digest `serialise.digest` made of one elsewhere (a
+        worker process), which carries its line."""
+        if isinstance(result, ResultDigest):
+            digest = result
+        else:
+            saved, line = self.serialise(result)
+            digest = ResultDigest.of(saved, line, keep=True)
+        data = (digest.line + "\n").encode("utf-8")
         try:
             assert self._results is not None, "start_results() first"
             self._results.write(data)
             self._results.flush()
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
-        self._spans[(position, part)] = (self._size, len(data) - 1)
+        problem = digest.status not in ("passed", "skipped") or bool(digest.judge_fallbacks)
+        self._spans[(position, part)] = (self._size, len(data) - 1, problem)
         self._size += len(data)
-        return saved
+        return digest
 
     def close_results(self) -> None:
         if self._results is not None:
@@ -152,15 +165,14 @@ class RunFolder:
     def saved_results(self, *, only_problems: bool = False) -> Iterator[tuple[tuple[int, int], CaseResult]]:
         """((position, part), result) for every saved case, in collection order, read back from the disk.
         `only_problems`: only cases that did not pass or rest on a stand-in for the judge (what the
-        console explains), found without parsing the lines of the others."""
+        console explains), known from their digests as they were saved: the others' lines are not read."""
         with open(self.results_path, "rb") as source:
             for position in sorted(self._spans):
-                offset, length = self._spans[position]
-                source.seek(offset)
-                line = source.read(length)
-                if only_problems and not _is_problem(line):
+                offset, length, problem = self._spans[position]
+                if only_problems and not problem:
                     continue
-                yield position, CaseResult.model_validate_json(line)
+                source.seek(offset)
+                yield position, CaseResult.model_validate_json(source.read(length))
 
     # ------------------------------------------------------------------ live conversations
 
@@ -182,7 +194,7 @@ class RunFolder:
         with open_atomically(self.report_path, "wb", durable=True) as out, open(self.results_path, "rb") as source:
             out.write(self._redact(opening).encode("utf-8"))
             for n, position in enumerate(sorted(self._spans)):
-                offset, length = self._spans[position]
+                offset, length, _ = self._spans[position]
                 source.seek(offset)
                 if n:
                     out.write(b",")
@@ -194,17 +206,6 @@ class RunFolder:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the lock
             self._lock_fd = None
-
-
-_PASSED_OR_SKIPPED = re.compile(rb'^\{"id":"(?:[^"\\]|\\.)*","status":"(?:passed|skipped)"')
-
-
-def _is_problem(line: bytes) -> bool:
-    """Whether a saved result line needs explaining: not passed or skipped, or with judge fallbacks.
-    Lines are written by pydantic with `id` then `status` first; anything else is parsed to be sure."""
-    if _PASSED_OR_SKIPPED.match(line) is None:
-        return True
-    return b'"judge_fallbacks":[]' not in line
 
 
 def conversation_file_name(case_id: str) -> str:

@@ -2,11 +2,14 @@
 
 A loaded case (its goals, arguments and defaults as models) takes about 19 KiB; 50,000 of them would
 hold a gigabyte for the whole run. Collection therefore checks every file (all diagnostics are known
-before anything runs) and keeps a `CaseRef` per case. The first `KEEP_LOADED` cases keep their loaded
-case too (at most ~40 MiB: most runs are this small and read each file once); past that, `CaseLoader`
-reads a file again when one of its cases is about to run, keeping the last few files parsed. A file
-whose bytes are still those collection checked (their fingerprint is in the ref) is only rebuilt, not
-checked again: the checks are half the time of reading a suite.
+before anything runs) and keeps a `CaseRef` per case (~350 bytes with its id and its file's details:
+tests/test_case_index_memory.py). The first `KEEP_LOADED` cases keep their loaded case too (at most
+~45 MiB: most runs are this small and read each file once), unless the run collects more than
+`HOLD_FILES` files: there those megabytes would be a third of the run's memory, and rebuilding 2,000
+cases costs ~0.35 s of CPU (0.17 ms each, bench_scale's cases) in a run of more than a minute. Past that, `CaseLoader` reads a file again when
+one of its cases is about to run, keeping the last few files parsed. A file whose bytes are still those
+collection checked (their fingerprint is in the ref) is only rebuilt, not checked again: the checks are
+half the time of reading a suite.
 """
 from __future__ import annotations
 
@@ -27,38 +30,122 @@ if TYPE_CHECKING:
 
 _FILES_KEPT = 32
 KEEP_LOADED = 2000
+HOLD_FILES = 30_000  # past this many files, no case is kept loaded: ~45 MiB that a large run needs for its refs
 
 
-@dataclass(frozen=True, slots=True)  # slots: 50,000 of them are held for the whole run
+class CaseFile:
+    """A collected suite file, shared by the refs of its cases: its path as collected and as messages show it
+    (most often the same string), how it was named, and the fingerprint of the bytes its cases were built from."""
+
+    __slots__ = ("name", "shown", "explicit", "fingerprint")
+
+    def __init__(self, name: str, shown: str, explicit: bool, fingerprint: Optional[bytes]) -> None:
+        self.name = name
+        self.shown = name if shown == name else shown  # one string where they are equal
+        self.explicit = explicit
+        self.fingerprint = fingerprint
+
+    def __getstate__(self) -> tuple:  # pickled small (the read pool sends refs back, Ray ships them)
+        return self.name, self.shown, self.explicit, self.fingerprint
+
+    def __setstate__(self, state: tuple) -> None:
+        self.name, self.shown, self.explicit, self.fingerprint = state
+        if self.shown == self.name:
+            self.shown = self.name
+
+
 class CaseRef:
-    """Where a selected case is: its file, its place among the file's cases, and what selection needs."""
+    """Where a selected case is: its file, its place among the file's cases, and what selection needs.
 
-    id: str  # as the run names it (a file-name id may be qualified by its folder when two collide)
-    file_id: str  # as its file yields it
-    path: Path
-    explicit: bool  # named on the command line (read strictly) or found in a folder
-    index: int  # position among the cases the file yields
-    source: SourceRef
-    tags: tuple[str, ...]
-    agent: Optional[str]
-    loaded: Optional[Case] = field(default=None, compare=False, repr=False)  # kept while few cases are collected
-    recorded: bool = False  # names its own `transcript:`: scored without playing anything (runner.run.executors)
-    fingerprint: Optional[bytes] = field(default=None, compare=False, repr=False)  # of its file's bytes, as collected
+    50,000 of them are held for the whole run, so a ref is small (~350 bytes with its id and file): the
+    file's details are shared by its cases (`CaseFile`), equal tag tuples are one tuple, and `path` and
+    `source` are made when asked for rather than held."""
+
+    __slots__ = ("id", "_file_id", "_file", "index", "_line", "_column", "tags", "agent", "loaded", "recorded")
+
+    def __init__(self, id: str, file: CaseFile, index: int, line: int, column: int, tags: tuple[str, ...],
+                 agent: Optional[str], loaded: Optional[Case] = None, recorded: bool = False,
+                 file_id: Optional[str] = None) -> None:
+        self.id = id  # as the run names it (a file-name id may be qualified by its folder when two collide)
+        self._file_id = None if file_id is None or file_id == id else file_id
+        self._file = file
+        self.index = index  # position among the cases the file yields
+        self._line, self._column = line, column
+        self.tags = tags
+        self.agent = agent
+        self.loaded = loaded  # kept while few cases are collected
+        self.recorded = recorded  # names its own `transcript:`: scored without playing anything (runner.run.executors)
+
+    @property
+    def file_id(self) -> str:
+        """The id as its file yields it."""
+        return self.id if self._file_id is None else self._file_id
+
+    @property
+    def path(self) -> Path:
+        return Path(self._file.name)
+
+    @property
+    def explicit(self) -> bool:
+        """Named on the command line (read strictly) or found in a folder."""
+        return self._file.explicit
+
+    @property
+    def fingerprint(self) -> Optional[bytes]:
+        """Of its file's bytes, as collected."""
+        return self._file.fingerprint
+
+    @property
+    def source(self) -> SourceRef:
+        return SourceRef(path=self._file.shown, line=self._line, column=self._column)
+
+    def renamed(self, new_id: str) -> "CaseRef":
+        """The same case named otherwise (a file-name id qualified by its folder)."""
+        return CaseRef(new_id, self._file, self.index, self._line, self._column, self.tags, self.agent,
+                       self.loaded, self.recorded, file_id=self.file_id)
+
+    def _key(self) -> tuple:
+        return (self.id, self.file_id, self._file.name, self._file.explicit, self.index, self._file.shown,
+                self._line, self._column, self.tags, self.agent, self.recorded)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, CaseRef) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"CaseRef(id={self.id!r}, path={self._file.name!r}, index={self.index}, source={str(self.source)!r})"
+
+    def __getstate__(self) -> tuple:
+        return tuple(getattr(self, name) for name in CaseRef.__slots__)
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, value in zip(CaseRef.__slots__, state):
+            object.__setattr__(self, name, value)
 
 
 class _Referencer:
-    """Makes the refs while files are read: the first KEEP_LOADED keep their case, the rest only where it is."""
+    """Makes the refs while files are read: the first KEEP_LOADED keep their case, the rest only where it is.
+    Equal tag tuples and agent names are kept once."""
 
     def __init__(self) -> None:
         self.kept = 0
+        self._shared: dict = {}
+        self._file: Optional[CaseFile] = None
 
     def __call__(self, path: Path, explicit: bool, index: int, case: Case, *, may_hold: bool = True,
                  fingerprint: Optional[bytes] = None) -> CaseRef:
         keep = may_hold and self.kept < KEEP_LOADED
         self.kept += keep
-        return CaseRef(id=case.id, file_id=case.id, path=path, explicit=explicit, index=index, source=case.source,
-                       tags=tuple(case.tags), agent=case.agent, loaded=case if keep else None,
-                       recorded=bool(case.transcript), fingerprint=fingerprint)
+        name = str(path)
+        file = self._file
+        if file is None or file.name != name or file.fingerprint != fingerprint or file.explicit != explicit:
+            file = self._file = CaseFile(name, case.source.path, explicit, fingerprint)  # the file's first case
+        tags = tuple(case.tags)
+        return CaseRef(case.id, file, index, case.source.line, case.source.column, self._shared.setdefault(tags, tags),
+                       self._shared.setdefault(case.agent, case.agent), loaded=case if keep else None,
+                       recorded=bool(case.transcript))
 
 
 @dataclass
@@ -77,7 +164,8 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     from .agent_choice import check_agent_names
 
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config,
-                         referenceless=referenceless, processes=processes, alone_first=KEEP_LOADED)
+                         referenceless=referenceless, processes=processes, alone_first=KEEP_LOADED,
+                         hold_files=HOLD_FILES)
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source

@@ -30,10 +30,19 @@ class InputFileError(Exception):
 
 def display_path(path: Path | str) -> str:
     """Paths in messages are relative to the working directory when possible (as compilers print them)."""
+    text = os.fspath(path)
+    if _already_relative(text):
+        return text  # what relpath gives, without asking for the working directory (collection shows 100,000 paths)
     try:
         return os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+
+
+def _already_relative(text: str) -> bool:
+    """`relpath` would give it back as it is: relative, normalized, not climbing out of the working directory."""
+    return (not os.path.isabs(text) and not os.path.splitdrive(text)[0] and os.path.normpath(text) == text
+            and text != os.pardir and not text.startswith(os.pardir + os.sep))
 
 
 def real_path(path: Path | str) -> Path:
@@ -104,10 +113,13 @@ def read_bytes(path: Path | str, limit: int, what: str) -> bytes:
     except OSError as exc:
         raise InputFileError(_os_reason(exc)) from None
     try:
-        _check_stat(os.fstat(fd), limit, what)  # the path may have been swapped for a FIFO since the stat
+        info = os.fstat(fd)
+        _check_stat(info, limit, what)  # the path may have been swapped for a FIFO since the stat
         chunks, total = [], 0
+        # First the size it has and one byte more (a read of 1 MiB into a buffer cut down after costs more than
+        # reading a small suite), then 1 MiB at a time for as long as it grows, or says a size it has not (procfs).
+        wanted = min(info.st_size + 1, limit + 1)
         while True:
-            wanted = min(1 * MiB, limit + 1 - total)
             chunk = os.read(fd, wanted)
             chunks.append(chunk)
             total += len(chunk)
@@ -115,7 +127,8 @@ def read_bytes(path: Path | str, limit: int, what: str) -> bytes:
                 raise InputFileError(f"it is larger than the {size_text(limit)} limit for {what}")
             if len(chunk) < wanted:  # a regular file's read stops short only at its end: no read to learn it
                 break
-        return b"".join(chunks)
+            wanted = min(1 * MiB, limit + 1 - total)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         raise InputFileError(_os_reason(exc)) from None
     finally:

@@ -6,7 +6,6 @@ reported at once; a file with errors yields no cases.
 """
 from __future__ import annotations
 
-import dataclasses
 import errno
 import fnmatch
 import os
@@ -60,10 +59,13 @@ class LoadResult:
         return not has_errors(self.diagnostics)
 
 
-def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None) -> tuple[list[tuple[Path, bool]], list[Diagnostic]]:
+def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None
+                  ) -> tuple[list[tuple[Path | str, bool]], list[Diagnostic]]:
     """Suite files under `paths`: (file, given_explicitly). Folders are searched recursively, passing
-    over hidden folders and what `exclude` names; a path given explicitly is always collected."""
-    found: list[tuple[Path, bool]] = []
+    over hidden folders and what `exclude` names; a path given explicitly is always collected. A file
+    found in a folder is given as text: a run may collect 100,000 of them, and a Path costs four times
+    the memory (each is made a Path when it is read)."""
+    found: list[tuple[Path | str, bool]] = []
     problems: list[Diagnostic] = []
     excluded = exclude.matches if exclude else (lambda p: False)
     for path in paths:
@@ -79,8 +81,9 @@ def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None) ->
                                  and not excluded(Path(root) / d))
                 for name in sorted(files):
                     if (name.endswith(SUITE_SUFFIXES) and name not in CONFIG_NAMES
-                            and not name.endswith(_RECORDING_SUFFIXES) and not excluded(Path(root) / name)):
-                        found.append((Path(root) / name, False))
+                            and not name.endswith(_RECORDING_SUFFIXES)
+                            and (exclude is None or not excluded(Path(root) / name))):
+                        found.append((os.path.join(root, name), False))
         elif path.name not in CONFIG_NAMES:  # an evalrun.yaml named explicitly is checked as the config
             found.append((path, True))  # a FIFO or device named explicitly is refused when read, with the reason
     return found, problems
@@ -114,11 +117,13 @@ class FileReading:
     referenceless: bool
     keep: Optional[Callable[..., Any]]
     real_paths: RealPaths = field(default_factory=RealPaths)  # each folder resolved once
+    may_hold: bool = True  # False: `keep` may hold no case (see `load_suites`'s `hold_files`)
 
-    def __call__(self, path: Path, explicit: bool, may_hold: bool = True) -> FileOutcome:
+    def __call__(self, name: Path | str, explicit: bool, may_hold: bool = True) -> FileOutcome:
         """One file's outcome, `keep` applied. A JSON file found in a folder that is a recorded conversation
         is only parsed, quickly: it is most likely a suite's transcript, whose outcome is dropped (see
         `load_suites`, which reads it in full when no suite names it)."""
+        path = Path(name)
         raw = None
         if not explicit and path.suffix.lower() == ".json":
             try:
@@ -127,15 +132,16 @@ class FileReading:
                 pass  # `_load` reads it again and says why it cannot
             else:
                 if conversation_shaped(path, raw):
-                    return FileOutcome(is_suite=False, conversation=True)
+                    return _CONVERSATION
         outcome = self.full(path, explicit=explicit, raw=raw)
         if self.keep is not None and outcome.cases:
-            outcome.cases = [self.keep(path, explicit, i, case, may_hold=may_hold, fingerprint=outcome.fingerprint)
+            outcome.cases = [self.keep(name, explicit, i, case, may_hold=may_hold and self.may_hold,
+                                       fingerprint=outcome.fingerprint)
                              for i, case in enumerate(outcome.cases)]
-        return outcome
+        return _compact(outcome, name)
 
-    def full(self, path: Path, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
-        return _load(path, explicit=explicit, roots=self.roots, eval_config=self.eval_config,
+    def full(self, path: Path | str, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
+        return _load(Path(path), explicit=explicit, roots=self.roots, eval_config=self.eval_config,
                      referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
 
 
@@ -159,7 +165,7 @@ def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], process
     return outcomes
 
 
-@dataclass
+@dataclass(slots=True)  # one per collected file: 100,000 of them at once in a run of 50,000 recorded cases
 class FileOutcome:
     """What one collected file turned out to be."""
 
@@ -167,7 +173,7 @@ class FileOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     is_suite: bool = True
     passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
-    transcripts: list[Path] = field(default_factory=list)  # the files its cases name as transcripts, resolved
+    transcripts: list[str] = field(default_factory=list)  # the files its cases name as transcripts, resolved
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
     unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
@@ -175,11 +181,31 @@ class FileOutcome:
     fingerprint: Optional[bytes] = None  # an evalrun suite with no error: of the bytes its cases were built from
 
 
+_CONVERSATION = FileOutcome(is_suite=False, conversation=True)  # shared: the outcome is never changed, only replaced
+
+
+def _compact(outcome: FileOutcome, name: Path | str) -> FileOutcome:
+    """The outcome in less memory: a run holds 100,000 outcomes at once (and the read pool's readers send
+    them back), most with no diagnostic, no outline, one id and one or no transcript. Its collections are
+    only read from here on: empty ones become the one empty tuple, short ones tuples (a set of one id
+    takes 216 bytes, a tuple 48, and a search of a few is as quick)."""
+    if not outcome.diagnostics:
+        outcome.diagnostics = ()  # type: ignore[assignment]
+    if not outcome.unbuilt:
+        outcome.unbuilt = ()  # type: ignore[assignment]
+    outcome.transcripts = tuple(outcome.transcripts)  # type: ignore[assignment]
+    if len(outcome.named_ids) <= 8:
+        outcome.named_ids = tuple(outcome.named_ids)  # type: ignore[assignment]
+    if outcome.display == name:  # as messages show it: most often as it was found, one string for both
+        outcome.display = name  # type: ignore[assignment]
+    return outcome
+
+
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 roots: Optional[Sequence[Path]] = None,
                 keep: Optional[Callable[..., Any]] = None,
                 eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1,
-                alone_first: int = 0) -> LoadResult:
+                alone_first: int = 0, hold_files: Optional[int] = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
@@ -190,6 +216,8 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     `processes` > 1: once the files of the first `alone_first` cases are read here, a long list of files left
     is read by that many processes, forked here (runner.suite.read_pool); `keep` is called in them with
     `may_hold=False` (what it holds would have to be sent back). The outcome is the same as with one.
+    `hold_files`: when more files than this are collected, `keep` is always called with `may_hold=False`
+    and the pool reads from the first file (a large run's memory goes to references, not loaded cases).
     `eval_config`: the ADK/Agentflow eval config for every eval set (--eval-config), instead of the one beside it.
     `referenceless` (evalrun quick): a case with nothing to check of its own is accepted."""
     paths = list(paths)
@@ -197,18 +225,20 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     files, problems = collect_files(paths, exclude)
     result = LoadResult(diagnostics=problems)
     reading = FileReading(roots, eval_config, referenceless, keep)
+    if hold_files is not None and len(files) > hold_files:
+        reading.may_hold, alone_first = False, 0
     outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes, alone_first)))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     for n, (path, outcome) in enumerate(outcomes):
-        if outcome.conversation and reading.real_paths(path) not in used_as_transcripts:  # not a suite's: read in full
+        if outcome.conversation and os.fspath(reading.real_paths(path)) not in used_as_transcripts:  # not a suite's: read in full
             outcomes[n] = (path, reading.full(path, explicit=False))
     passed_over: dict[Path, list[str]] = {}
     _qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
-        if not outcome.cases and reading.real_paths(path) in used_as_transcripts:
+        if not outcome.cases and os.fspath(reading.real_paths(path)) in used_as_transcripts:
             continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
         if outcome.passed_over is not None:
-            passed_over.setdefault(_folder_of(path, paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
+            passed_over.setdefault(_folder_of(Path(path), paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
             continue
         if outcome.is_suite:
             result.files.append(outcome.display or display_path(path))
@@ -230,11 +260,11 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     return result
 
 
-def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given: list[Path]) -> None:
+def _qualify_colliding_file_ids(outcomes: list[tuple[Path | str, FileOutcome]], given: list[Path]) -> None:
     """Cases whose id comes from their file's name and collides with another such case (watsonx keeps
     `data_simple.json` and `data_no_summary/data_simple.json` side by side) get the file's folder in
     front: `data_no_summary/data_simple`. An id written in a file is never changed."""
-    by_id: dict[str, list[tuple[Path, int, FileOutcome]]] = {}
+    by_id: dict[str, list[tuple[Path | str, int, FileOutcome]]] = {}
     for path, outcome in outcomes:
         for i, case in enumerate(outcome.cases):
             if case.id not in outcome.named_ids:
@@ -242,7 +272,8 @@ def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given:
     for same in by_id.values():
         if len(same) < 2:
             continue
-        for path, i, outcome in same:
+        for name, i, outcome in same:
+            path = Path(name)
             folder = _folder_of(path, given)
             try:
                 relative = path.parent.relative_to(folder).as_posix()
@@ -253,9 +284,10 @@ def _qualify_colliding_file_ids(outcomes: list[tuple[Path, FileOutcome]], given:
 
 
 def _renamed(item: Any, new_id: str) -> Any:
-    """A case (a model) or what `keep` made of it (a dataclass) with another id."""
-    if dataclasses.is_dataclass(item):
-        return dataclasses.replace(item, id=new_id)
+    """A case (a model) or what `keep` made of it (which says how: `renamed`) with another id."""
+    renamed = getattr(item, "renamed", None)
+    if renamed is not None:
+        return renamed(new_id)
     return item.model_copy(update={"id": new_id})
 
 
@@ -423,9 +455,9 @@ def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple
 
 
 def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
-                       roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[Path]:
+                       roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[str]:
     """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
-    missing. Returns the transcripts' resolved paths."""
+    missing. Returns the transcripts' resolved paths (as text: a run of 50,000 cases holds them all at once)."""
     folder = path.parent
     found = []
     for case, at in cases:
@@ -434,7 +466,7 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
             continue
         target = transcript_location(path, transcript)
         resolved = resolve(target)  # once: symlinks followed, then compared with the (resolved) roots
-        found.append(resolved)
+        found.append(os.fspath(resolved))
         if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
         elif not split_selection(target)[0].is_file():
@@ -478,12 +510,16 @@ def _outlines(doc: Document, data: dict, raw_cases: list[tuple[dict, tuple]]) ->
 
 
 def _duplicate_case_ids(cases: list[Case]) -> list[Diagnostic]:
-    by_id: dict[str, list[Case]] = {}
+    first: dict[str, Case] = {}
+    again: dict[str, list[Case]] = {}  # a list only for an id seen twice: 50,000 lists of one are 3 MiB
     for case in cases:
-        by_id.setdefault(case.id, []).append(case)
+        seen = first.setdefault(case.id, case)
+        if seen is not case:
+            again.setdefault(case.id, [seen]).append(case)
     problems = []
-    for case_id, same in by_id.items():
-        if len(same) < 2:
+    for case_id in first:
+        same = again.get(case_id)
+        if same is None:
             continue
         for case in same:
             others = ", ".join(str(o.source) for o in same if o is not case)

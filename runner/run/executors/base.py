@@ -1,6 +1,7 @@
 """What every executor is given and promises (runner.run.executors)."""
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
@@ -8,14 +9,15 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 if TYPE_CHECKING:
     from ..case_index import CaseRef
     from ..execute import CaseRunner, Stop
-    from ...results.models import CaseResult
+    from ...results.folder import ResultLines
 
 
 @dataclass
 class Work:
     """What an executor runs: the selected cases (each `repeats` times), how one case is played, where each
-    result goes (`save(position, part, result[, line])`, never raising), the run's stop, and how a result
-    becomes its line of results.jsonl (`serialise(result) -> (result as saved, line)`) where it was made."""
+    result goes (`save(position, part, result)`, never raising), the run's stop, and how a result becomes its
+    line of results.jsonl where it was made (`serialise(result) -> (result as saved, line)`; `serialise.digest
+    (result)` -> the digest `save` takes in its place, which carries the line: runner.results.digest)."""
 
     refs: Sequence["CaseRef"]
     repeats: int
@@ -23,7 +25,7 @@ class Work:
     runner: "CaseRunner"
     save: Callable[..., None]
     stop: "Stop"
-    serialise: Optional[Callable[["CaseResult"], tuple["CaseResult", str]]] = None
+    serialise: Optional["ResultLines"] = None
 
     @property
     def jobs(self) -> int:
@@ -41,3 +43,14 @@ class Executor(ABC):
 
 class ExecutorUnavailable(Exception):
     """The executor asked for cannot run this run; the message says why and what to do."""
+
+
+async def take_pending_stop() -> None:
+    """After an executor returned from a stopped run: an executor that watches its own task (the pool, Ray) has it
+    cancelled by a stop asked while that task ran (-x or a full disk, from `save`), and the cancellation lands at
+    the task's next await or, with none left, when it ends, where asyncio.run would raise it as a traceback.
+    It lands here instead and is dropped: the stop is the run's own verdict."""
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        pass

@@ -305,7 +305,7 @@ def _is_live(work: Work, ref: Any) -> bool:
     return not ref.recorded and options.replay_dir is None and options.conversations_dir is None
 
 
-def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any, None]]:
+def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any]]:
     """A live batch's results as this process saves them: its conversations saved first, into the run folder
     (each result then names its file, as a local run's does)."""
     from ..execute import PARTS_PER_REPEAT, case_error
@@ -324,7 +324,7 @@ def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any, None]]:
             result = case_error(work.refs[position], repeat if work.repeats > 1 else None, failed[(position, repeat)])
         elif result.transcript_path is None and saved.get((position, repeat)) is not None:
             result.transcript_path = str(saved[(position, repeat)])
-        out.append((position, part, result, None))
+        out.append((position, part, result))
     return out
 
 
@@ -346,17 +346,17 @@ def add_totals(into: Any, part: Any) -> None:
         add_totals(into.by_role.setdefault(role, CallTotals()), totals)
 
 
-def _lost(work: Work, batch: Batch, exc: BaseException, doing: str = "scoring") -> list[tuple[int, int, Any, None]]:
+def _lost(work: Work, batch: Batch, exc: BaseException, doing: str = "scoring") -> list[tuple[int, int, Any]]:
     """The results of a batch that failed twice on the cluster: each case an error that gives the cause."""
     return _errors(work, batch, f"the Ray task {doing} this case's batch of {len(batch)} failed {ATTEMPTS} times "
                                 f"({_cause(exc)}); the other cases went on")
 
 
-def _errors(work: Work, jobs: Batch, error: str) -> list[tuple[int, int, Any, None]]:
+def _errors(work: Work, jobs: Batch, error: str) -> list[tuple[int, int, Any]]:
     from ..execute import PARTS_PER_REPEAT, case_error
 
     return [(position, repeat * PARTS_PER_REPEAT,
-             case_error(work.refs[position], repeat if work.repeats > 1 else None, error), None)
+             case_error(work.refs[position], repeat if work.repeats > 1 else None, error))
             for position, repeat in jobs]
 
 

@@ -6,7 +6,9 @@ the run's collected cases and its case runner already in memory (nothing is pick
 the cases collection kept loaded are not read again). This process hands out batches of job numbers, a
 few per worker in flight so that no worker waits; each batch comes back as its cases' results (and the
 model calls they made, counted in this run's totals), and each result is saved at once, as the local
-executor would. Workers ignore Ctrl-C: this process decides what a stop means. A worker that dies
+executor would. A worker sends each result as its digest (runner.results.digest): its line of results.jsonl
+and the few fields this process reads, so this process, which writes every worker's lines, never validates
+a line back into a CaseResult unless something asks for the whole result. Workers ignore Ctrl-C: this process decides what a stop means. A worker that dies
 takes only its batch with it: those cases become errors that say so, and a new pool runs the rest.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Optional
 
 from .base import Executor, Work
 from ..execute import PARTS_PER_REPEAT, CaseRunner
+from ...results.digest import ResultDigest
 from ...results.models import CaseResult
 
 MAX_BATCH = 64
@@ -32,6 +35,7 @@ MIN_BATCH = 4
 BATCHES_PER_WORKER = 8  # enough for the workers to finish together; few enough to cost little to hand out
 
 Batch = list[tuple[int, int]]  # jobs: (a case's position in the run, which repeat)
+Played = list[tuple[int, int, "CaseResult | ResultDigest"]]  # (position, part, the result or its digest)
 
 # The worker's copy of the run (set before the pool forks, so each worker inherits it)
 _work: Optional[Work] = None
@@ -88,10 +92,8 @@ class ReplayPoolExecutor(Executor):
             return False
         for call in calls:
             runtime.record(call)
-        for position, part, result, line in results:
-            if result is None:  # read back from its line: far cheaper than unpickling the models
-                result = CaseResult.model_validate_json(line)
-            work.save(position, part, result, line)
+        for position, part, result in results:
+            work.save(position, part, result)
             if work.stop.reason is not None:
                 return False
         return True
@@ -190,31 +192,33 @@ def _start_worker() -> None:
             pass
 
 
-def _play_batch(jobs: Batch) -> tuple[list[tuple[int, int, Optional[CaseResult], Optional[str]]], list]:
-    """In a worker: the results of a batch's jobs as (position, part, None, its line of results.jsonl) (the
-    result itself instead of None when there is no run folder to serialise for), and the model calls made."""
+def _play_batch(jobs: Batch) -> tuple[Played, list]:
+    """In a worker: the results of a batch's jobs as (position, part, the result's digest, which carries its
+    line of results.jsonl) (the result itself when there is no run folder to serialise for), and the model
+    calls made."""
     assert _work is not None, "the pool is forked from a run"
     runner: CaseRunner = _work.runner
     repeats = _work.repeats
     serialise = _work.serialise
-    out: list[tuple[int, int, Optional[CaseResult], Optional[str]]] = []
+    out: Played = []
     calls: list = []
     for position, repeat in jobs:
         results = runner.run_recorded(_work.refs[position], repeat if repeats > 1 else None, calls_made=calls)
         for part, result in enumerate(results):
-            # A result travels as its line of results.jsonl (made here, where the work is spread): a string
-            # pickles in microseconds, a result's models take a millisecond to unpickle.
-            line = serialise(result)[1] if serialise is not None else None
-            out.append((position, repeat * PARTS_PER_REPEAT + part, None if line is not None else result, line))
+            # A result travels as its digest (made here, where the work is spread): its line and a few fields
+            # pickle in microseconds; a result's models take a millisecond to unpickle, its line 0.1-0.6 ms to
+            # validate on the run's process, which saves every worker's results.
+            out.append((position, repeat * PARTS_PER_REPEAT + part,
+                        serialise.digest(result) if serialise is not None else result))
     return out, calls
 
 
-def _lost(work: Work, batch: Batch) -> list[tuple[int, int, CaseResult, None]]:
+def _lost(work: Work, batch: Batch) -> Played:
     """The results of a batch that killed its worker process twice: each case an error that says so."""
     from ..execute import case_error
 
     error = (f"the worker process scoring this case's batch of {len(batch)} ended abruptly, twice (killed, or "
              "crashed in native code); the other cases went on")
     return [(position, repeat * PARTS_PER_REPEAT, case_error(work.refs[position], repeat if work.repeats > 1 else None,
-                                                             error), None)
+                                                             error))
             for position, repeat in batch]
