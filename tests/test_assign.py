@@ -237,3 +237,21 @@ def test_tie_break_matches_documented_rule(instance):
     goals, candidates, before = instance
     assert assign_goals(goals, candidates, before).placed == brute_force_tie_break(
         goals, candidates, before)
+
+
+def test_an_assignment_leaves_no_garbage_cycles():
+    """Each scored case assigns its goals once: the search's self-calling helpers must not stay behind as
+    reference cycles, which only the cyclic collector frees (~75 objects a case, 40,000 in a 640-case run,
+    and the collection at the run's end took 30-50 ms of CPU). Both the fast path and the search."""
+    import gc
+
+    trap = {"A": [call(0)], "B": [call(0), call(1)]}  # greedy gives call 0 to A, and B takes call 1: fast path
+    search = {"A": [call(0), call(1)], "B": [call(0)]}  # greedy gives call 0 to A and loses B: the search runs
+    for candidates, expected in ((trap, {"A": 0, "B": 1}), (search, {"A": 1, "B": 0})):
+        gc.collect()
+        gc.disable()
+        try:
+            assert placed_keys(assign_goals(["A", "B"], candidates, [])) == expected
+            assert gc.collect() == 0
+        finally:
+            gc.enable()

@@ -80,9 +80,9 @@ def format_names() -> tuple[str, ...]:
 
 def format_help() -> str:
     """Each report format with the file it writes: `json → report.json, junit → junit.xml, ...`."""
-    from ..report.formats import get
+    from ..report.formats import file_name
 
-    return ", ".join(f"{name} → {get(name).file_name}" for name in format_names())
+    return ", ".join(f"{name} → {file_name(name)}" for name in format_names())
 
 
 def share(text: str) -> float:

@@ -10,7 +10,6 @@ Two kinds of failure, because they call for different cures:
 """
 from __future__ import annotations
 
-import email.utils
 import time
 from typing import Any, Literal, Optional
 
@@ -82,6 +81,8 @@ def retry_after(headers: Any) -> Optional[float]:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, so its import (2 ms) is not every run's
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -24,7 +24,7 @@ from .calls import Completion, redact
 from .errors import Failure, http_failure, short
 from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit
-from .pricing import cost_of, price_table, prices_loaded
+from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
 
 
@@ -67,8 +67,8 @@ class OpenAITransport:
         except ValueError:
             raise Failure(f"malformed reply from {where}: the body is not JSON", retryable=True) from None
         completion, usage = read_body(data, where)
-        if not prices_loaded():
-            await asyncio.to_thread(price_table)  # read once (tens of ms): not on the loop
+        if not facts_known(s.model):
+            await asyncio.to_thread(model_facts, s.model)  # the price list read once (ms): not on the loop
         return Answer(completion, usage, cost_of(s.model, usage))
 
 
@@ -272,6 +272,8 @@ async def pool_session(base: str) -> tuple[Any, Optional[str]]:
 
 def proxy_for(url: str) -> Optional[str]:
     """The proxy the environment names for `url` (as curl and the OpenAI SDK read it), or None."""
+    if not any(value and name.lower().endswith("_proxy") for name, value in os.environ.items()):
+        return None  # what urllib's reading of the environment finds then: no proxy (and 3 ms of import saved)
     import urllib.parse
     import urllib.request
 

@@ -217,6 +217,7 @@ def assign_goals(goals: list[str], candidates: dict[str, list[Slot]],
         for j in options:
             if j not in holders and augment(j, set()):
                 count += 1
+        del augment  # it calls itself through its own cell: a cycle left to the garbage collector otherwise
         return count
 
     # state -> [need proven, choice proving it, ceiling, whether the ceiling used a matching]
@@ -252,34 +253,37 @@ def assign_goals(goals: list[str], candidates: dict[str, list[Slot]],
         entry[2] = need - 1
         return False
 
-    # Fast path: the very first leaf of the search (each goal takes its earliest usable slot) is
-    # the tie-break winner whenever it reaches the ceiling, which is the usual case.
-    best = ceiling(0)
-    placed: dict[str, Slot] = {}
-    trail = []
-    for i in range(n):
-        options = usable(i)
-        if options:
-            trail.append((options[0], place(i, options[0])))
-            placed[order[i]] = options[0][2]
-    for c, undo in reversed(trail):
-        unplace(c, undo)
-    if len(placed) == best:
+    try:
+        # Fast path: the very first leaf of the search (each goal takes its earliest usable slot) is
+        # the tie-break winner whenever it reaches the ceiling, which is the usual case.
+        best = ceiling(0)
+        placed: dict[str, Slot] = {}
+        trail = []
+        for i in range(n):
+            options = usable(i)
+            if options:
+                trail.append((options[0], place(i, options[0])))
+                placed[order[i]] = options[0][2]
+        for c, undo in reversed(trail):
+            unplace(c, undo)
+        if len(placed) == best:
+            return Assignment(placed)
+
+        need = min(best, loose(0))
+        while not solve(0, need):
+            need -= 1
+
+        # Replay the proven choices. On the optimal path each state was proven at exactly its own
+        # optimum, so its stored choice is the tie-break winner; a state never stored adds nothing.
+        placed = {}
+        for i in range(n):
+            entry = memo.get(state(i))
+            if entry is None:
+                break
+            c = entry[1]
+            if c is not None:
+                place(i, c)
+                placed[order[i]] = c[2]
         return Assignment(placed)
-
-    need = min(best, loose(0))
-    while not solve(0, need):
-        need -= 1
-
-    # Replay the proven choices. On the optimal path each state was proven at exactly its own
-    # optimum, so its stored choice is the tie-break winner; a state never stored adds nothing.
-    placed = {}
-    for i in range(n):
-        entry = memo.get(state(i))
-        if entry is None:
-            break
-        c = entry[1]
-        if c is not None:
-            place(i, c)
-            placed[order[i]] = c[2]
-    return Assignment(placed)
+    finally:  # loose and solve call themselves through their own cells: break those cycles, or every case
+        del loose, solve  # leaves ~75 objects (its slots among them) to the garbage collector

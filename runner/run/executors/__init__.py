@@ -36,12 +36,15 @@ def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, 
     `auto`, the process pool when the run only scores recordings and can use more than one core, else
     local. ExecutorUnavailable when `processes` was asked for a run it cannot take."""
     from .local import LocalExecutor
-    from .replay_pool import ReplayPoolExecutor
 
     if requested == "local":
         return LocalExecutor()
     if requested == "ray":
         return _ray_executor(refs, options)
+    if requested == "auto" and _plays_live(refs, options):
+        return LocalExecutor()  # whatever else holds: the pool and multiprocessing are then never imported
+    from .replay_pool import ReplayPoolExecutor
+
     why_not = _why_not_pool(refs, repeats, concurrency, config, options, forced=requested == "processes")
     if requested == "processes":
         if why_not:
@@ -83,7 +86,7 @@ def _why_not_pool(refs: Sequence["CaseRef"], repeats: int, concurrency: int, con
         return "this platform cannot fork processes"
     if _threads_running() > 1:  # forking a process with threads can copy a lock someone holds
         return "this process runs other threads (a library caller's); forking it is not safe"
-    if options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs):
+    if _plays_live(refs, options):
         live = next(ref.id for ref in refs if not ref.recorded)
         return f"case '{live}' is played live (the pool scores recordings only)"
     if forced:
@@ -97,6 +100,11 @@ def _why_not_pool(refs: Sequence["CaseRef"], repeats: int, concurrency: int, con
     if config.embeddings.enabled and _embeddings_installed():
         return "the embedding model may load (once here, not once per process)"
     return None
+
+
+def _plays_live(refs: Sequence["CaseRef"], options: "RunOptions") -> bool:
+    """Whether some case is played live (the pool scores recordings only)."""
+    return options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs)
 
 
 def _threads_running() -> int:
