@@ -612,7 +612,7 @@ def list_cases(paths: Sequence[Path], *, config_path: Optional[Path] = None, fil
 def _file_format(path: Path) -> str:
     """yaml or json for evalrun's own files; the kind of a foreign eval set (ADK, Agentflow) by its content."""
     if path.suffix.lower() == ".json":
-        from .suite.formats.adk import shape_of
+        from .suite.formats.kinds import shape_of
         from .suite.reader import read_document
 
         kind = shape_of(read_document(path).data)

@@ -20,8 +20,10 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 # Imported by other runs, not by a live one: the report formats (the parser's help names their files from the
 # registry), the replay pool with multiprocessing (live cases never go to it), urllib.request (no proxy is set),
 # email (for an HTTP date in Retry-After), importlib.metadata (pydantic's plugin loader reads the installed
-# plugins with it: the command loads none) and so no plugin either (logfire's, in a dev install)
+# plugins with it: the command loads none) and so no plugin either (logfire's, in a dev install), and the readers
+# of other tools' eval files with ADK's pydantic models (only a file that is one of them needs them)
 NOT_FOR_A_LIVE_RUN = ("runner.report.junit", "runner.report.html", "runner.report.markdown",
+                      "runner.suite.formats.adk", "runner.suite.formats.adk_models", "runner.suite.formats.adk_config",
                       "runner.run.executors.replay_pool", "multiprocessing", "urllib.request", "email",
                       "importlib.metadata", "logfire")
 

@@ -94,7 +94,7 @@ def conversation_shaped(path: Path, raw: bytes) -> bool:
     recorded conversation (a list, or an object with `messages`), not an eval set. What this quick parse
     cannot tell (a file it cannot parse, an eval set's or eval config's name) is read in full."""
     from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
-    from .formats.adk import shape_of
+    from .formats.kinds import shape_of
 
     start = _FIRST_NON_SPACE.match(raw)
     first = raw[start.end():start.end() + 1] if start else b""

@@ -14,6 +14,7 @@ from typing import Optional
 from ..diagnostics import Diagnostic
 from ..models import Case
 from ..reader import Document
+from .kinds import CONFIG_FILE_NAMES
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 
@@ -28,23 +29,22 @@ class ForeignFile:
 
 
 def is_eval_config_name(path: Path) -> bool:
-    from .adk_config import CONFIG_FILE_NAMES
-
     return path.name in CONFIG_FILE_NAMES
 
 
 def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = None) -> Optional[ForeignFile]:
     """The file as a foreign suite, or None when it is not one (then the loader reads it as its own)."""
-    from . import adk
-    from .adk_config import eval_config_of
+    from .kinds import shape_of  # the heavy modules (ADK's models) only for a file that is one of these
 
     name = path.name.lower()
     named_eval_set = name.endswith(EVAL_SET_SUFFIXES)
     if is_eval_config_name(path) and _is_eval_config(path, doc):
+        from .adk_config import eval_config_of
+
         return ForeignFile("ADK eval config", diagnostics=eval_config_of(doc).diagnostics, is_suite=False)
     if doc.data is None:  # unreadable: an error when its name says what it should have been
         return ForeignFile("ADK eval set", diagnostics=doc.diagnostics) if named_eval_set and doc.diagnostics else None
-    kind = adk.shape_of(doc.data) if name.endswith(".json") else None  # ADK and Agentflow write JSON
+    kind = shape_of(doc.data) if name.endswith(".json") else None  # ADK and Agentflow write JSON
     if kind is None:
         if not named_eval_set:
             return None
@@ -52,6 +52,8 @@ def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = Non
                       "`eval_set_id` and `eval_cases`, or ADK's older list of turns ({query, expected_tool_use, "
                       "reference}) or of sessions ({name, data})", "not-an-eval-set")
         return ForeignFile("ADK eval set", diagnostics=doc.diagnostics)
+    from . import adk
+
     read = adk.read_eval_file(path, doc, kind, eval_config)
     return ForeignFile(kind, cases=read.cases, diagnostics=read.diagnostics, named_ids=read.named_ids)
 

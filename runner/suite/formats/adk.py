@@ -27,13 +27,8 @@ from ..models import Case, SourceRef
 from ..reader import Document
 from .adk_config import EvalConfig, config_beside, default_config, read_eval_config
 from .adk_models import EvalCase, EvalSet, OldSession, OldTurn
+from .kinds import _AGENTFLOW_KEYS, AGENTFLOW, EVALSET, OLD_SESSIONS, OLD_TURNS, shape_of  # noqa: F401 (re-exported)
 
-EVALSET = "ADK eval set"
-AGENTFLOW = "Agentflow eval set"
-OLD_TURNS = "ADK old-format test file"
-OLD_SESSIONS = "ADK old-format eval set"
-_AGENTFLOW_KEYS = ("expected_tool_trajectory", "expected_final_response", "expected_intermediate_responses",
-                   "expected_node_order")
 _ADK_KEYS = ("final_response", "intermediate_data")
 
 
@@ -45,30 +40,6 @@ class EvalFileRead:
     cases: list[Case] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     named_ids: set[str] = field(default_factory=set)  # ids the file writes (not made from its name)
-
-
-def shape_of(data: Any) -> Optional[str]:
-    """Which eval file `data` is, by its content; None when it is none of them."""
-    if isinstance(data, dict):
-        if "eval_set_id" in data or "eval_cases" in data:
-            return AGENTFLOW if _uses_agentflow_keys(data) else EVALSET
-        return None
-    items = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
-    if any("query" in item for item in items):  # a turn that lacks it is then the schema's to report
-        return OLD_TURNS
-    if any("data" in item and "name" in item for item in items):
-        return OLD_SESSIONS
-    return None
-
-
-def _uses_agentflow_keys(data: dict) -> bool:
-    for case in data.get("eval_cases") or ():
-        for invocation in (case.get("conversation") or ()) if isinstance(case, dict) else ():
-            if isinstance(invocation, dict) and (any(k in invocation for k in _AGENTFLOW_KEYS)
-                                                 or isinstance((invocation.get("user_content") or {}).get("content"),
-                                                               (list, str))):
-                return True
-    return False
 
 
 def read_eval_file(path: Path, doc: Document, kind: str, eval_config: Optional[Path] = None) -> EvalFileRead:

@@ -22,8 +22,8 @@ from ..diagnostics import Diagnostic, did_you_mean, has_errors
 from ..files import display_path
 from ..models import ADK_DEFAULT_CRITERIA
 from ..reader import Document, read_document
+from .kinds import CONFIG_FILE_NAMES
 
-CONFIG_FILE_NAMES = ("test_config.json", "eval_config.json")  # ADK's convention, then Agentflow's
 
 # Criteria ADK 2.13 knows that run on Google's Vertex AI service: evalrun has no equivalent of its own.
 VERTEX_ONLY = ("response_evaluation_score", "multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1",
