@@ -637,6 +637,17 @@ def test_a_ray_address_without_a_port_is_left_to_ray_and_one_that_answers_is_rea
     assert "could not be reached in 0.6 s" in unreachable(f"ray://127.0.0.1:{port}", 0.6)
 
 
+def test_an_unreachable_address_is_tried_for_the_whole_timeout_it_names():
+    from runner.run.executors.ray_cluster import unreachable
+
+    port = _free_port()  # nothing listens there: each try is refused at once
+    started = time.monotonic()
+    why = unreachable(f"127.0.0.1:{port}", 1.2)
+    took = time.monotonic() - started
+    assert "could not be reached in 1.2 s" in why
+    assert 1.2 <= took < 1.2 + 0.5, took  # it gave up at 0.7 s (0.5 s before the deadline) and said 1.2
+
+
 def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_where_it_runs(tmp_path):
     """Work.serialise travels to Ray workers by pickle: it is the run folder's own (not a private attribute read
     from it), and makes the same line, secret masked, after the trip."""

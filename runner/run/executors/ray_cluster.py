@@ -184,11 +184,12 @@ def unreachable(address: str, timeout_s: float) -> Optional[str]:
             with socket.create_connection((host.strip("[]"), int(port)), timeout=max(0.1, deadline - time.monotonic())):
                 return None
         except OSError as exc:
-            if time.monotonic() + 0.5 >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:  # tried for the whole of timeout_s, as the message says
                 return (f"the Ray cluster at {address} (RAY_ADDRESS) could not be reached in {timeout_s:g} s "
                         f"({exc.strerror or type(exc).__name__}); start it, fix RAY_ADDRESS, unset it to start a "
                         f"local cluster, or wait longer with {CONNECT_TIMEOUT_ENV}=SECONDS")
-            time.sleep(0.5)  # a cluster still starting: try again
+            time.sleep(min(0.5, left))  # a cluster still starting: try again (a last time at the deadline)
 
 
 def ray_installed() -> bool:
