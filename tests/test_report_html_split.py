@@ -21,20 +21,8 @@ from runner.report.saved import NotAReport, load_report, parse_report_json
 from runner.report.saved_stream import Unstreamable
 from tests.cli_helpers import cli_env
 from tests.html_page import page_data
+from tests.test_report_html import _Text
 from tests.test_report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
-
-
-class _Text:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(text)
-        return len(text)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 def split_page(folder: Path) -> str | None:

@@ -47,6 +47,15 @@ class Checker:
         """Stops checking (the reading failed): nothing is waited for."""
 
 
+def flush_before_fork() -> None:
+    """Empty stdout's and stderr's buffers, so that a forked child never writes them a second time."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+
+
 class ForkedChecker(Checker):
     """Plain cases are validated by a forked child, the others here."""
 
@@ -54,11 +63,7 @@ class ForkedChecker(Checker):
         super().__init__()
         texts_read, self._texts_fd = os.pipe()
         verdict_fd, verdict_write = os.pipe()
-        for stream in (sys.stdout, sys.stderr):  # the child must not write their buffers a second time
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):
-                pass
+        flush_before_fork()
         self.pid = os.fork()
         if self.pid == 0:  # the child: validate, answer, and leave without running anything of the parent's
             code = 1

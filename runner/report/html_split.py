@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import html_data
 from .html_data import INDEX_FIELDS, gzip_base64, index_json
+from .case_check import flush_before_fork
 from .saved import may_overflow, report_file
 from .saved_stream import Unstreamable, plain_json_text, read_header
 
@@ -249,11 +249,7 @@ def _index_row(case: Any) -> dict[str, Any]:
 def _fork(work: Callable[[], _Part]) -> tuple[int, int]:
     """(pid, the pipe its answer comes through) of a child running `work`."""
     read_fd, write_fd = os.pipe()
-    for stream in (sys.stdout, sys.stderr):  # the child must not write their buffers a second time
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
+    flush_before_fork()
     pid = os.fork()
     if pid == 0:  # the child: do its work, send it, and leave without running anything of the parent's
         try:
