@@ -260,7 +260,7 @@ class PreparedRun:
     def redact(self) -> Redactor:
         return self._protected[1]
 
-    def case_runner(self, save_conversation: Callable[[str, dict], Optional[Path]],
+    def case_runner(self, save_conversation: Callable[[str, dict], "Path | str | None"],
                     on_notice: Callable[[str], None] = lambda message: None):
         """What plays a case and scores it (runner.run.execute.CaseRunner), its live conversations saved
         with `save_conversation`; the LLM layer is set up for this run (its limit, cache, totals)."""
@@ -306,17 +306,19 @@ class PreparedRun:
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None, on_result: Optional[Callable[[CaseResult], None]] = None,
-             on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None) -> "OpenRun | RunOutcome":
+             on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None,
+             keep_conversations: bool = False) -> "OpenRun | RunOutcome":
         """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
         `on_result`/`on_saved`: as `run` has them; `stop`: the run's runner.run.execute.Stop when the caller
-        made it already (signals hold it)."""
+        made it already (signals hold it); `keep_conversations`: the conversations already saved in the folder
+        are this run's (pytest's processes save them before the run is opened)."""
         started = _dt.datetime.now(_dt.timezone.utc)
         run_id = run_id or new_run_id(started)
         folder_path = folder_path or self.request.output_dir or self.reports_root / run_id
         try:
             folder, moved = RunFolder.open(folder_path, run_id, redact=self.redact)
-            folder.start_results()
+            folder.start_results(keep_conversations=keep_conversations)
         except (OSError, ResultsNotSaved) as exc:
             reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
             return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
@@ -528,7 +530,13 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
         if wrong:
             problems.append(Diagnostic("--profile", 1, 1, "error", wrong.removeprefix("--profile: "), "unknown-profile"))
     if request.replay_dir is not None and not request.replay_dir.is_dir():
-        problems.append(Diagnostic("--replay", 1, 1, "error", f"no such folder: '{request.replay_dir}'", "not-found"))
+        from .transcripts.saved_conversations import looks_saved
+
+        if not request.replay_dir.is_file():
+            problems.append(Diagnostic("--replay", 1, 1, "error", f"no such folder: '{request.replay_dir}'", "not-found"))
+        elif not looks_saved(request.replay_dir):
+            problems.append(Diagnostic("--replay", 1, 1, "error", f"'{request.replay_dir}' is a file, not a folder of "
+                                       "recordings nor a run's conversations.jsonl (give its folder)", "not-a-folder"))
     out = request.output_dir
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))

@@ -154,7 +154,8 @@ class Writer:
                 self.opened = prepared
             else:
                 positions = sorted(set(self.selected.values())) if self.selected else None
-                self.opened = prepared.open(folder_path=self.folder, run_id=self.session.run_id, selected=positions)
+                self.opened = prepared.open(folder_path=self.folder, run_id=self.session.run_id, selected=positions,
+                                            keep_conversations=True)
         return None if isinstance(self.opened, RunOutcome) else self.opened
 
     def save(self, payload: dict) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .results.models import Selection
+from .transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
 
 REPORT_NAME = "report.json"
 _CASES_MARKER = b', "cases": ['  # where evalrun's report.json ends its header (a string cannot hold it unescaped)
@@ -33,7 +34,7 @@ class SavedRun:
 
     folder: Path
     paths: list[Path]  # the suites as the run recorded them: a hint, used only inside the current project
-    conversations: Path
+    conversations: Path  # its conversations.jsonl, or the conversations/ folder of an earlier version
     repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
     shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
     selection: Selection = field(default_factory=Selection)  # its -k, --tag, --last-failed
@@ -59,7 +60,10 @@ def read_saved_run(folder: Path) -> SavedRun:
         raise NotRescorable(f"{report} does not say which suites it ran: give them, as in "
                             f"`evalrun rescore {folder} suites/`")
     repeats = (header["summary"].get("repeats") or {}).get("runs") or 1
-    return SavedRun(folder, [Path(p) for p in header["paths"]], folder / "conversations", int(repeats),
+    conversations = folder / CONVERSATIONS_FILE  # else the folder of one file per conversation, as earlier versions saved them
+    if not conversations.is_file():
+        conversations = folder / "conversations"
+    return SavedRun(folder, [Path(p) for p in header["paths"]], conversations, int(repeats),
                     header.get("shard"), Selection.model_validate(header.get("selection") or {}))
 
 

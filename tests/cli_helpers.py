@@ -41,3 +41,14 @@ def tool_call_messages(name: str, args: dict, result: str = "ok", call_id: str =
             {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]},
         {"role": "tool", "tool_call_id": call_id, "content": result},
     ]
+
+
+def saved_conversations(run_dir: Path) -> dict[str, dict]:
+    """The conversations a live run saved in RUN_DIR/conversations.jsonl, by key (the case id), read as
+    anyone would read the file: line by line, each a JSON object that starts with its key."""
+    found: dict[str, dict] = {}
+    for line in (run_dir / "conversations.jsonl").read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        assert list(data)[0] == "conversation", line[:80]
+        found[data.pop("conversation")] = data
+    return found

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.cli_helpers import run_cli, write, write_json
+from tests.cli_helpers import run_cli, saved_conversations, write, write_json
 from tests.fakes.agent_server import AgentServer
 
 SURROGATE_AGENT = """
@@ -68,7 +68,7 @@ def test_a_lone_surrogate_in_live_agent_text_is_kept_visible_everywhere(tmp_path
     for case in cases.values():
         assert case["transcript"][-1] == {"role": "assistant", "content": VISIBLE}, case["id"]
         assert not case["notes"], case["notes"]
-        saved = json.loads((tmp_path / "out" / "conversations" / f"{case['id']}.json").read_text())
+        saved = saved_conversations(tmp_path / "out")[case['id']]
         assert saved["messages"] == case["transcript"]
     py = cases["py"]
     assert py["transcript"][2]["content"] == "id \\udc00 42"
@@ -203,7 +203,7 @@ def test_a_message_holding_what_json_cannot_is_the_case_error_with_the_conversat
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
     assert case["error"] == ("odd_agent:respond returned: message 0: `metadata.when` is not JSON data (a Python object); "
                              "a message holds only JSON data: text, numbers, true/false, null, lists and objects")
-    saved = json.loads((tmp_path / "out" / "conversations" / "a.json").read_text())
+    saved = saved_conversations(tmp_path / "out")["a"]
     assert [m["content"] for m in saved["messages"]] == ["one", "first", "two"] == \
         [m["content"] for m in case["transcript"]]
 

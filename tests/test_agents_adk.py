@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from runner.run.agents.adk import event_messages, session_input
-from tests.cli_helpers import REPO, cli_env, write
+from tests.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes import adk_shop
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
@@ -225,7 +225,7 @@ def test_the_cli_runs_an_adk_agent_and_scores_its_calls_including_the_hand_over(
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     [case] = report["cases"]
     assert (case["id"], case["status"], case["metrics"]["journey_completion"]) == ("where-is-my-order", "passed", 1.0)
-    saved = json.loads((tmp_path / "out" / "conversations" / "where-is-my-order.json").read_text())
+    saved = saved_conversations(tmp_path / "out")["where-is-my-order"]
     assert saved["state"] == {"tier": "gold", "last_order": "A-1042", "seen_by": "shop/ann"}
     assert [m.get("name") for m in saved["messages"] if m["role"] == "assistant"] == [
         "shop_agent", "shop_agent", "shipping_agent", "shipping_agent"]

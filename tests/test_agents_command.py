@@ -162,7 +162,7 @@ def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_convers
 
 
 def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path):
-    from tests.cli_helpers import run_cli, write
+    from tests.cli_helpers import run_cli, saved_conversations, write
 
     write(tmp_path / "evalrun.yaml", f"""
         embeddings: {{enabled: false}}
@@ -181,7 +181,7 @@ def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path
     import json
 
     def children(case_id: str) -> list[int]:
-        saved = json.loads((tmp_path / "out" / "conversations" / f"{case_id}.json").read_text())
+        saved = saved_conversations(tmp_path / "out")[case_id]
         return [int(line.split()[-1]) for line in saved.get("stderr", []) if line.startswith("child pid")]
 
     for pid in children("escapes"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.cli_helpers import REPO, cli_env, write
+from tests.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes.agent_server import AgentServer
 
 COPIES = 3  # cases per behaviour
@@ -190,7 +190,7 @@ def test_live_agents_misbehaving_in_every_way_lose_nothing_and_hide_nothing(tmp_
     assert sorted(cases) == sorted(ids) and report["summary"]["not_run"] == []
     results = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in results) == sorted(ids)  # each case saved once, as it finished
-    assert len(list((tmp_path / "out" / "conversations").iterdir())) == len(ids)
+    assert sorted(saved_conversations(tmp_path / "out")) == sorted(ids)  # each saved whole, once
 
     for case_id, case in cases.items():
         agent, kind, _ = case_id.split("-")

@@ -21,7 +21,7 @@ from typing import Iterator, Optional
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, write
+from tests.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.test_executors import _tool_messages, generate, verdicts
 from runner.config import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
@@ -534,11 +534,11 @@ def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(clu
     assert len(one) == len(many) == 160
     assert many == one
     assert [case["id"] for case in many if case["status"] != "passed"] == ["c0003"]
-    saved = sorted(p.name for p in (tmp_path / "ray" / "conversations").iterdir())
-    assert saved == sorted(p.name for p in (tmp_path / "local" / "conversations").iterdir()) and len(saved) == 160
+    saved = saved_conversations(tmp_path / "ray")
+    assert sorted(saved) == sorted(saved_conversations(tmp_path / "local")) and len(saved) == 160
     for case in json.loads((tmp_path / "ray" / "report.json").read_text())["cases"]:
-        assert case["transcript_path"] == f"ray/conversations/{case['id']}.json"  # as the local run names it
-        assert (tmp_path / case["transcript_path"]).is_file()
+        assert case["transcript_path"] == f"ray/conversations.jsonl#{case['id']}"  # as the local run names it
+        assert saved[case["id"]]["messages"]
     assert usage_totals(tmp_path / "ray" / "report.json") == usage_totals(tmp_path / "local" / "report.json")
     leaked = next(case for case in json.loads((tmp_path / "ray" / "report.json").read_text())["cases"]
                   if case["id"] == "c0005")
@@ -692,7 +692,7 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
     assert len(cases) == 160
     assert [case["id"] for case in cases if case["status"] != "passed"] == ["c0003"]
-    assert len(list((tmp_path / "out" / "conversations").iterdir())) == 160
+    assert len(saved_conversations(tmp_path / "out")) == 160
 
 
 def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_cause(cluster, tmp_path):

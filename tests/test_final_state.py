@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, write, write_json
+from tests.cli_helpers import REPO, run_cli, saved_conversations, write, write_json
 
 
 def report_of(root, out="out"):
@@ -41,7 +41,7 @@ def test_bundled_bank_suite_passes_on_the_agents_sqlite_rows(examples):
         assert (check["status"], check["score"]) == ("passed", 1.0), check
         assert check["evidence"]["source"] == "bank.bank_agent:state(context)"
         assert check["explanation"].startswith("the final state matches (")
-    saved = json.loads((examples / "out" / "conversations" / "bank-two-turns.json").read_text())
+    saved = saved_conversations(examples / "out")["bank-two-turns"]
     assert [(t["from_account"], t["to_account"], t["amount"]) for t in saved["state"]["transfers"]] == [
         ("A-100", "C-300", 80.0), ("C-300", "B-200", 100.0)]
 
@@ -73,7 +73,7 @@ def test_wrong_amount_extra_row_and_missing_row_each_fail_naming_the_path(exampl
 def test_a_replay_of_the_saved_conversations_reproduces_the_verdicts(examples):
     live = run_cli("suites/failing/bank_state.yaml", "suites/bank", "--output-dir", "live", cwd=examples)
     assert live.returncode == 1, live.stdout + live.stderr
-    replayed = run_cli("suites/failing/bank_state.yaml", "suites/bank", "--replay", "live/conversations",
+    replayed = run_cli("suites/failing/bank_state.yaml", "suites/bank", "--replay", "live/conversations.jsonl",
                        "--output-dir", "replayed", cwd=examples)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
 
@@ -85,7 +85,7 @@ def test_a_replay_of_the_saved_conversations_reproduces_the_verdicts(examples):
     assert verdicts("replayed") == verdicts("live")
     assert len(verdicts("live")) == 6
     source = final_state_check(case_of(report_of(examples, "replayed"), "state-extra-row"))["evidence"]["source"]
-    assert source == f"the `state` saved in live/conversations/state-extra-row.json"
+    assert source == "the `state` saved in live/conversations.jsonl#state-extra-row"
 
 
 def agent_project(root, agent_body: str, case_extra: str = "", agent_extra: str = ""):
@@ -121,7 +121,7 @@ def test_an_agent_that_reports_no_state_leaves_the_case_unscored(tmp_path):
     reason = ("check 'final_state': unscored: no final state to compare with: agent 'bot' (python) reported no state: "
               "there is no function `agents.bot:state` beside its entry point, and its replies carried no `state`")
     assert case["unscored_reason"] == reason
-    assert "state" not in json.loads((tmp_path / "out" / "conversations" / "order.json").read_text())
+    assert "state" not in saved_conversations(tmp_path / "out")["order"]
 
 
 def test_the_state_a_reply_carries_is_the_agents_final_state(tmp_path):
@@ -154,7 +154,7 @@ def test_state_function_beside_the_entry_point_gets_the_conversation_context(tmp
     assert result.returncode == 0, result.stdout + result.stderr
     check = final_state_check(report_of(tmp_path)["cases"][0])
     assert check["status"] == "passed" and check["evidence"]["source"] == "agents.bot:state(context)"
-    saved = json.loads((tmp_path / "out" / "conversations" / "order.json").read_text())
+    saved = saved_conversations(tmp_path / "out")["order"]
     assert len(saved["state"]["conversation"]) == 32
 
 
@@ -313,7 +313,7 @@ def test_a_model_agents_played_tools_keep_the_state_their_effects_write(tmp_path
         model_project(tmp_path, fake)
         result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == (0 if passed else 1), result.stdout + result.stderr
-    saved = json.loads((tmp_path / "out" / "conversations" / "pay.json").read_text())
+    saved = saved_conversations(tmp_path / "out")["pay"]
     check = final_state_check(report_of(tmp_path)["cases"][0])
     assert check["evidence"]["source"] == "the state the played tools kept"
     if passed:
@@ -419,7 +419,7 @@ def test_a_command_agents_state_file(tmp_path, mode, status, explained):
     case = report_of(tmp_path)["cases"][0]
     assert case["status"] == status, result.stdout + result.stderr
     if status == "passed":
-        state = json.loads((tmp_path / "out" / "conversations" / "order.json").read_text())["state"]
+        state = saved_conversations(tmp_path / "out")["order"]["state"]
         assert state["dir"].startswith(tempfile_root()) and "evalrun-case-" in state["dir"]
         assert not os.path.exists(state["dir"])  # the conversation's folder is removed when it ends
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, cli_env, write
+from tests.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -139,7 +139,7 @@ def test_the_adk_agent_and_its_case_run_as_written(tmp_path):
                     Reply(tool_calls=[tool_call("track_parcel", {"tracking_id": "T-77"})]), "It arrives on June 12.")
         case = run_agent(root, readme_agents["shop"], fake, name="shop")
     assert (case["status"], case["metrics"]["journey_completion"]) == ("passed", 1.0)
-    saved = json.loads((root / "out" / "conversations" / "where-is-my-order.json").read_text())
+    saved = saved_conversations(root / "out")["where-is-my-order"]
     assert saved["state"] == {"tier": "gold", "last_order": "A-1042"}
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from tests.cli_helpers import cli_env, run_cli, write
+from tests.cli_helpers import cli_env, run_cli, saved_conversations, write
 
 
 def live_project(root, agent_body: str, *, cases: str = "", config_extra: str = ""):
@@ -63,9 +63,10 @@ def test_a_live_case_is_played_saved_and_scored(tmp_path):
     case = report_of(tmp_path)["cases"][0]
     assert (case["status"], case["termination_reason"]) == ("passed", "script_end")
     assert case["transcript"][0] == {"role": "user", "content": "Look up nwaters please."}
-    saved = json.loads((tmp_path / "out" / "conversations" / "lookup.json").read_text())
+    saved = saved_conversations(tmp_path / "out")["lookup"]
     assert saved["termination_reason"] == "script_end" and len(saved["messages"]) == 4
-    assert case["transcript_path"] == "out/conversations/lookup.json"
+    assert case["transcript_path"] == "out/conversations.jsonl#lookup"
+    assert not (tmp_path / "out" / "conversations").exists()  # one file for the run, not one per case
 
 
 def test_rescore_scores_the_saved_conversation_again_without_calling_the_agent(tmp_path):
@@ -249,11 +250,13 @@ def test_a_case_id_cannot_steer_where_its_conversation_is_saved(tmp_path):
         """)
     result = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    saved = sorted(p.name for p in (tmp_path / "out" / "conversations").iterdir())
-    assert len(saved) == 2 and all(name.endswith(".json") and "/" not in name and not name.startswith(".")
-                                   for name in saved)
+    assert sorted(saved_conversations(tmp_path / "out")) == ["../../escaped", ".hidden/../../x"]  # keys, not paths
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != ".evalrun-run.lock") == \
+        ["conversations.jsonl", "report.json", "results.jsonl"]
     assert not (tmp_path / "escaped.json").exists() and not (tmp_path / "x.json").exists()
     assert not list(tmp_path.parent.glob("escaped*"))
     transcripts = [c["transcript_path"] for c in report_of(tmp_path)["cases"]]
-    assert all(path.startswith("out/conversations/") for path in transcripts)
-    assert run_cli("rescore", "out", "--output-dir", "again", cwd=tmp_path).returncode == 0  # found again by id
+    assert sorted(transcripts) == ["out/conversations.jsonl#../../escaped", "out/conversations.jsonl#.hidden/../../x"]
+    again = run_cli("rescore", "out", "--output-dir", "again", cwd=tmp_path)  # found again by id
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [c["status"] for c in json.loads((tmp_path / "again" / "report.json").read_text())["cases"]] == ["passed"] * 2

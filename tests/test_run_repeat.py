@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from runner.resources import schema_path
-from tests.cli_helpers import run_cli, write
+from tests.cli_helpers import run_cli, saved_conversations, write
 
 
 def project(root, base_url: str, policy: str = "") -> None:
@@ -114,10 +114,8 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
     page = (tmp_path / "one" / "report.html").read_text()
     assert ('<div id="repeats">Repeats: 3 per case (policy all) · pass@1 83.3% · pass@3 100.0% · pass^1 83.3% '
             '· pass^3 50.0% · 1 flaky <code>lookup</code></div>') in page
-    from runner.results.folder import conversation_file_name
-
-    saved = sorted(p.name for p in (tmp_path / "one" / "conversations").iterdir())
-    assert saved == sorted(conversation_file_name(f"{case} repeat {r}") for case in ("lookup", "steady") for r in range(3))
+    saved = sorted(saved_conversations(tmp_path / "one"))
+    assert saved == sorted(f"{case} repeat {r}" for case in ("lookup", "steady") for r in range(3))
 
 
 @pytest.mark.parametrize("flag,config,code,passed", [

@@ -90,8 +90,8 @@ def test_an_agent_that_echoes_the_tokens_of_the_config_leaks_them_nowhere(tmp_pa
     look = next(line for line in done.stdout.splitlines() if line.startswith("    ✗ look: "))
     assert f"got '{MASK} {MASK} {MASK} {MASK}'" in look
     files = sorted(p for p in (tmp_path / "out").rglob("*") if p.is_file() and p.suffix != ".lock")
-    assert {p.name for p in files} >= {"results.jsonl", "report.json", "echo.json", "report.html", "summary.md",
-                                      "junit.xml"}
+    assert {p.name for p in files} >= {"results.jsonl", "report.json", "conversations.jsonl", "report.html",
+                                      "summary.md", "junit.xml"}
     page = json.dumps(page_data((tmp_path / "out" / "report.html").read_text(encoding="utf-8")), ensure_ascii=False)
     for where, text in [("stdout", done.stdout), ("stderr", done.stderr), ("report.html's cases", page),
                         *((str(p), p.read_text(encoding="utf-8")) for p in files)]:

@@ -23,7 +23,8 @@ def add_run(sub) -> None:
                                      "written at the end, also when the run is interrupted.")
     add_paths(run, help="suite files or folders (searched recursively)")
     run.add_argument("--replay", type=Path, metavar="DIR",
-                     help="score every case on DIR/<case id>.json instead of its own transcript or its agent")
+                     help="score every case on DIR/<case id>.json instead of its own transcript or its agent (or on "
+                          "its line of a live run's conversations.jsonl, given as DIR)")
     add_config(run, help="the evalrun.yaml to use (default: the first one next to or above PATH, up to the "
                          "repository root)")
     add_agent(run, help="play every live case with this agent from evalrun.yaml's `agents:`, whatever the case names")
@@ -48,7 +49,8 @@ def add_quick(sub) -> None:
                                        "Run folder, reports and exit codes as `run`.")
     add_paths(quick)
     quick.add_argument("--replay", type=Path, metavar="DIR",
-                       help="score every case on DIR/<case id>.json instead of playing it")
+                       help="score every case on DIR/<case id>.json (or its line of a run's conversations.jsonl) "
+                            "instead of playing it")
     add_config(quick)
     add_agent(quick, help="play every case with this agent from evalrun.yaml")
     add_no_cache(quick, help="ask the models again instead of using the cache")
@@ -58,7 +60,7 @@ def add_quick(sub) -> None:
 
 def add_rescore(sub) -> None:
     rescore = sub.add_parser("rescore", help="score a finished run's conversations again, calling no agent",
-                             description="Score the conversations a finished run saved (RUN_DIR/conversations/, and "
+                             description="Score the conversations a finished run saved (RUN_DIR/conversations.jsonl, and "
                                          "the recordings its replayed cases used) against the suites as they are now: "
                                          "after changing an `arg_matching`, say. The cases are those the run selected "
                                          "(its -k, --tag, --shard, --last-failed, recorded in its report.json); -k and "

@@ -1,4 +1,5 @@
-"""One run's folder: results.jsonl grows as cases finish; report.json is assembled from it at the end.
+"""One run's folder: results.jsonl grows as cases finish; report.json is assembled from it at the end; live
+conversations are appended to conversations.jsonl (runner.transcripts.saved_conversations) as they end.
 
 Nothing is lost: each result reaches the disk the moment its case finishes, so a run killed at any
 point leaves every finished case in results.jsonl. report.json is written under a temporary name that
@@ -16,16 +17,18 @@ import json
 import os
 import re
 import secrets as _random
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ..atomic import open_atomically, write_text_atomically
+from ..atomic import open_atomically
 from ..jsontext import replace_lone_surrogates
+from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, conversation_line
 from .digest import ResultDigest
 from .models import CaseResult, Summary
 
 RESULTS_NAME = "results.jsonl"
-CONVERSATIONS_NAME = "conversations"
+CONVERSATIONS_NAME = "conversations"  # the folder of one file per conversation that earlier versions saved
 REPORT_NAME = "report.json"
 LOCK_NAME = ".evalrun-run.lock"
 _COPY_CHUNK = 1 << 20
@@ -97,6 +100,8 @@ class RunFolder:
         # (case position, part) -> (offset, length, whether the console explains it: see `saved_results`)
         self._spans: dict[tuple[int, int], tuple[int, int, bool]] = {}
         self._size = 0
+        self._conversations: Optional[int] = None  # conversations.jsonl, opened for appending when first needed
+        self._conversations_lock = threading.Lock()
 
     # ------------------------------------------------------------------ opening
 
@@ -124,11 +129,19 @@ class RunFolder:
 
     # ------------------------------------------------------------------ results as they come
 
-    def start_results(self) -> None:
+    @property
+    def conversations_path(self) -> Path:
+        return self.path / CONVERSATIONS_FILE
+
+    def start_results(self, *, keep_conversations: bool = False) -> None:
+        """results.jsonl started afresh (a rerun into the same folder), and conversations.jsonl with it unless
+        `keep_conversations` (pytest-xdist's workers append to it before the reporting process opens the run)."""
         try:
-            self._results = open(self.results_path, "wb")  # a rerun into the same folder starts afresh
+            self._results = open(self.results_path, "wb")
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
+        if not keep_conversations:
+            _remove_quietly(self.conversations_path)
 
     def add(self, position: int, part: int, result: "CaseResult | ResultDigest") -> ResultDigest:
         """Write one finished case as a line of results.jsonl, flushed at once. Returns the digest of the
@@ -153,6 +166,7 @@ class RunFolder:
         return digest
 
     def close_results(self) -> None:
+        self._close_conversations()
         if self._results is not None:
             try:
                 self._results.flush()
@@ -176,13 +190,21 @@ class RunFolder:
 
     # ------------------------------------------------------------------ live conversations
 
-    def save_conversation(self, case_id: str, data: dict) -> Path:
-        """A live case's conversation, in the transcript format evalrun reads, as
-        conversations/<case id>.json: `evalrun rescore` scores it again without calling anything."""
-        target = self.path / CONVERSATIONS_NAME / conversation_file_name(case_id)
+    def save_conversation(self, key: str, data: dict) -> str:
+        """A live case's conversation, in the transcript format evalrun reads, appended to conversations.jsonl
+        as one line under `key` (its case id): `evalrun rescore` scores it again without calling anything.
+        Returns where it is, as `FILE#KEY`. OSError when it cannot be written."""
         # compact: json's C encoder writes it (an indent takes the pure-Python one, 4x the CPU of a live case's save)
-        write_text_atomically(target, self._redact(json.dumps(data, ensure_ascii=False)))
-        return target
+        try:
+            line = conversation_line(key, self._redact(json.dumps(data, ensure_ascii=False)))
+        except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: shown as its escape, as the report shows it
+            shown = replace_lone_surrogates(json.loads(json.dumps(data)), visible=True)
+            line = conversation_line(key, self._redact(json.dumps(shown, ensure_ascii=False)))
+        with self._conversations_lock:
+            if self._conversations is None:
+                self._conversations = _open_for_appending(self.conversations_path)
+            _write_whole(self._conversations, line)
+        return f"{self.conversations_path}#{key}"
 
     # ------------------------------------------------------------------ the report
 
@@ -202,10 +224,34 @@ class RunFolder:
             out.write(b"]}\n")
         return self.report_path
 
+    def _close_conversations(self) -> None:
+        with self._conversations_lock:
+            if self._conversations is not None:
+                os.close(self._conversations)
+                self._conversations = None
+
     def release(self) -> None:
+        self._close_conversations()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the lock
             self._lock_fd = None
+
+
+def _open_for_appending(path: Path) -> int:
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:  # pytest's processes save conversations before the run's folder is opened
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o644)
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    """`data` written with as few writes as the kernel allows: one for any line a local disk takes whole, so
+    lines appended by two processes never interleave."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def conversation_file_name(case_id: str) -> str:

@@ -83,23 +83,35 @@ def conversation_key(case_id: str, repeat: Optional[int]) -> str:
 
 
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
-                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], Path]]]:
-    """The recordings a case is scored on as (run number, path), or None when it is played live.
-    `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but cannot be
-    used (missing, outside the suite roots)."""
+                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], "Path | str"]]]:
+    """The recordings a case is scored on as (run number, path: a file, or `FILE#KEY` as text), or None when it
+    is played live. `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but
+    cannot be used (missing, outside the suite roots)."""
     from ..suite.containment import recordings_for
 
     if options.replay_dir is not None or case.transcript:
         return recordings_for(case, roots=roots, replay_dir=options.replay_dir, roots_resolved=True)
     if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
+        return [(None, _saved_conversation(options.conversations_dir, conversation_key(case.id, repeat)))]
+    return None
+
+
+def _saved_conversation(saved: Path, key: str) -> "Path | str":
+    """Where a rescored run saved the conversation `key`: a line of its conversations.jsonl, or a file of
+    the conversations/ folder that earlier versions wrote."""
+    if saved.is_dir():
         from ..results.folder import conversation_file_name
 
-        saved = options.conversations_dir / conversation_file_name(conversation_key(case.id, repeat))
-        if not saved.is_file():
-            raise TranscriptError(f"no saved conversation for this case in {options.conversations_dir} (it was not "
-                                  "played live in that run, or its agent failed before saying anything)")
-        return [(None, saved)]
-    return None
+        found: "Path | str" = saved / conversation_file_name(key)
+        present = found.is_file()  # type: ignore[union-attr]
+    else:
+        from ..transcripts.saved_conversations import holds
+
+        found, present = f"{saved}#{key}", holds(saved, key)
+    if not present:
+        raise TranscriptError(f"no saved conversation for this case in {saved} (it was not played live in that "
+                              "run, or its agent failed before saying anything)")
+    return found
 
 
 def judge_fallbacks(result: CaseResult) -> list[str]:
@@ -125,7 +137,7 @@ class CaseRunner:
 
     def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None, *,
                  roots: Sequence[Path] = (),
-                 save_conversation: Callable[[str, dict], Optional[Path]] = lambda case_id, data: None,
+                 save_conversation: Callable[[str, dict], "Path | str | None"] = lambda case_id, data: None,
                  on_notice: Optional[Callable[[str], None]] = None):
         self.loaded = loaded
         self.options = options
@@ -140,7 +152,6 @@ class CaseRunner:
         # slower at -j 16 and 64 even without a judge: cases queue for a thread after each model call).
         workers = max(min(32, (os.cpu_count() or 1) + 4), options.concurrency)
         self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalrun-case")
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalrun-conversations")
 
     async def in_worker(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """`function(*args)` in a worker thread, in this task's context (record_calls, repeat_scope). A
@@ -156,11 +167,6 @@ class CaseRunner:
             current_runtime().cancel_blocking(owner)
             raise
 
-    async def _save(self, key: str, data: dict) -> Optional[Path]:
-        """A live conversation saved by the writer thread, the event loop free meanwhile: creating a file is tens
-        of microseconds of the kernel's time on a quiet machine, a millisecond when other processes write too,
-        and every case's model calls would wait it out."""
-        return await asyncio.get_running_loop().run_in_executor(self._writer, self.save_conversation, key, data)
 
     def load(self, ref: CaseRef) -> Case:
         with self._load_lock:
@@ -251,7 +257,7 @@ class CaseRunner:
         return [self._replay(case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
-    def _replay(self, case: Case, path: Path, base: dict) -> CaseResult:
+    def _replay(self, case: Case, path: "Path | str", base: dict) -> CaseResult:
         try:
             recording = read_recording(path)
         except TranscriptError as exc:
@@ -267,17 +273,26 @@ class CaseRunner:
         timeout = case.timeout_s or self.loaded.config.timeout_s
         conversation = await converse_case(case, self.loaded, agent_override=self.options.agent,
                                            timeout_s=timeout, conversation=conversation)
-        saved = await self._save(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
+        unsaved = None
+        try:  # on the event loop, as the result's line is: one appended line of conversations.jsonl (a writer
+            # thread was worth its hand-offs only while each conversation created a file of its own)
+            saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
+        except OSError as exc:  # a full disk: the verdict stands and the report keeps the conversation
+            saved, unsaved = None, f"the conversation could not be saved for `evalrun rescore`: {exc.strerror or exc}"
         where = str(saved) if saved is not None else conversation.transcript_path
         if conversation.error is not None:
             stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)
-            return CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
-                              termination_reason=conversation.termination_reason,
-                              transcript=conversation.messages)
-        score = functools.partial(self._score, case, conversation.messages, conversation.termination_reason, base,
-                                  transcript_path=where, state=conversation.reported_state())
-        result = score() if self._scores_without_models(case) else await self.in_worker(score)
-        return not_passed_on_part(result, conversation.problems)
+            result = CaseResult(**base, status="error", error=conversation.error + stderr, transcript_path=where,
+                                termination_reason=conversation.termination_reason,
+                                transcript=conversation.messages)
+        else:
+            score = functools.partial(self._score, case, conversation.messages, conversation.termination_reason,
+                                      base, transcript_path=where, state=conversation.reported_state())
+            result = score() if self._scores_without_models(case) else await self.in_worker(score)
+            result = not_passed_on_part(result, conversation.problems)
+        if unsaved:
+            result.notes.append(unsaved)
+        return result
 
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False,

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .files import display_path, real_path
+from .files import display_path, real_path, split_selection
 
 __all__ = ["inside", "outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
 
@@ -39,7 +39,7 @@ def outside_message(transcript: str, roots: Sequence[Path]) -> str:
 
 
 def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                       roots_resolved: bool = False) -> Path:
+                       roots_resolved: bool = False) -> "Path | str":
     """The file to read for `case` (a `Case`): `replay_dir/<id>.json` (or watsonx's `<id>.messages.json`)
     when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
     reason when there is none or it lies outside the roots (the replay folder is the root of its files).
@@ -50,19 +50,22 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     if replay_dir is not None:
         found = replay_files(replay_dir, case.id)
         if not found:
+            looked = "no line saved under that key" if replay_dir.is_file() else \
+                f"looked for {case.id}.json and {case.id}.messages.json"
             raise TranscriptError(f"no recorded conversation for case '{case.id}' in {display_path(replay_dir)} "
-                                  f"(looked for {case.id}.json and {case.id}.messages.json)")
+                                  f"({looked})")
         return found[0][1]
     if not case.transcript:
         raise TranscriptError("nothing to score: the case has no `transcript:` and no --replay folder was given")
     path = transcript_location(case.source.path, case.transcript)
-    if not within(path, roots if roots_resolved else [real_path(r) for r in roots]):
+    # the file a `FILE#ID` names is what must lie inside: `link.jsonl#ID` resolves no link as written
+    if not within(split_selection(path)[0], roots if roots_resolved else [real_path(r) for r in roots]):
         raise TranscriptError(outside_message(case.transcript, roots))
     return path
 
 
 def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                   roots_resolved: bool = False) -> list[tuple[Optional[int], Path]]:
+                   roots_resolved: bool = False) -> list[tuple[Optional[int], "Path | str"]]:
     """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
     the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
     TranscriptError with the reason instead."""
@@ -73,12 +76,18 @@ def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Pat
     return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir, roots_resolved=roots_resolved))]
 
 
-def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], Path]]:
+def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "Path | str"]]:
     """The recordings of `case_id` in a --replay folder as (run number, path), run None for a single run:
     `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
     in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
-    `/`) raises TranscriptError."""
+    `/`) raises TranscriptError. A live run's conversations.jsonl given as the folder: the line saved
+    under the id, as `FILE#ID` (text: a Path would fold an id's `//`)."""
     from ..transcripts.read import TranscriptError
+
+    if replay_dir.is_file():
+        from ..transcripts.saved_conversations import holds
+
+        return [(None, f"{replay_dir}#{case_id}")] if holds(replay_dir, case_id) else []
 
     # An id may name a sub-folder (`data_no_summary/data_simple`, as a suites folder is laid out), but
     # never climb out of the folder or start at the root.

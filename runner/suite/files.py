@@ -157,11 +157,21 @@ def _os_reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
 
 
-def split_selection(path: Path) -> tuple[Path, Optional[str]]:
+def split_selection(path: "Path | str") -> tuple[Path, Optional[str]]:
     """A transcript path and the conversation it names: `traces.jsonl#ID` -> (traces.jsonl, ID), for a
-    file that holds many conversations (a trace file). A path that exists as written, '#' and all, is
-    the file itself."""
-    if "#" not in path.name or os.path.lexists(path):
-        return path, None
-    file, _, selection = str(path).rpartition("#")
+    file that holds many conversations (a trace file, a live run's conversations.jsonl). A path that exists
+    as written, '#' and all, is the file itself; else it is cut at the first '#' before which a file exists
+    (a case id, and so a key, may hold '/' and '#'; give the path as text to keep such a key whole: a Path
+    folds `a//b`), else at the last '#' of its file name."""
+    text = os.fspath(path)
+    if "#" not in text or os.path.lexists(text):
+        return Path(text), None
+    at = text.find("#", 1)
+    while at > 0:
+        if os.path.isfile(text[:at]):
+            return Path(text[:at]), text[at + 1:]
+        at = text.find("#", at + 1)
+    if "#" not in Path(text).name:
+        return Path(text), None
+    file, _, selection = text.rpartition("#")
     return Path(file), selection

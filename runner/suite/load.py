@@ -465,11 +465,12 @@ def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Pat
         if not (isinstance(transcript, str) and transcript.strip()):
             continue
         target = transcript_location(path, transcript)
-        resolved = resolve(target)  # once: symlinks followed, then compared with the (resolved) roots
+        file = split_selection(target)[0]  # `link.jsonl#ID`: the link is what must resolve inside the roots
+        resolved = resolve(file)  # once: symlinks followed, then compared with the (resolved) roots
         found.append(os.fspath(resolved))
         if roots is not None and not inside(resolved, roots):
             doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
-        elif not split_selection(target)[0].is_file():
+        elif not file.is_file():
             doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
                                             "the case will end in error when run", "missing-transcript", severity="warning")
     return found

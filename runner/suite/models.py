@@ -297,7 +297,8 @@ class CaseFields(_Strict):
         None, min_length=1, title="Transcript",
         description="A recorded conversation (path relative to this file) to score instead of running an agent. "
         "A trace file (OpenTelemetry OTLP/JSON) may hold many: `FILE#ID` names one by its conversation id "
-        "(gen_ai.conversation.id or the dialect's session id) or a trace id (32 lowercase hex digits).",
+        "(gen_ai.conversation.id or the dialect's session id) or a trace id (32 lowercase hex digits); so may a "
+        "live run's conversations.jsonl, whose `FILE#ID` names a case id.",
         examples=["transcripts/timeoff-basic.json", "traces/prod.jsonl#conv-0042"])
     runtime_context: dict[str, Any] = Field(
         default_factory=dict, title="Runtime context",

@@ -260,7 +260,9 @@ def read_recording(path: str | Path) -> Recording:
     above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
     from ..suite.files import split_selection
 
-    path, selection = split_selection(Path(path))
+    path, selection = split_selection(path)  # as written: a key may hold '/', which a Path would fold
+    if _may_be_saved(path, selection):
+        return _saved_recording(path, selection)
     found = read_conversations(path)
     if found and found[0][0] is not None:  # a trace file
         from .otlp import select_recording
@@ -275,8 +277,20 @@ def read_recording(path: str | Path) -> Recording:
 def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]]:
     """Every conversation in a transcript file, as (conversation id, recording): a trace file's
     conversations in the order they started, each with its id; any other transcript as one conversation
-    with id None. An unreadable file raises TranscriptError."""
+    with id None; a live run's conversations.jsonl as its conversations by key. An unreadable file raises
+    TranscriptError."""
     path = Path(path)
+    if _may_be_saved(path, None):
+        from .saved_conversations import index_of
+
+        try:
+            index = index_of(path)
+        except OSError as exc:
+            raise TranscriptError(f"cannot read transcript file {path}: {exc.strerror or exc}") from None
+        if index.unreadable:
+            raise TranscriptError(f"{path}: line {index.unreadable[0]} does not start with its conversation's key "
+                                  "(each line of a saved conversations file is {\"conversation\": KEY, \"messages\": ...})")
+        return [(key, _saved_recording(path, key)) for key in index.lines]
     data = _read_json(path)
     from .otlp import is_otlp, trace_recordings
 
@@ -285,9 +299,40 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
     return [(None, _message_recording(data, path))]
 
 
+def _may_be_saved(path: Path, selection: Optional[str]) -> bool:
+    """A live run's conversations.jsonl (runner.transcripts.saved_conversations), told by its first bytes;
+    looked at only for a `.jsonl` file or a `FILE#KEY`, so reading any other transcript opens it once."""
+    if selection is None and path.suffix.lower() != ".jsonl":
+        return False
+    from .saved_conversations import looks_saved
+
+    return looks_saved(path)
+
+
+def _saved_recording(path: Path, key: Optional[str]) -> Recording:
+    """The conversation saved under `key` in a conversations.jsonl (the file's only one for None). Its line,
+    not the file, is held to the transcript size limit: a run of 10,000 cases saves them all in one file."""
+    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, check_regular
+    from .saved_conversations import NotSaved, saved_line
+
+    try:
+        check_regular(path, 1 << 62, "transcripts")  # a FIFO or a device is refused before it is opened
+        line, key = saved_line(path, key, TRANSCRIPT_SIZE_LIMIT)
+        text = line.decode("utf-8-sig")
+    except NotSaved as exc:
+        raise TranscriptError(f"{path}: {exc}") from None
+    except (InputFileError, UnicodeDecodeError) as exc:
+        raise TranscriptError(f"cannot read transcript file {path}: {exc}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript file {path}: {exc.strerror or exc}") from None
+    where = f"{path}#{key}"
+    recording = _message_recording(_json_of_text(text, where, lines=False), where)
+    recording.conversation_id = key
+    return recording
+
+
 def _read_json(path: Path) -> Any:
     from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
-    from ..suite.reader import too_deep_json, too_deep_problem
 
     if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
@@ -295,10 +340,18 @@ def _read_json(path: Path) -> Any:
         text = read_bytes(path, TRANSCRIPT_SIZE_LIMIT, "transcripts").decode("utf-8-sig")
     except (InputFileError, UnicodeDecodeError) as e:
         raise TranscriptError(f"cannot read transcript file {path}: {e}") from None
+    return _json_of_text(text, path, lines=None)
+
+
+def _json_of_text(text: str, path: "Path | str", *, lines: Optional[bool]) -> Any:
+    """A transcript's text as JSON, its depth limited as suites are. `lines`: JSON Lines or not; None to tell
+    from the file's name and content. `path` names it in errors."""
+    from ..suite.reader import too_deep_json, too_deep_problem
+
     if not text.strip():
         raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")
     try:
-        data, lines = _parse_transcript_json(text, path)
+        data, lines = _parse_transcript_json(text, path, lines)
         # the depth limit on the parsed data: no second pass over the text (JSON Lines: the list holding
         # the lines is not in the text)
         problem = too_deep_json(data, text, outer=0 if lines else 1)
@@ -366,14 +419,15 @@ def _deep_arguments_only(text: str) -> Any:
         return None
 
 
-def _parse_transcript_json(text: str, path: Path) -> tuple[Any, bool]:
-    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value;
-    with whether it was JSON Lines. _TooDeep when it nests deeper than the parser recurses."""
-    if path.suffix.lower() != ".jsonl":
+def _parse_transcript_json(text: str, path: "Path | str", lines: Optional[bool] = None) -> tuple[Any, bool]:
+    """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value
+    (`lines` False: one document only); with whether it was JSON Lines. _TooDeep when it nests deeper than
+    the parser recurses."""
+    if lines is False or (lines is None and Path(path).suffix.lower() != ".jsonl"):
         try:
             return json.loads(text), False
         except json.JSONDecodeError as e:
-            if e.msg != "Extra data" or not text.lstrip().startswith("{"):
+            if e.msg != "Extra data" or not text.lstrip().startswith("{") or lines is False:
                 raise TranscriptError(f"{path}: invalid JSON at line {e.lineno}:{e.colno}: {e.msg}") from None
         except RecursionError:
             raise _TooDeep() from None
