@@ -87,6 +87,11 @@ class EvalrunSession:
 
         return self.cwd / DEFAULT_REPORTS_ROOT / self.run_id
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.worker and self.config.getoption("evalrun_output_dir") is not None:
+            _forget_saved_conversations(self.base)  # before any xdist worker starts
+
     # ------------------------------------------------------------------ pytest-xdist
 
     @pytest.hookimpl(optionalhook=True)
@@ -193,6 +198,22 @@ class EvalrunSession:
         for root, outcome in self.finished:
             for line in _outcome_lines(root, outcome):
                 terminalreporter.write_line(line)
+
+
+def _forget_saved_conversations(base: Path) -> None:
+    """A reused --evalrun-output-dir starts its conversations afresh, as the CLI's run folder does. The processes
+    that play cases append to conversations.jsonl before the reporting process opens the run, so an earlier
+    session's file goes now, in every project's folder (base, base-2, ...)."""
+    from .transcripts.saved_conversations import FILE_NAME
+
+    folder, number = base, 1
+    while folder.is_dir():
+        try:
+            (folder / FILE_NAME).unlink()
+        except OSError:
+            pass  # none yet; or not ours to remove: the reader takes the newest line of a key
+        number += 1
+        folder = base.with_name(f"{base.name}-{number}")
 
 
 def _new_run_id() -> str:

@@ -159,6 +159,9 @@ def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(tmp_path
     assert len((root / "spread" / "results.jsonl").read_text().splitlines()) == 7
     assert len(saved_conversations(root / "spread")) == 6  # the skipped case says nothing; the workers' lines whole
     assert (root / "spread" / "junit.xml").is_file()
+    again = pytest_in(root, "-n", "2", "--evalrun-output-dir", "spread")  # a reused folder starts afresh
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert len((root / "spread" / "conversations.jsonl").read_text().splitlines()) == 6
 
 
 def test_a_worker_that_dies_leaves_its_case_as_an_error_in_the_report(tmp_path):
