@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from runner.config import Config
-from runner.transcripts.read import build_trajectory, read_recording
+from runner.transcripts.read import build_trajectory
+from runner.transcripts.transcript_file import read_recording
 from tests.fakes.cases import make_agent, make_case, talk
 
 

@@ -10,7 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from runner.transcripts.otlp import read_trace_conversations
-from runner.transcripts.read import TranscriptError, read_conversations, read_recording
+from runner.transcripts.read import TranscriptError
+from runner.transcripts.transcript_file import read_conversations, read_recording
 from tests.cli_helpers import run_cli, write
 from tests.fakes.otel_spans import Traces, chat, genai_turn, parts, text
 

@@ -2,7 +2,7 @@
 `evalrun import traces.jsonl -o suites/imported/` then `evalrun run suites/imported/`."""
 from __future__ import annotations
 
-from runner.transcripts.read import read_recording
+from runner.transcripts.transcript_file import read_recording
 from tests.cli_helpers import run_cli
 from tests.fakes.otel_spans import Traces, genai_turn
 

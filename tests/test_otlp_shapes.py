@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from runner.transcripts.read import build_trajectory, read_recording
+from runner.transcripts.read import build_trajectory
+from runner.transcripts.transcript_file import read_recording
 from tests.fakes.otel_spans import Traces
 
 WEATHER = {"city": "Paris", "temperature_c": 18}

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from runner.api import validate
 from runner.suite.load import load_file
-from runner.transcripts.read import TranscriptError, build_trajectory, read_recording
+from runner.transcripts.read import TranscriptError, build_trajectory
+from runner.transcripts.transcript_file import read_recording
 
 SUFFIXES = [".yaml", ".json", ".jsonl"]
 ODD_KEYS = st.sampled_from(["goal_details", "goals", "cases", "<<", "", " ", "\u0000", "\ud800", "\u202e", "..", "$schema",

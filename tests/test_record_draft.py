@@ -20,7 +20,8 @@ from runner.score.case import score_trajectory
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.load import load_file
 from runner.suite.reader import read_document
-from runner.transcripts.read import build_trajectory, read_recording
+from runner.transcripts.read import build_trajectory
+from runner.transcripts.transcript_file import read_recording
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))
 

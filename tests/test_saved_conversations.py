@@ -16,7 +16,8 @@ import pytest
 from runner.results.folder import RunFolder, conversation_file_name
 from runner.suite.files import TRANSCRIPT_SIZE_LIMIT, split_selection
 from runner.transcripts import saved_conversations
-from runner.transcripts.read import TranscriptError, read_conversations, read_recording
+from runner.transcripts.read import TranscriptError
+from runner.transcripts.transcript_file import read_conversations, read_recording
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
 from tests.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
 from tests.test_run_live import LOOKUP_AGENT, live_project, report_of

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages, read_transcript
+from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages
+from runner.transcripts.transcript_file import read_transcript
 from tests.shared_data import require_shared
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -416,7 +417,7 @@ def test_pairing_invariants(events):
 
 
 def test_read_recording_keeps_the_termination_reason(tmp_path):
-    from runner.transcripts.read import read_recording
+    from runner.transcripts.transcript_file import read_recording
 
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": [user("hi")], "termination_reason": "max_steps", "other": 1}))
@@ -433,7 +434,7 @@ def test_read_recording_keeps_the_termination_reason(tmp_path):
 # ------------------------------------------------------------------ review fixes
 
 def test_lone_surrogates_in_a_transcript_are_written_out_as_visible_escapes(tmp_path):
-    from runner.transcripts.read import read_recording
+    from runner.transcripts.transcript_file import read_recording
 
     path = tmp_path / "t.json"
     path.write_text('{"termination_reason": "user_stop\\ud800", "messages": [{"role": "user", "content": "hi \\udc00"},'

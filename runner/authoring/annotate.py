@@ -16,7 +16,8 @@ from ..llm.errors import LLMError
 from ..llm.judge import boundary_token, judge_prompt
 from ..llm.replies import tagged_object
 from ..score.keywords import missing_keywords
-from ..transcripts.read import Recording, content_text
+from ..transcripts.read import content_text
+from ..transcripts.recording import Recording
 from .argmodes import ArgChoice
 from .draft import DraftCase, DraftTextGoal, DraftToolGoal
 

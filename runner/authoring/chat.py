@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from ..run.simulate import UserMove
-from ..transcripts.read import Recording, build_trajectory, content_text
+from ..transcripts.read import build_trajectory, content_text
+from ..transcripts.recording import Recording
 
 SAVE = "/save"
 HELP = "/help"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..atomic import open_atomically
-from ..transcripts.read import Recording
+from ..transcripts.recording import Recording
 from .append import AppendError, append_cases
 from .draft import DraftCase
 from .draft_text import suite_text

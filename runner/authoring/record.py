@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..transcripts.read import Recording, TranscriptError, build_trajectory, read_conversations
+from ..transcripts.read import TranscriptError, build_trajectory
+from ..transcripts.recording import Recording
+from ..transcripts.transcript_file import read_conversations
 from .draft import DraftCase, NothingToCheck, draft_case
 from .output import OutputError, Planned, Written, safe_id, write_drafts
 

@@ -73,7 +73,7 @@ class Conversation:
             self.state, self.state_source, self.state_missing = state.value, state.source, state.missing
 
     def to_transcript(self) -> dict:
-        """The conversation in the transcript format evalrun reads (runner.transcripts.read.read_recording),
+        """The conversation in the transcript format evalrun reads (runner.transcripts.transcript_file.read_recording),
         so a saved live run can be scored again without calling anything. `error` and `stderr` are
         kept for people reading the file, and `state` (the agent's own state at the end) for checks of
         it; the reader ignores them."""
@@ -214,7 +214,8 @@ def _reraise_cancellation(exc: BaseException) -> None:
 
 
 def _replay(case: Case, agent: Agent, conv: Conversation) -> None:
-    from runner.transcripts.read import TranscriptError, read_recording
+    from runner.transcripts.read import TranscriptError
+    from runner.transcripts.transcript_file import read_recording
 
     try:
         path = agent.transcript_path(case)  # type: ignore[attr-defined]

@@ -34,7 +34,8 @@ from ..results.models import CaseResult
 from ..score.cascade import Cascade, CascadeSettings
 from ..suite.files import real_path
 from ..suite.models import Case
-from ..transcripts.read import TranscriptError, build_trajectory, read_recording
+from ..transcripts.read import TranscriptError, build_trajectory
+from ..transcripts.transcript_file import read_recording
 from ..transcripts.state import ReportedState
 
 DEFAULT_CONCURRENCY = 8

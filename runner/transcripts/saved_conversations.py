@@ -11,7 +11,7 @@ disk after earlier runs were deleted, against tens of microseconds), and a CI ar
 
 A line is written with one `write` to a file opened for appending, so a killed run keeps every conversation it
 finished and at worst half of the last line, and processes that share a run folder (pytest-xdist's workers)
-never interleave. This module knows the layout; reading a conversation's messages is runner.transcripts.read's.
+never interleave. This module knows the layout; reading a conversation's messages is runner.transcripts.transcript_file's.
 A key saved twice (a rerun of pytest into the same folder appends) reads as its last line, the newest, as a file
 per case was overwritten. A run folder is data from anywhere: lines are found by offset without reading the file
 whole, and a line above the transcript size limit is refused.
