@@ -507,11 +507,16 @@ def test_a_blocking_call_from_inside_a_running_loop_does_not_deadlock(fake):
     assert asyncio.run(asyncio.wait_for(scenario(), 20)).content == "second"
 
 
-def test_blocking_calls_from_a_busy_executor_do_not_starve_the_loop(fake):
+def test_blocking_calls_from_a_busy_executor_do_not_starve_the_loop(fake, monkeypatch):
     """Scoring threads fill the main loop's executor and each waits for a judge call; litellm also needs
     an executor thread for every call. The judge calls must not need the main loop's."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from runner.llm import pricing
+
+    # The first call of a model reads its price list entry while it holds its slot: in the loop's default executor,
+    # which the blocked scorers fill, that was a deadlock (only when no earlier test had read it).
+    monkeypatch.setattr(pricing, "_by_model", {})
     fake.default = lambda request: Reply(content="ok", delay_s=0.1)
     runtime = LLMRuntime(concurrency=4)
     agent = client_for(fake, runtime=runtime, role="agent")

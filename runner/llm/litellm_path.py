@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
-from .loop import at_layer_exit, layer_loop
+from .loop import at_layer_exit, layer_loop, run_aside
 from .wire import Answer, ChatRequest, api_key, tool_call_dict
 
 _LOADED: list[Any] = []  # the imported module, once imported
@@ -82,7 +82,7 @@ class LiteLLMTransport:
         if request.response_format is not None:
             arguments["response_format"] = request.response_format
         arguments.update(request.params)  # a parameter the caller gives wins over ours instead of failing as a duplicate
-        litellm = _LOADED[0] if _LOADED else await asyncio.to_thread(litellm_module)
+        litellm = _LOADED[0] if _LOADED else await run_aside(litellm_module)
         try:
             # The SDK's timeout is per read: a server trickling one byte a second never trips it. This one
             # bounds the whole request.

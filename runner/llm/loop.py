@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from typing import Awaitable, Callable, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable, Optional
 
 Cleanup = Callable[[], Awaitable[None]]
 
@@ -30,6 +31,20 @@ def layer_loop() -> asyncio.AbstractEventLoop:
             _layer = loop
             atexit.register(_close)
         return _layer
+
+
+_aside: list[ThreadPoolExecutor] = []
+
+
+async def run_aside(function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` in a thread of the layer's own, awaited: blocking work a call needs while it holds its
+    slot of the run's limit (reading the price list, importing litellm). Never in the calling loop's default
+    executor: the caller's threads may fill it while they wait for a slot, and then nothing frees either."""
+    with _lock:
+        if not _aside:
+            _aside.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalrun-llm-aside"))
+        executor = _aside[0]
+    return await asyncio.get_running_loop().run_in_executor(executor, function, *args)
 
 
 def at_layer_exit(cleanup: Cleanup) -> None:

@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Optional
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
 from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
-from .loop import at_layer_exit
+from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
 
@@ -67,8 +67,8 @@ class OpenAITransport:
         except ValueError:
             raise Failure(f"malformed reply from {where}: the body is not JSON", retryable=True) from None
         completion, usage = read_body(data, where)
-        if not facts_known(s.model):
-            await asyncio.to_thread(model_facts, s.model)  # the price list read once (ms): not on the loop
+        if not facts_known(s.model):  # the price list read once (ms): not on the loop
+            await run_aside(model_facts, s.model)
         return Answer(completion, usage, cost_of(s.model, usage))
 
 

@@ -198,6 +198,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(400, {"error": {"message": "the fake serves stream=false only", "type": "invalid_request"}})
                 return
             fake._enter()
+            left = False
             try:
                 reply = fake._next_reply(request)
                 if reply.delay_s:
@@ -215,9 +216,13 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     if reply.echo_auth:
                         message += f" (you sent Authorization: {self.headers.get('Authorization')})"
                     body = {"error": {"message": message, "type": "fake_error", "code": reply.status}}
+                if not reply.trickle_s:  # answered: the client may send its next request as soon as the bytes land,
+                    fake._leave()        # before this thread would count this one out
+                    left = True
                 self._send(reply.status, body, reply.headers, reply.trickle_s)
             finally:
-                fake._leave()
+                if not left:
+                    fake._leave()
 
         def _drop(self) -> None:
             self.close_connection = True
