@@ -18,6 +18,7 @@ import asyncio
 import datetime as _dt
 import functools
 import gc
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -318,7 +319,9 @@ class PreparedRun:
         folder_path = folder_path or self.request.output_dir or self.reports_root / run_id
         try:
             folder, moved = RunFolder.open(folder_path, run_id, redact=self.redact)
-            folder.start_results(keep_conversations=keep_conversations)
+            # a rescore or --replay that writes into the folder it reads keeps what it reads (it plays nothing live)
+            reads_own = _same_file(folder.conversations_path, self.request.conversations_dir, self.request.replay_dir)
+            folder.start_results(keep_conversations=keep_conversations or reads_own)
         except (OSError, ResultsNotSaved) as exc:
             reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
             return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
@@ -510,6 +513,40 @@ class OpenRun:
                           extra_reports)
 
 
+def _replay_problems(replay: Path) -> list[Diagnostic]:
+    """--replay names a folder of recordings or a live run's conversations.jsonl; the old idioms (a run's
+    conversations/ folder, the run folder itself) get the path that works now."""
+    from .transcripts.saved_conversations import FILE_NAME, looks_saved
+
+    def problem(message: str, code: str) -> list[Diagnostic]:
+        return [Diagnostic("--replay", 1, 1, "error", message, code)]
+
+    if replay.is_dir():
+        if (replay / FILE_NAME).is_file() and (replay / "report.json").is_file():
+            return problem(f"'{replay}' is a run folder: its live conversations are in {replay / FILE_NAME} "
+                           f"(--replay {replay / FILE_NAME}), or rescore it: evalrun rescore {replay}", "run-folder")
+        return []
+    if not replay.is_file():
+        saved = replay.with_name(FILE_NAME)
+        hint = f"; a run saves its live conversations in {saved} now (--replay {saved})" \
+            if replay.name == "conversations" and saved.is_file() else ""
+        return problem(f"no such folder: '{replay}'{hint}", "not-found")
+    if not looks_saved(replay):
+        return problem(f"'{replay}' is a file, not a folder of recordings nor a run's conversations.jsonl (give its "
+                       "folder)", "not-a-folder")
+    return []
+
+
+def _same_file(path: Path, *others: Optional[Path]) -> bool:
+    for other in others:
+        try:
+            if other is not None and os.path.samefile(path, other):
+                return True
+        except OSError:
+            pass  # either is missing: not the same file
+    return False
+
+
 def _usage_or_none(usage):
     return usage if usage.calls else None
 
@@ -529,14 +566,8 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
         wrong = unknown_profile(loaded, request.profile)
         if wrong:
             problems.append(Diagnostic("--profile", 1, 1, "error", wrong.removeprefix("--profile: "), "unknown-profile"))
-    if request.replay_dir is not None and not request.replay_dir.is_dir():
-        from .transcripts.saved_conversations import looks_saved
-
-        if not request.replay_dir.is_file():
-            problems.append(Diagnostic("--replay", 1, 1, "error", f"no such folder: '{request.replay_dir}'", "not-found"))
-        elif not looks_saved(request.replay_dir):
-            problems.append(Diagnostic("--replay", 1, 1, "error", f"'{request.replay_dir}' is a file, not a folder of "
-                                       "recordings nor a run's conversations.jsonl (give its folder)", "not-a-folder"))
+    if request.replay_dir is not None:
+        problems += _replay_problems(request.replay_dir)
     out = request.output_dir
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))

@@ -204,14 +204,16 @@ def _forget_saved_conversations(base: Path) -> None:
     """A reused --evalrun-output-dir starts its conversations afresh, as the CLI's run folder does. The processes
     that play cases append to conversations.jsonl before the reporting process opens the run, so an earlier
     session's file goes now, in every project's folder (base, base-2, ...)."""
+    from .results.run_lock import in_use
     from .transcripts.saved_conversations import FILE_NAME
 
     folder, number = base, 1
     while folder.is_dir():
-        try:
-            (folder / FILE_NAME).unlink()
-        except OSError:
-            pass  # none yet; or not ours to remove: the reader takes the newest line of a key
+        if not in_use(folder):  # a run writing there now (another session, a CLI run) keeps its file
+            try:
+                (folder / FILE_NAME).unlink()
+            except OSError:
+                pass  # none yet; or not ours to remove: the reader takes the newest line of a key
         number += 1
         folder = base.with_name(f"{base.name}-{number}")
 

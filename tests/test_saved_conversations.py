@@ -17,6 +17,7 @@ from runner.results.folder import RunFolder, conversation_file_name
 from runner.suite.files import TRANSCRIPT_SIZE_LIMIT, split_selection
 from runner.transcripts import saved_conversations
 from runner.transcripts.read import TranscriptError
+from runner.transcripts.recording import ConversationRef
 from runner.transcripts.transcript_file import read_conversations, read_recording
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
 from tests.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
@@ -125,10 +126,18 @@ def test_keys_are_found_across_read_chunks(tmp_path, monkeypatch):
         assert text.count(b"\n", 0, offset) == number - 1
 
 
-def test_a_key_longer_than_the_head_is_unreadable_not_a_crash(tmp_path):
-    path = saved_file(tmp_path, {"k" * 20000: talk("x"), "short": talk("y")})
+def test_a_long_key_reads_back_and_one_past_the_key_limit_is_unreadable_not_a_crash(tmp_path, monkeypatch):
+    long_ids = ["long" + "中" * 1400, "e" + "\U0001F600" * 700, "k" * 20000]  # 8-17 KiB once escaped
+    path = saved_file(tmp_path, {**{key: talk(key[:4]) for key in long_ids}, "short": talk("y")})
+    assert list(saved_conversations._scan(path).lines) == [*long_ids, "short"]
+    for key in long_ids:
+        assert read_recording(ConversationRef(path, key)).messages[-1]["content"] == key[:4]
+    with pytest.raises(TranscriptError, match=r"no conversation 'kkk[k]*… \(20,001 characters\)'"):
+        read_recording(ConversationRef(path, "k" * 20000 + "?"))  # a message quotes a long key cut
+    monkeypatch.setattr(saved_conversations, "KEY_LIMIT", 10_000)
+    saved_conversations.forget_index(path)
     index = saved_conversations._scan(path)
-    assert list(index.lines) == ["short"] and index.unreadable == [1]
+    assert list(index.lines) == [*long_ids[:2], "short"] and index.unreadable == [3]
 
 
 def test_the_index_is_made_again_when_the_file_changes(tmp_path):
@@ -299,3 +308,167 @@ def test_a_killed_live_run_keeps_every_conversation_it_finished(tmp_path):
     assert finished <= whole  # a conversation is saved before its result: no finished case lacks it
     for key in whole:
         assert read_recording(f"{tmp_path / 'out' / 'conversations.jsonl'}#{key}").messages[-1]["content"] == "hello"
+
+
+# ----------------------------------------------------------------------------------------- found in review
+
+def test_a_torn_line_is_closed_off_by_the_next_writer_not_glued_to_its_line(tmp_path):
+    """A process killed mid-line (an xdist worker), a write cut by a full disk: the next line starts anew."""
+    folder = RunFolder(tmp_path / "run", "r1", None)
+    folder.save_conversation("a", talk("kept"))
+    with open(folder.conversations_path, "ab") as torn:
+        torn.write(conversation_line("b", json.dumps(talk("cut")))[:30])
+    other = RunFolder(tmp_path / "run", "r2", None)  # another process's writer, opened after the tear
+    other.save_conversation("next", talk("whole"))
+    folder.save_conversation("last", talk("also whole"))
+    for writer in (folder, other):
+        writer.release()
+    path = folder.conversations_path
+    assert read_recording(ConversationRef(path, "next")).messages[-1]["content"] == "whole"
+    assert read_recording(ConversationRef(path, "last")).messages[-1]["content"] == "also whole"
+    assert read_recording(ConversationRef(path, "a")).messages[-1]["content"] == "kept"
+    with pytest.raises(TranscriptError, match=r"#b: invalid JSON"):
+        read_recording(ConversationRef(path, "b"))
+
+
+def test_a_file_rewritten_in_place_is_indexed_again_not_read_at_old_offsets(tmp_path):
+    path = tmp_path / "conversations.jsonl"
+    path.write_bytes(conversation_line("a", json.dumps(talk("refund issued"))) +
+                     conversation_line("b", json.dumps(talk("I cannot help"))))
+    assert read_recording(ConversationRef(path, "a")).messages[-1]["content"] == "refund issued"
+    before = os.stat(path)
+    with open(path, "r+b") as source:  # the same lines in the other order: the same size
+        source.write(conversation_line("b", json.dumps(talk("refund issued"))) +
+                     conversation_line("a", json.dumps(talk("I cannot help"))))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as a coarse clock leaves it
+    assert read_recording(ConversationRef(path, "a")).messages[-1]["content"] == "I cannot help"
+
+
+def test_a_file_of_more_lines_than_evalrun_indexes_is_refused_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setattr(saved_conversations, "MAX_LINES", 5)
+    path = saved_file(tmp_path, {f"k{n}": talk("x") for n in range(6)})
+    with pytest.raises(TranscriptError, match="the file has more than 5 lines; evalrun indexes no more"):
+        read_recording(ConversationRef(path, "k1"))
+
+
+def test_a_case_transcript_naming_a_line_keeps_the_key_whole(tmp_path):
+    """`FILE#refund//x` was joined as a Path, which folded it to `refund/x`: another case's line (a false pass)."""
+    live_project(tmp_path, """
+        import json
+
+        def respond(messages, context):
+            if "//" in context.case_id:
+                return "I cannot help with refunds."
+            call = {"id": "c1", "type": "function",
+                    "function": {"name": "issue_refund", "arguments": json.dumps({"order": "A1"})}}
+            return [{"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "done"},
+                    {"role": "assistant", "content": "Refund issued."}]
+        """, cases="""
+        agent: bot
+        cases:
+          - {id: refund/x, starting_sentence: refund please, goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]}
+          - {id: refund//x, starting_sentence: refund please, goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]}
+          - {id: a/./b, starting_sentence: refund please, goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]}
+        """)
+    live = run_cli("suites", "--output-dir", "out", cwd=tmp_path)
+    assert live.returncode == 1, live.stdout + live.stderr
+    assert {c["id"]: c["status"] for c in report_of(tmp_path)["cases"]} == \
+        {"refund/x": "passed", "refund//x": "failed", "a/./b": "passed"}
+    write(tmp_path / "evalrun.yaml", (tmp_path / "evalrun.yaml").read_text() + "allowed_paths: [out]\n")
+    write(tmp_path / "rs" / "judge.yaml", """
+        cases:
+          - {id: the-bad-one, transcript: ../out/conversations.jsonl#refund//x, goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]}
+          - {id: the-dot-one, transcript: ../out/conversations.jsonl#a/./b, goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]}
+        """)
+    judged = run_cli("rs", "--output-dir", "judged", cwd=tmp_path)
+    cases = {c["id"]: c for c in report_of(tmp_path, "judged")["cases"]}
+    assert cases["the-bad-one"]["status"] == "failed", judged.stdout + judged.stderr
+    assert cases["the-bad-one"]["transcript_path"] == "rs/../out/conversations.jsonl#refund//x"
+    assert cases["the-dot-one"]["status"] == "passed"
+
+
+def test_replay_of_a_file_reads_its_line_not_a_file_named_after_it(tmp_path):
+    live_project(tmp_path, LOOKUP_AGENT)
+    assert run_cli("suites", "--output-dir", "out", cwd=tmp_path).returncode == 0
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"},
+                                                {"role": "assistant", "content": "TOP SECRET outside"}]}))
+    (tmp_path / "out" / "conversations.jsonl#lookup").symlink_to(outside)
+    for args in (["suites", "--replay", "out/conversations.jsonl", "--output-dir", "rep"],
+                 ["rescore", "out", "--output-dir", "rep"]):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "TOP SECRET" not in (tmp_path / "rep" / "report.json").read_text()
+
+
+def test_a_rescore_or_replay_into_the_folder_it_reads_keeps_what_it_reads(tmp_path):
+    live_project(tmp_path, LOOKUP_AGENT)
+    assert run_cli("suites", "--output-dir", "out", cwd=tmp_path).returncode == 0
+    saved = (tmp_path / "out" / "conversations.jsonl").read_bytes()
+    for args in (["rescore", "out", "--output-dir", "out"],
+                 ["suites", "--replay", "out/conversations.jsonl", "--output-dir", "out"]):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert [c["status"] for c in report_of(tmp_path)["cases"]] == ["passed"]
+        assert (tmp_path / "out" / "conversations.jsonl").read_bytes() == saved
+
+
+def test_replay_given_an_old_idiom_says_where_the_conversations_are(tmp_path):
+    live_project(tmp_path, LOOKUP_AGENT)
+    assert run_cli("suites", "--output-dir", "out", "--repeat", "2", cwd=tmp_path).returncode == 0
+    folder = run_cli("suites", "--replay", "out/conversations", cwd=tmp_path)
+    assert folder.returncode == 4
+    assert ("no such folder: 'out/conversations'; a run saves its live conversations in out/conversations.jsonl now "
+            "(--replay out/conversations.jsonl)") in folder.stdout + folder.stderr
+    run_dir = run_cli("suites", "--replay", "out", cwd=tmp_path)
+    assert run_dir.returncode == 4
+    assert "'out' is a run folder: its live conversations are in out/conversations.jsonl" in run_dir.stdout + run_dir.stderr
+    repeats = run_cli("suites", "--replay", "out/conversations.jsonl", "--output-dir", "rep", cwd=tmp_path)
+    assert repeats.returncode == 3, repeats.stdout + repeats.stderr
+    assert ("no line saved under that key; it holds 'lookup repeat 0', 'lookup repeat 1': a run with --repeat is "
+            "scored again with `evalrun rescore RUN_DIR`") in report_of(tmp_path, "rep")["cases"][0]["error"]
+
+
+def test_import_of_one_line_named_as_file_hash_key(tmp_path):
+    path = saved_file(tmp_path, {"first": talk("one"), "data/second": talk("two")})
+    result = run_cli("import", f"{path}#data/second", "-o", "drafts", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    drafts = [p.read_text() for p in (tmp_path / "drafts").rglob("*.yaml")]
+    assert len(drafts) == 1 and "id: conversations-data-second" in drafts[0]
+    [transcript] = (tmp_path / "drafts").rglob("*.json")
+    assert [m["content"] for m in json.loads(transcript.read_text())["messages"]] == ["hi", "two"]
+
+
+def test_a_conversation_that_cannot_be_saved_is_a_note_under_ray_too(tmp_path):
+    import errno
+    import types
+
+    from runner.results.models import CaseResult
+    from runner.run.executors.ray_cluster import _live_results
+
+    def full(key, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    work = types.SimpleNamespace(runner=types.SimpleNamespace(save_conversation=full), refs=[None], repeats=1)
+    played = {"conversations": [(0, 0, "lookup", {"messages": []})],
+              "results": [(0, 0, CaseResult(id="lookup", source="s.yaml:1:1", status="passed"))]}
+    [(_, _, result)] = _live_results(work, played)
+    assert result.status == "passed"
+    assert result.notes == ["the conversation could not be saved for `evalrun rescore`: No space left on device"]
+
+
+def test_pytest_keeps_the_file_of_a_folder_another_run_holds(tmp_path):
+    from runner.pytest_plugin import _forget_saved_conversations
+    from runner.results.run_lock import try_lock
+
+    for name in ("out", "out-2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "conversations.jsonl").write_text("{}\n")
+    held = try_lock(tmp_path / "out-2")  # another session writing there now
+    try:
+        _forget_saved_conversations(tmp_path / "out")
+    finally:
+        os.close(held)
+    assert not (tmp_path / "out" / "conversations.jsonl").exists()
+    assert (tmp_path / "out-2" / "conversations.jsonl").exists()

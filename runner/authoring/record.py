@@ -13,7 +13,9 @@ from typing import Optional, Sequence
 
 from ..transcripts.read import TranscriptError, build_trajectory
 from ..transcripts.recording import Recording
-from ..transcripts.transcript_file import read_conversations
+from ..suite.files import split_selection
+from ..transcripts.recording import ConversationRef
+from ..transcripts.transcript_file import read_conversations, read_recording
 from .draft import DraftCase, NothingToCheck, draft_case
 from .output import OutputError, Planned, Written, safe_id, write_drafts
 
@@ -46,11 +48,17 @@ class RecordOutcome:
 def read_sources(paths: Sequence[Path]) -> list[Source]:
     """Every conversation of every file; RecordError naming the file that cannot be read."""
     sources: list[Source] = []
-    for path in paths:
+    for given in paths:
+        path, selection = split_selection(given)  # FILE#ID: that one conversation (a report's transcript_path)
         try:
-            conversations = read_conversations(path)
+            conversations = read_conversations(path) if selection is None else \
+                [(selection, read_recording(ConversationRef(path, selection)))]
         except TranscriptError as exc:
             raise RecordError(str(exc)) from None
+        if selection is not None:
+            sources.append(Source(label=f"{path}#{selection}", stem=f"{path.stem}-{selection}",
+                                  recording=conversations[0][1]))
+            continue
         many = len(conversations) > 1
         for n, (name, recording) in enumerate(conversations, start=1):
             suffix = f"#{name or n}" if many else ""

@@ -23,14 +23,14 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..atomic import open_atomically
 from ..jsontext import replace_lone_surrogates
-from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, conversation_line
+from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, append_line, conversation_line
 from .digest import ResultDigest
 from .models import CaseResult, Summary
+from .run_lock import try_lock
 
 RESULTS_NAME = "results.jsonl"
 CONVERSATIONS_NAME = "conversations"  # the folder of one file per conversation that earlier versions saved
 REPORT_NAME = "report.json"
-LOCK_NAME = ".evalrun-run.lock"
 _COPY_CHUNK = 1 << 20
 
 
@@ -110,14 +110,14 @@ class RunFolder:
         """The run's folder at `requested`, or inside it when another live run holds it (then a note
         says where this run's files went). OSError when the folder cannot be made."""
         requested.mkdir(parents=True, exist_ok=True)
-        fd = _try_lock(requested / LOCK_NAME)
+        fd = try_lock(requested)
         if fd is not None:
             return cls(requested, run_id, fd, redact=redact), None
         own = requested / run_id
         own.mkdir(parents=True, exist_ok=True)
         note = (f"another run is writing to {requested}; this run's results go to {own} so that neither "
                 "overwrites the other")
-        return cls(own, run_id, _try_lock(own / LOCK_NAME), redact=redact), note
+        return cls(own, run_id, try_lock(own), redact=redact), note
 
     @property
     def results_path(self) -> Path:
@@ -203,7 +203,7 @@ class RunFolder:
         with self._conversations_lock:
             if self._conversations is None:
                 self._conversations = _open_for_appending(self.conversations_path)
-            _write_whole(self._conversations, line)
+            append_line(self._conversations, line)
         return f"{self.conversations_path}#{key}"
 
     # ------------------------------------------------------------------ the report
@@ -238,20 +238,13 @@ class RunFolder:
 
 
 def _open_for_appending(path: Path) -> int:
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    # read as well: a writer looks at the last byte before it appends (runner.transcripts.saved_conversations)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
         return os.open(path, flags, 0o644)
     except FileNotFoundError:  # pytest's processes save conversations before the run's folder is opened
         path.parent.mkdir(parents=True, exist_ok=True)
         return os.open(path, flags, 0o644)
-
-
-def _write_whole(fd: int, data: bytes) -> None:
-    """`data` written with as few writes as the kernel allows: one for any line a local disk takes whole, so
-    lines appended by two processes never interleave."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def conversation_file_name(case_id: str) -> str:
@@ -283,19 +276,6 @@ def describe_os_error(exc: OSError) -> str:
         return "no space left on the device"
     reason = exc.strerror or str(exc)
     return f"{reason}: '{exc.filename}'" if exc.strerror and exc.filename is not None else reason
-
-
-def _try_lock(path: Path) -> Optional[int]:
-    """An exclusive lock held for the life of this process, or None when another process holds it."""
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
 
 
 def _copy(source, out, length: int) -> None:

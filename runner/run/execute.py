@@ -35,6 +35,7 @@ from ..score.cascade import Cascade, CascadeSettings
 from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.read import TranscriptError, build_trajectory
+from ..transcripts.recording import ConversationRef
 from ..transcripts.transcript_file import read_recording
 from ..transcripts.state import ReportedState
 
@@ -84,9 +85,9 @@ def conversation_key(case_id: str, repeat: Optional[int]) -> str:
 
 
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
-                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], "Path | str"]]]:
-    """The recordings a case is scored on as (run number, path: a file, or `FILE#KEY` as text), or None when it
-    is played live. `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but
+                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], "Path | ConversationRef"]]]:
+    """The recordings a case is scored on as (run number, a file or one conversation of a file), or None when
+    it is played live. `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but
     cannot be used (missing, outside the suite roots)."""
     from ..suite.containment import recordings_for
 
@@ -97,22 +98,28 @@ def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
     return None
 
 
-def _saved_conversation(saved: Path, key: str) -> "Path | str":
+def _saved_conversation(saved: Path, key: str) -> "Path | ConversationRef":
     """Where a rescored run saved the conversation `key`: a line of its conversations.jsonl, or a file of
     the conversations/ folder that earlier versions wrote."""
+    found: "Path | ConversationRef | None"
     if saved.is_dir():
         from ..results.folder import conversation_file_name
 
-        found: "Path | str" = saved / conversation_file_name(key)
-        present = found.is_file()  # type: ignore[union-attr]
+        found = saved / conversation_file_name(key)
+        found = found if found.is_file() else None
     else:
-        from ..transcripts.saved_conversations import holds
+        from ..suite.containment import saved_ref
 
-        found, present = f"{saved}#{key}", holds(saved, key)
-    if not present:
+        found = saved_ref(saved, key)
+    if found is None:
         raise TranscriptError(f"no saved conversation for this case in {saved} (it was not played live in that "
                               "run, or its agent failed before saying anything)")
     return found
+
+
+def unsaved_note(exc: OSError) -> str:
+    """What a case's result says when its live conversation could not be saved (its verdict stands)."""
+    return f"the conversation could not be saved for `evalrun rescore`: {exc.strerror or exc}"
 
 
 def judge_fallbacks(result: CaseResult) -> list[str]:
@@ -258,7 +265,7 @@ class CaseRunner:
         return [self._replay(case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
-    def _replay(self, case: Case, path: "Path | str", base: dict) -> CaseResult:
+    def _replay(self, case: Case, path: "Path | ConversationRef", base: dict) -> CaseResult:
         try:
             recording = read_recording(path)
         except TranscriptError as exc:
@@ -279,7 +286,7 @@ class CaseRunner:
             # thread was worth its hand-offs only while each conversation created a file of its own)
             saved = self.save_conversation(conversation_key(case.id, base.get("repeat")), conversation.to_transcript())
         except OSError as exc:  # a full disk: the verdict stands and the report keeps the conversation
-            saved, unsaved = None, f"the conversation could not be saved for `evalrun rescore`: {exc.strerror or exc}"
+            saved, unsaved = None, unsaved_note(exc)
         where = str(saved) if saved is not None else conversation.transcript_path
         if conversation.error is not None:
             stderr = "".join(f"\n  stderr: {line}" for line in conversation.stderr_tail)

@@ -8,11 +8,15 @@ that points outside is outside.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .files import display_path, real_path, split_selection
+
+if TYPE_CHECKING:
+    from ..transcripts.recording import ConversationRef
 
 __all__ = ["inside", "outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
 
@@ -39,7 +43,7 @@ def outside_message(transcript: str, roots: Sequence[Path]) -> str:
 
 
 def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                       roots_resolved: bool = False) -> "Path | str":
+                       roots_resolved: bool = False) -> "Path | ConversationRef":
     """The file to read for `case` (a `Case`): `replay_dir/<id>.json` (or watsonx's `<id>.messages.json`)
     when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
     reason when there is none or it lies outside the roots (the replay folder is the root of its files).
@@ -50,22 +54,27 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     if replay_dir is not None:
         found = replay_files(replay_dir, case.id)
         if not found:
-            looked = "no line saved under that key" if replay_dir.is_file() else \
+            looked = _no_line(replay_dir, case.id) if replay_dir.is_file() else \
                 f"looked for {case.id}.json and {case.id}.messages.json"
             raise TranscriptError(f"no recorded conversation for case '{case.id}' in {display_path(replay_dir)} "
                                   f"({looked})")
         return found[0][1]
     if not case.transcript:
         raise TranscriptError("nothing to score: the case has no `transcript:` and no --replay folder was given")
-    path = transcript_location(case.source.path, case.transcript)
+    # joined as text, not as a Path, which would fold the `//` of a `FILE#ID`'s id
+    file, selection = split_selection(os.path.join(os.path.dirname(os.fspath(case.source.path)), case.transcript))
     # the file a `FILE#ID` names is what must lie inside: `link.jsonl#ID` resolves no link as written
-    if not within(split_selection(path)[0], roots if roots_resolved else [real_path(r) for r in roots]):
+    if not within(file, roots if roots_resolved else [real_path(r) for r in roots]):
         raise TranscriptError(outside_message(case.transcript, roots))
-    return path
+    if selection is None:
+        return file
+    from ..transcripts.recording import ConversationRef
+
+    return ConversationRef(file, selection)
 
 
 def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                   roots_resolved: bool = False) -> list[tuple[Optional[int], "Path | str"]]:
+                   roots_resolved: bool = False) -> list[tuple[Optional[int], "Path | ConversationRef"]]:
     """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
     the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
     TranscriptError with the reason instead."""
@@ -76,18 +85,16 @@ def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Pat
     return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir, roots_resolved=roots_resolved))]
 
 
-def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "Path | str"]]:
+def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "Path | ConversationRef"]]:
     """The recordings of `case_id` in a --replay folder as (run number, path), run None for a single run:
     `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
     in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
     `/`) raises TranscriptError. A live run's conversations.jsonl given as the folder: the line saved
-    under the id, as `FILE#ID` (text: a Path would fold an id's `//`)."""
+    under the id."""
     from ..transcripts.read import TranscriptError
 
     if replay_dir.is_file():
-        from ..transcripts.saved_conversations import holds
-
-        return [(None, f"{replay_dir}#{case_id}")] if holds(replay_dir, case_id) else []
+        return [(None, ref)] if (ref := saved_ref(replay_dir, case_id)) is not None else []
 
     # An id may name a sub-folder (`data_no_summary/data_simple`, as a suites folder is laid out), but
     # never climb out of the folder or start at the root.
@@ -112,6 +119,28 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "P
         if match:
             runs.append((int(match.group(1)), _inside_replay(folder / name, root, case_id)))
     return sorted(runs, key=lambda run: run[0])
+
+
+def saved_ref(saved: Path, key: str) -> "Optional[ConversationRef]":
+    """The conversation a live run's conversations.jsonl saved under `key`, or None when it holds none.
+    TranscriptError when the file is too large to index."""
+    from ..transcripts.recording import ConversationRef, TranscriptError
+    from ..transcripts.saved_conversations import NotSaved, holds
+
+    try:
+        return ConversationRef(saved, key) if holds(saved, key) else None
+    except NotSaved as exc:
+        raise TranscriptError(f"{display_path(saved)}: {exc}") from None
+
+
+def _no_line(saved: Path, case_id: str) -> str:
+    from ..transcripts.saved_conversations import keys_like
+
+    repeats = keys_like(saved, case_id)
+    if repeats:  # a --repeat run saved '<id> repeat N'
+        return (f"no line saved under that key; it holds {', '.join(repr(k) for k in repeats)}: a run with --repeat "
+                "is scored again with `evalrun rescore RUN_DIR`")
+    return "no line saved under that key"
 
 
 def _inside_replay(path: Path, root: Path, case_id: str) -> Path:

@@ -1,13 +1,26 @@
 """What reading a transcript gives, whatever its format: the recording, or the reason it cannot be read."""
 from __future__ import annotations
 
-from typing import Optional
+from pathlib import Path
+from typing import NamedTuple, Optional
 
 from pydantic import BaseModel
 
 from .state import ReportedState
 
-__all__ = ["Recording", "TranscriptError"]
+__all__ = ["ConversationRef", "Recording", "TranscriptError"]
+
+
+class ConversationRef(NamedTuple):
+    """One conversation of a file that holds many (a trace file, a live run's conversations.jsonl), as a run hands
+    it to the reader: a pair, never text to split again (a file named `FILE#KEY` beside FILE must not stand in for
+    the conversation, nor a Path fold a key's `//`). Shown as FILE#KEY."""
+
+    file: Path
+    key: str
+
+    def __str__(self) -> str:
+        return f"{self.file}#{self.key}"
 
 
 class TranscriptError(Exception):

@@ -11,13 +11,16 @@ disk after earlier runs were deleted, against tens of microseconds), and a CI ar
 
 A line is written with one `write` to a file opened for appending, so a killed run keeps every conversation it
 finished and at worst half of the last line, and processes that share a run folder (pytest-xdist's workers)
-never interleave. This module knows the layout; reading a conversation's messages is runner.transcripts.transcript_file's.
-A key saved twice (a rerun of pytest into the same folder appends) reads as its last line, the newest, as a file
-per case was overwritten. A run folder is data from anywhere: lines are found by offset without reading the file
-whole, and a line above the transcript size limit is refused.
+never interleave; a writer that finds the file not ending in a newline (a process killed mid-line, a write cut
+by a full disk) starts its line on a new one, so a torn line never swallows the next. This module knows the layout; reading a conversation's messages is runner.transcripts.transcript_file's.
+A key saved twice reads as its last line, the newest, as a file per case was overwritten. A run folder is data from
+anywhere: lines are found by offset without reading the file whole, a line above the transcript size limit is
+refused, a file of more than MAX_LINES lines is not indexed, and a line read is checked to start with the key asked
+for (a file rewritten in place since it was indexed is indexed again).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,12 +28,14 @@ import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 FILE_NAME = "conversations.jsonl"
 KEY = "conversation"
 _OPENING = b'{"' + KEY.encode() + b'": '
-_HEAD = 8 << 10  # a line's key is read from its first 8 KiB (a case id is far shorter)
+_HEAD = 8 << 10  # a line's key is read from its first 8 KiB; a longer key (escaped) from up to KEY_LIMIT bytes
+KEY_LIMIT = 1 << 20
+MAX_LINES = 2_000_000  # about 0.5 GB of index; a real run saves one line per live case and repeat
 _CHUNK = 1 << 20
 _LOOKS_SAVED = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"' + KEY.encode() + rb'"\s*:')
 
@@ -45,6 +50,33 @@ def conversation_line(key: str, transcript_json: str) -> bytes:
     joined = "}" if rest.startswith("}") else ", " + rest
     # the key in ASCII escapes: any id, a lone surrogate included, is a valid line and reads back the same
     return _OPENING + json.dumps(key).encode("ascii") + joined.encode("utf-8") + b"\n"
+
+
+def append_line(fd: int, line: bytes) -> None:
+    """`line` appended whole to a saved-conversations file open for appending (O_APPEND): with one write for
+    any line a local disk takes whole; after a newline first when the file does not end in one (a writer killed
+    mid-line, a write cut short by a full disk), so that a torn line is closed off, never glued to this one."""
+    with _exclusive(fd):  # another writer's line is whole while we look, unless its process died mid-line
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+
+
+@contextlib.contextmanager
+def _exclusive(fd: int) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks: each line is still one write
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def looks_saved(path: Path) -> bool:
@@ -91,9 +123,23 @@ def index_of(path: Path) -> SavedIndex:
         return found
 
 
+def forget_index(path: Path) -> None:
+    with _indexes_lock:
+        for signature in [s for s in _indexes if s[0] == os.fspath(path)]:
+            del _indexes[signature]
+
+
 def _scan(path: Path) -> SavedIndex:
     index = SavedIndex()
     with open(path, "rb") as source:
+        def take(head: bytes, offset: int, length: int, number: int) -> None:
+            if len(index.lines) + len(index.unreadable) >= MAX_LINES:
+                raise NotSaved(f"the file has more than {MAX_LINES:,} lines; evalrun indexes no more (a run saves a "
+                               "line per live case and repeat)")
+            if len(head) >= _HEAD and length > _HEAD and _key_of(head) is None:  # a long key: read on, within limits
+                head = os.pread(source.fileno(), min(length, KEY_LIMIT), offset)
+            _take(index, head, offset, length, number)
+
         offset = start = number = 0
         head = b""
         while True:
@@ -109,11 +155,11 @@ def _scan(path: Path) -> SavedIndex:
                 if newline < 0:
                     break
                 number += 1
-                _take(index, head, start, offset + newline - start, number)
+                take(head, start, offset + newline - start, number)
                 start, head, at = offset + newline + 1, b"", newline + 1
             offset += len(chunk)
         if offset > start:  # a last line with no newline: a run killed while saving it, or a hand-made file
-            _take(index, head, start, offset - start, number + 1)
+            take(head, start, offset - start, number + 1)
     return index
 
 
@@ -148,7 +194,21 @@ class NotSaved(LookupError):
 def saved_line(path: Path, key: Optional[str], limit: int) -> tuple[bytes, str]:
     """The line of `key` in a saved-conversations file, and the key (`key` None: the file's only
     conversation). NotSaved when the key is absent or its line is above `limit` bytes."""
-    index = index_of(path)
+    try:
+        return _saved_line(index_of(path), path, key, limit)
+    except _Moved:  # rewritten in place since it was indexed (same size and time): indexed again, once
+        forget_index(path)
+    try:
+        return _saved_line(index_of(path), path, key, limit)
+    except _Moved:
+        raise NotSaved(f"the line of conversation '{shown_key(key or '')}' changed while it was read") from None
+
+
+class _Moved(Exception):
+    pass
+
+
+def _saved_line(index: SavedIndex, path: Path, key: Optional[str], limit: int) -> tuple[bytes, str]:
     if key is None:
         if len(index.lines) != 1:
             raise NotSaved(f"the file holds {len(index.lines)} conversations; name one as FILE#KEY "
@@ -156,16 +216,17 @@ def saved_line(path: Path, key: Optional[str], limit: int) -> tuple[bytes, str]:
         key = next(iter(index.lines))
     if key not in index.lines:
         unreadable = f"; lines {_numbers(index.unreadable)} do not start with a key" if index.unreadable else ""
-        raise NotSaved(f"no conversation '{key}' in the file (it holds {len(index.lines)}: {_keys(index)}{unreadable})")
+        raise NotSaved(f"no conversation '{shown_key(key)}' in the file (it holds {len(index.lines)}: "
+                       f"{_keys(index)}{unreadable})")
     offset, length, number = index.lines[key]
     if length > limit:
-        raise NotSaved(f"line {number} (conversation '{key}') is {length:,} bytes, above the {limit:,}-byte limit "
-                       "for a transcript")
+        raise NotSaved(f"line {number} (conversation '{shown_key(key)}') is {length:,} bytes, above the "
+                       f"{limit:,}-byte limit for a transcript")
     with open(path, "rb") as source:
         source.seek(offset)
         line = source.read(length)
-    if len(line) != length:
-        raise NotSaved(f"line {number} (conversation '{key}') ends early: the file changed while it was read")
+    if len(line) != length or _key_of(line[:KEY_LIMIT]) != key:
+        raise _Moved()
     return line, key
 
 
@@ -175,15 +236,29 @@ def saved_keys(path: Path) -> list[str]:
 
 
 def holds(path: Path, key: str) -> bool:
-    """Whether the file saves a conversation under `key`."""
+    """Whether the file saves a conversation under `key` (False when it cannot be read: reading it says why).
+    NotSaved when the file is too large to index."""
     try:
         return key in index_of(path).lines
     except OSError:
         return False
 
 
+def keys_like(path: Path, key: str, shown: int = 3) -> list[str]:
+    """Keys that begin with `key` and a space (a --repeat run's `<id> repeat N`): what a message suggests."""
+    try:
+        return sorted(k for k in index_of(path).lines if k.startswith(key + " "))[:shown]
+    except (OSError, NotSaved):
+        return []
+
+
+def shown_key(key: str, limit: int = 120) -> str:
+    """A key as messages quote it: a case id of thousands of characters is cut."""
+    return key if len(key) <= limit else f"{key[:limit]}… ({len(key):,} characters)"
+
+
 def _keys(index: SavedIndex, shown: int = 10) -> str:
-    keys = list(index.lines)
+    keys = [shown_key(key, 60) for key in index.lines]
     more = len(keys) - shown
     return (", ".join(keys[:shown]) or "none") + (f" and {more} more" if more > 0 else "")
 

@@ -14,29 +14,32 @@ from typing import Any, Optional
 from ..deepjson import loads_keeping_deep_arguments
 from ..jsontext import may_hold_surrogates, replace_lone_surrogates
 from .read import MAX_ARGUMENT_NESTING, json_type_word, normalize_messages, parse_failure_reason
-from .recording import Recording, TranscriptError
+from .recording import ConversationRef, Recording, TranscriptError
 from .state import ReportedState
 
 __all__ = ["read_conversations", "read_recording", "read_transcript"]
 
 
-def read_transcript(path: str | Path) -> list[dict]:
+def read_transcript(path: "str | Path | ConversationRef") -> list[dict]:
     """Read a transcript file (a JSON list of messages, or an object with `messages`)."""
     return read_recording(path).messages
 
 
-def read_recording(path: str | Path) -> Recording:
+def read_recording(path: "str | Path | ConversationRef") -> Recording:
     """Read a transcript file: a JSON list of messages, an object with `messages`, JSON Lines (one
     message per line, `.jsonl`), or OpenTelemetry traces (OTLP/JSON: one `resourceSpans` document, or one
     per line as the collector's file exporter writes), UTF-8 with or without a BOM. The object form may
     say how the conversation ended, in `termination_reason` (for example user_stop, agent_stop,
     max_steps), which `termination:` in a suite can require, and the state of the world after it, in
     `state` (what a case's `final_state:` is compared with). A trace file may hold many conversations:
-    `FILE#ID` names one (its conversation id, or a trace id). Special files (FIFOs, devices) and files
-    above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
-    from ..suite.files import split_selection
+    `FILE#ID` names one (its conversation id, or a trace id), as does a ConversationRef. Special files (FIFOs,
+    devices) and files above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    if isinstance(path, ConversationRef):
+        path, selection = path
+    else:
+        from ..suite.files import split_selection
 
-    path, selection = split_selection(path)  # as written: a key may hold '/', which a Path would fold
+        path, selection = split_selection(path)  # as written: a key may hold '/', which a Path would fold
     if _may_be_saved(path, selection):
         return _saved_recording(path, selection)
     found = read_conversations(path)
@@ -57,15 +60,19 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
     TranscriptError."""
     path = Path(path)
     if _may_be_saved(path, None):
-        from .saved_conversations import index_of
+        from .saved_conversations import NotSaved, index_of
 
         try:
             index = index_of(path)
+        except NotSaved as exc:
+            raise TranscriptError(f"{path}: {exc}") from None
         except OSError as exc:
             raise TranscriptError(f"cannot read transcript file {path}: {exc.strerror or exc}") from None
         if index.unreadable:
             raise TranscriptError(f"{path}: line {index.unreadable[0]} does not start with its conversation's key "
-                                  "(each line of a saved conversations file is {\"conversation\": KEY, \"messages\": ...})")
+                                  "(each line of a saved conversations file is {\"conversation\": KEY, \"messages\": "
+                                  "...}; a run killed while saving leaves its last line cut): name the conversations "
+                                  "to read as FILE#KEY")
         return [(key, _saved_recording(path, key)) for key in index.lines]
     data = _read_json(path)
     from .otlp import is_otlp, trace_recordings

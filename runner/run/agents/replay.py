@@ -6,6 +6,7 @@ own `transcript:`. Cases with a `transcript:` are replayed whatever agent they n
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -42,11 +43,11 @@ class ReplayAgent(Agent):
         self.options = options
         self.base_dir = Path(env.base_dir)
 
-    def transcript_path(self, case: Case) -> Path:
+    def transcript_path(self, case: Case) -> "Path | str":
         if self.options.dir is not None:
             return self.base_dir / self.options.dir / f"{case.id}.json"
-        if case.transcript:
-            return Path(case.source.path).parent / case.transcript
+        if case.transcript:  # as text: a Path would fold the `//` of a `FILE#ID`'s id
+            return os.path.join(os.path.dirname(os.fspath(case.source.path)), case.transcript)
         raise AgentError(f"agent '{self.name}' replays recordings, but the case has no `transcript:` and the agent "
                          "no `dir`")
 

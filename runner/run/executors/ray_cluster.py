@@ -308,21 +308,27 @@ def _is_live(work: Work, ref: Any) -> bool:
 
 def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any]]:
     """A live batch's results as this process saves them: its conversations saved first, into the run folder
-    (each result then names its file, as a local run's does)."""
-    from ..execute import PARTS_PER_REPEAT, case_error
+    (each result then names its line, as a local run's does; one that cannot be saved is a note on the case,
+    its verdict standing, as in a local run)."""
+    from ..execute import PARTS_PER_REPEAT, case_error, unsaved_note
 
     saved: dict[tuple[int, int], Any] = {}
     failed: dict[tuple[int, int], str] = {}
+    unsaved: dict[tuple[int, int], str] = {}
     for position, repeat, key, data in played["conversations"]:
         try:
             saved[(position, repeat)] = work.runner.save_conversation(key, data)
-        except Exception as exc:  # noqa: BLE001 - a full disk: this case's error, as a local run makes it
+        except OSError as exc:  # a full disk
+            unsaved[(position, repeat)] = unsaved_note(exc)
+        except Exception as exc:  # noqa: BLE001 - a bug: this case's error, as a local run makes it
             failed[(position, repeat)] = f"the conversation could not be saved: {_cause(exc)}"
     out = []
     for position, part, result in played["results"]:
         repeat = part // PARTS_PER_REPEAT
         if (position, repeat) in failed:
             result = case_error(work.refs[position], repeat if work.repeats > 1 else None, failed[(position, repeat)])
+        elif (position, repeat) in unsaved:
+            result.notes.append(unsaved[(position, repeat)])
         elif result.transcript_path is None and saved.get((position, repeat)) is not None:
             result.transcript_path = str(saved[(position, repeat)])
         out.append((position, part, result))
