@@ -79,10 +79,17 @@ class EvalrunSession:
 
     @functools.cached_property
     def base(self) -> Path:
-        """The run folder (of the first project): --evalrun-output-dir, else where the CLI puts a run."""
+        """The run folder (of the first project): --evalrun-output-dir, else where the CLI puts a run. A folder
+        another run is writing to now gives way to a subfolder named after this run, as the CLI's does; decided
+        once, by the reporting process, and handed to xdist's workers (they save conversations there)."""
+        if self.worker and "evalrun_base" in self.config.workerinput:
+            return Path(self.config.workerinput["evalrun_base"])
         given = self.config.getoption("evalrun_output_dir")
         if given is not None:
-            return self.cwd / given
+            from .results.run_lock import in_use
+
+            folder = self.cwd / given
+            return folder / self.run_id if in_use(folder) else folder
         from .api import DEFAULT_REPORTS_ROOT
 
         return self.cwd / DEFAULT_REPORTS_ROOT / self.run_id
@@ -99,6 +106,7 @@ class EvalrunSession:
         """The controller tells its workers the run's id and folder, so that they save conversations there."""
         node.workerinput["evalrun_run_id"] = self.run_id
         node.workerinput["evalrun_cwd"] = str(self.cwd)
+        node.workerinput["evalrun_base"] = str(self.base)
 
     # ------------------------------------------------------------------ collection
 

@@ -92,6 +92,7 @@ def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     from .config import find_config, load_config, project_home
     from .run.agent_choice import AgentNotFound, agent_name_for
     from .suite.containment import transcript_location
+    from .suite.files import split_selection
 
     config_path = options.config or find_config(list(options.paths))
     loaded, problems = load_config(config_path)
@@ -102,7 +103,8 @@ def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
                       home=project_home(list(options.paths), config_path))
     for case in collected.cases:
         suite = _real(case.source.path)
-        transcript = _real(transcript_location(suite, case.transcript)) if case.transcript else None
+        # the file a `FILE#ID` names is what changes (a trace file, a run's conversations.jsonl)
+        transcript = _real(split_selection(transcript_location(suite, case.transcript))[0]) if case.transcript else None
         agent = None
         if transcript is None:
             try:

@@ -472,3 +472,129 @@ def test_pytest_keeps_the_file_of_a_folder_another_run_holds(tmp_path):
         os.close(held)
     assert not (tmp_path / "out" / "conversations.jsonl").exists()
     assert (tmp_path / "out-2" / "conversations.jsonl").exists()
+
+
+def test_pytest_into_a_folder_another_run_holds_saves_everything_in_a_subfolder_of_its_own(tmp_path):
+    """Its workers appended to the other run's conversations.jsonl while its report moved (a rescore of either
+    then read the wrong line or none)."""
+    from runner.results.run_lock import try_lock
+    from tests.test_pytest_plugin import project, pytest_in
+
+    root = project(tmp_path / "p")
+    (root / "out").mkdir()
+    theirs = b'{"conversation": "lookup-0", "messages": [{"role": "user", "content": "the other run"}]}\n'
+    (root / "out" / "conversations.jsonl").write_bytes(theirs)
+    held = try_lock(root / "out")  # another run writing there now
+    try:
+        done = pytest_in(root, "-n", "2", "--evalrun-output-dir", "out")
+    finally:
+        os.close(held)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (root / "out" / "conversations.jsonl").read_bytes() == theirs  # untouched
+    [own] = [p for p in (root / "out").iterdir() if p.is_dir()]
+    assert len(saved_in(own)) == 6 and (own / "report.json").is_file()
+    again = run_cli("rescore", str(own.relative_to(root)), "--output-dir", "again", cwd=root)
+    summary = json.loads((root / "again" / "report.json").read_text())["summary"]
+    assert (summary["error"], summary["passed"], summary["failed"]) == (0, 5, 1), again.stdout + again.stderr
+
+
+# ----------------------------------------------------------------------------------------- second review
+
+REFUNDS = {"refund/x": {"messages": [{"role": "user", "content": "refund please"},
+                                     {"role": "assistant", "content": None, "tool_calls": [
+                                         {"id": "c1", "type": "function",
+                                          "function": {"name": "issue_refund", "arguments": "{}"}}]},
+                                     {"role": "tool", "tool_call_id": "c1", "content": "done"},
+                                     {"role": "assistant", "content": "Refund issued."}]},
+           "refund//x": talk("I cannot help with refunds.")}
+
+
+def test_import_of_a_key_with_a_double_slash_drafts_that_conversation(tmp_path):
+    path = saved_file(tmp_path, REFUNDS)
+    result = run_cli("import", f"{path.relative_to(tmp_path)}#refund//x", "-o", "drafts", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [draft] = (tmp_path / "drafts").rglob("*.yaml")
+    assert "#refund//x" in draft.read_text() and "issue_refund" not in draft.read_text()
+
+
+def test_save_failures_keeps_a_line_s_key_whole_inside_and_outside_its_folder(tmp_path):
+    saved_file(tmp_path, REFUNDS)  # run/conversations.jsonl
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\nallowed_paths: [run]\n")
+    goal = "goal_details: [{type: tool_call, name: r, tool_name: issue_refund}]"
+    write(tmp_path / "rs" / "judge.yaml", f"id: the-bad-one\ntranscript: ../run/conversations.jsonl#refund//x\n{goal}\n")
+    for target in ("failed.yaml", "sub/failed.yaml", "rs/failed.yaml"):
+        first = run_cli("rs/judge.yaml", "--output-dir", "r1", "--save-failures", target, cwd=tmp_path)
+        assert first.returncode == 1, first.stdout + first.stderr
+        rerun = run_cli(target, "--output-dir", "r2", cwd=tmp_path)
+        assert rerun.returncode == 1, (target, (tmp_path / target).read_text(), rerun.stdout + rerun.stderr)
+        assert report_of(tmp_path, "r2")["cases"][0]["status"] == "failed"  # the same conversation, still failing
+
+
+def test_a_file_too_large_to_index_is_scanned_once_not_once_a_case(tmp_path, monkeypatch):
+    monkeypatch.setattr(saved_conversations, "MAX_LINES", 5)
+    path = saved_file(tmp_path, {f"k{n}": talk("x") for n in range(6)})
+    scans = []
+    real = saved_conversations._scan
+    monkeypatch.setattr(saved_conversations, "_scan", lambda p: scans.append(p) or real(p))
+    for n in range(3):
+        with pytest.raises(TranscriptError, match="more than 5 lines"):
+            read_recording(ConversationRef(path, f"k{n}"))
+    assert len(scans) == 1
+
+
+def test_watch_reruns_a_case_when_the_file_its_line_is_in_changes(tmp_path, monkeypatch):
+    from runner.watch import WatchOptions, read_project
+
+    saved_file(tmp_path, REFUNDS)
+    write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\nallowed_paths: [run]\n")
+    write(tmp_path / "rs" / "judge.yaml", "id: j\ntranscript: ../run/conversations.jsonl#refund//x\n"
+                                          "goal_details: [{type: text, name: t, keywords: [help]}]\n")
+    monkeypatch.chdir(tmp_path)
+    project, problems = read_project(WatchOptions([Path("rs")]))
+    assert not problems
+    ids, _ = project.affected([(tmp_path / "run" / "conversations.jsonl").resolve()])
+    assert ids == ["j"]
+
+
+def test_the_otlp_export_names_a_saved_line_s_whole_key():
+    from runner.report.otlp import conversation_of
+
+    assert conversation_of("out/conversations.jsonl#a#b") == "a#b"
+    assert conversation_of("out/conversations.jsonl#x//y") == "x//y"
+    assert conversation_of("traces.jsonl#conv-1") == "conv-1"
+    assert conversation_of("suites/t.json") is None
+
+
+def test_a_file_system_without_locks_still_saves_every_line(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    from runner.results.run_lock import try_lock
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    path = saved_file(tmp_path, {"a": talk("1"), "b": talk("2")})
+    assert saved_keys(path) == ["a", "b"]
+    fd = try_lock(tmp_path / "run")  # not "another run holds it": the run stays in its folder
+    assert fd is not None
+    os.close(fd)
+
+
+def test_work_done_aside_leaves_no_thread_behind():
+    import asyncio
+    import threading
+
+    from runner.llm.loop import run_aside
+
+    async def twice():
+        assert await run_aside(sum, [1, 2]) == 3
+        with pytest.raises(ZeroDivisionError):
+            await run_aside(lambda: 1 / 0)
+
+    asyncio.run(twice())
+    deadline = time.monotonic() + 5
+    while any(t.name == "evalrun-llm-aside" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(t.name == "evalrun-llm-aside" for t in threading.enumerate())

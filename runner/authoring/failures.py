@@ -4,17 +4,18 @@ Each case is copied as its file has it (ids, tags, goals and every other key unc
 a multi-case file applied, so it stands alone), with a comment saying why it did not pass. A `transcript:`
 is rewritten relative to FILE, so the copy reads the same recording wherever FILE is; a recording outside
 FILE's folder (where a run would not read it: runner/suite/containment.py) is copied beside FILE first,
-into <FILE's name>.transcripts/.
+into <FILE's name>.transcripts/ — for a `FILE#ID` of a file of many, that one conversation.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..atomic import open_atomically, write_text_atomically
 from ..results.models import CaseResult
-from ..suite.containment import transcript_location
+from ..suite.files import split_selection
 from .draft_text import list_item
 from .output import safe_id
 from .yamltext import entry, one_line
@@ -47,7 +48,9 @@ def save_failures(results: Iterable[CaseResult], target: Path, command: str) -> 
             continue
         case = {"id": case_id, **{k: v for k, v in case.items() if k not in ("id", "$schema", "cases")}}
         if isinstance(case.get("transcript"), str):
-            case["transcript"] = _transcript_for(transcript_location(path, case["transcript"]), target, case_id)
+            # joined as text: a Path would fold the `//` of a FILE#ID's id (runner.suite.containment)
+            recording, key = split_selection(os.path.join(os.path.dirname(path), case["transcript"]))
+            case["transcript"] = _transcript_for(recording, key, target, case_id)
         reasons = ([f"error: {result.error}"] if result.error else []) + [f"failed: {f}" for f in result.failures]
         comment = "".join(f"# {one_line(reason)}\n" for reason in reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
@@ -63,17 +66,48 @@ def save_failures(results: Iterable[CaseResult], target: Path, command: str) -> 
     return saved
 
 
-def _transcript_for(recording: Path, target: Path, case_id: str) -> str:
-    """The case's `transcript:` as FILE will have it: the recording's path relative to FILE's folder, or
-    that of a copy beside FILE when the recording is outside that folder."""
+def _transcript_for(recording: Path, key: Optional[str], target: Path, case_id: str) -> str:
+    """The case's `transcript:` as FILE will have it: the recording's path relative to FILE's folder (`#ID`
+    kept), or that of a copy beside FILE when the recording is outside that folder."""
     relative = _relative(recording, target.parent)
     if not relative.startswith("../"):
-        return relative
-    copy = target.parent / f"{target.stem}.transcripts" / f"{safe_id(case_id)}{recording.suffix}"
-    if recording.is_file():  # a missing recording stays missing: the copy's case ends in error as the original did
+        return relative if key is None else f"{relative}#{key}"
+    suffix = ".json" if key is not None else recording.suffix
+    copy = target.parent / f"{target.stem}.transcripts" / f"{safe_id(case_id)}{suffix}"
+    # a missing or unreadable recording stays missing: the copy's case ends in error as the original did
+    if key is None:
+        data = recording.read_bytes() if recording.is_file() else None
+    else:
+        data = _one_conversation(recording, key)
+    if data is not None:
         with open_atomically(copy, "wb") as stream:
-            stream.write(recording.read_bytes())
+            stream.write(data)
     return _relative(copy, target.parent)
+
+
+def _one_conversation(recording: Path, key: str) -> Optional[bytes]:
+    """The conversation `key` of a file of many, as a transcript of its own: a saved conversation's line without
+    its key; a trace's conversation as the messages read from it."""
+    from ..transcripts.read import TranscriptError
+    from ..transcripts.recording import ConversationRef
+    from ..transcripts.saved_conversations import KEY, looks_saved
+    from ..transcripts.transcript_file import read_recording
+
+    try:
+        read = read_recording(ConversationRef(recording, key))
+    except TranscriptError:
+        return None
+    if looks_saved(recording):
+        from ..suite.files import TRANSCRIPT_SIZE_LIMIT
+        from ..transcripts.saved_conversations import saved_line
+
+        data = json.loads(saved_line(recording, key, TRANSCRIPT_SIZE_LIMIT)[0])
+        data.pop(KEY, None)
+    else:
+        data = {"messages": read.messages, "termination_reason": read.termination_reason}
+        if read.problems:
+            data["problems"] = read.problems
+    return json.dumps(data).encode("ascii")  # escapes: a lone surrogate an agent wrote survives the copy
 
 
 def _source(source: str) -> tuple[str, int, int]:

@@ -45,7 +45,7 @@ class RecordOutcome:
     skipped: list[str] = field(default_factory=list)  # conversations without a draft, with the reason
 
 
-def read_sources(paths: Sequence[Path]) -> list[Source]:
+def read_sources(paths: Sequence["Path | str"]) -> list[Source]:
     """Every conversation of every file; RecordError naming the file that cannot be read."""
     sources: list[Source] = []
     for given in paths:

@@ -47,7 +47,8 @@ def add_record(sub) -> None:
                     "order, each argument's mode chosen by rule, and the last answer as a text goal with its facts as "
                     "keywords; comments mark the lines to check. Exit 0 when written; 4 on bad input (nothing is "
                     "written); 3 when the files cannot be written.")
-    record.add_argument("--from", dest="sources", nargs="+", type=Path, metavar="FILE",
+    # text, not Path: a Path folds the `//` of a FILE#KEY's key (a run's conversations.jsonl#<case id>)
+    record.add_argument("--from", dest="sources", nargs="+", metavar="FILE",
                         help="recorded conversations to draft instead of chatting")
     record.add_argument("-o", "--output", type=Path, default=Path("."), metavar="FILE|DIR",
                         help="a folder (one suite file per draft; the default is the current folder), a new .yaml "
@@ -108,7 +109,8 @@ def add_import(sub) -> None:
                     "transcript and a draft suite that replays it: one tool_call goal per call, the last answer as a "
                     "text goal, comments on the lines to check (the drafts of `evalrun record --from`). Exit 0 when "
                     "written; 4 on bad input (nothing is written); 3 when the files cannot be written.")
-    imports.add_argument("sources", nargs="+", type=Path, metavar="FILE", help="trace files or transcripts")
+    imports.add_argument("sources", nargs="+", metavar="FILE",  # text: see record --from
+                         help="trace files or transcripts (FILE#ID: one conversation of a file of many)")
     imports.add_argument("-o", "--output", type=Path, default=Path("suites/imported"), metavar="DIR|FILE",
                          help="a folder (one suite per conversation; default suites/imported), a new .yaml file, "
                               "or an existing suite the drafts join as new cases")

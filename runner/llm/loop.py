@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Optional
 
 Cleanup = Callable[[], Awaitable[None]]
@@ -33,18 +32,30 @@ def layer_loop() -> asyncio.AbstractEventLoop:
         return _layer
 
 
-_aside: list[ThreadPoolExecutor] = []
-
-
 async def run_aside(function: Callable[..., Any], *args: Any) -> Any:
-    """`function(*args)` in a thread of the layer's own, awaited: blocking work a call needs while it holds its
-    slot of the run's limit (reading the price list, importing litellm). Never in the calling loop's default
-    executor: the caller's threads may fill it while they wait for a slot, and then nothing frees either."""
-    with _lock:
-        if not _aside:
-            _aside.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalrun-llm-aside"))
-        executor = _aside[0]
-    return await asyncio.get_running_loop().run_in_executor(executor, function, *args)
+    """`function(*args)` in a thread of its own, awaited: blocking work a call needs while it holds its slot of the
+    run's limit (reading the price list, importing litellm), a few times a process. Never in the calling loop's
+    default executor: the caller's threads may fill it while they wait for a slot, and then nothing frees either.
+    The thread ends with the work: an idle one would keep a later run in this process from forking its pools."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+
+    def settle(result: Any, error: Optional[BaseException]) -> None:
+        if not done.cancelled():
+            done.set_result(result) if error is None else done.set_exception(error)
+
+    def work() -> None:
+        try:
+            result, error = function(*args), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting call
+            result, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nobody waits any more
+
+    threading.Thread(target=work, name="evalrun-llm-aside", daemon=True).start()
+    return await done
 
 
 def at_layer_exit(cleanup: Cleanup) -> None:

@@ -13,6 +13,7 @@ The OpenTelemetry SDK (the `otel` extra) is imported only here, only when asked.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
@@ -112,9 +113,19 @@ def report_spans(report: dict[str, Any]) -> list:
     return list(kept.get_finished_spans())
 
 
+def conversation_of(transcript: str) -> Optional[str]:
+    """The conversation a transcript_path names after `FILE#`: everything after the first '#' that follows a
+    .json/.jsonl file name (a run's conversations.jsonl#<case id>, whose id may hold '#' and '/'), else after
+    the last '#' of the file name (a trace file's #ID)."""
+    cut = re.search(r"\.jsonl?#", transcript)
+    if cut is not None:
+        return transcript[cut.end():] or None
+    return transcript.rpartition("#")[2] or None if "#" in Path(transcript).name else None
+
+
 def _case_attributes(case: dict) -> dict:
     transcript = case.get("transcript_path") or ""
-    conversation = transcript.rpartition("#")[2] if "#" in Path(transcript).name else None
+    conversation = conversation_of(transcript)
     metrics = case.get("metrics") or {}
     attributes = {
         "evalrun.case.id": case.get("id"), "evalrun.case.status": case.get("status"),

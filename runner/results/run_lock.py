@@ -10,15 +10,18 @@ LOCK_NAME = ".evalrun-run.lock"
 
 
 def try_lock(folder: Path) -> Optional[int]:
-    """The folder's lock, held until its descriptor is closed, or None when another process holds it."""
+    """The folder's lock, held until its descriptor is closed, or None when another process holds it. On a file
+    system without locks (NFS without lockd) the descriptor is returned unlocked: nobody can hold it either."""
+    import errno
     import fcntl
 
     fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            os.close(fd)
+            return None
     return fd
 
 

@@ -72,7 +72,11 @@ def _exclusive(fd: int) -> Iterator[None]:
     except ImportError:  # no advisory locks: each line is still one write
         yield
         return
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # a file system without locks (NFS without lockd: ENOLCK): each line is still one write
+        yield
+        return
     try:
         yield
     finally:
@@ -103,9 +107,9 @@ class SavedIndex:
     unreadable: list[int] = field(default_factory=list)
 
 
-_indexes: dict[tuple, SavedIndex] = {}
+_indexes: "dict[tuple, SavedIndex | NotSaved]" = {}  # a file that cannot be indexed is not scanned once a case
 _indexes_lock = threading.Lock()
-_KEPT = 8  # indexes kept per process (a rescore reads one file; tests read many)
+_KEPT = 2  # indexes kept per process (a rescore reads one file); each at most ~0.5 GB (MAX_LINES)
 
 
 def index_of(path: Path) -> SavedIndex:
@@ -116,11 +120,16 @@ def index_of(path: Path) -> SavedIndex:
     with _indexes_lock:
         found = _indexes.get(signature)
         if found is None:
-            found = _scan(path)
+            try:
+                found = _scan(path)
+            except NotSaved as exc:
+                found = exc
             if len(_indexes) >= _KEPT:
                 _indexes.pop(next(iter(_indexes)))
             _indexes[signature] = found
-        return found
+    if isinstance(found, NotSaved):
+        raise NotSaved(str(found))
+    return found
 
 
 def forget_index(path: Path) -> None:
