@@ -513,30 +513,6 @@ class OpenRun:
                           extra_reports)
 
 
-def _replay_problems(replay: Path) -> list[Diagnostic]:
-    """--replay names a folder of recordings or a live run's conversations.jsonl; the old idioms (a run's
-    conversations/ folder, the run folder itself) get the path that works now."""
-    from .transcripts.saved_conversations import FILE_NAME, looks_saved
-
-    def problem(message: str, code: str) -> list[Diagnostic]:
-        return [Diagnostic("--replay", 1, 1, "error", message, code)]
-
-    if replay.is_dir():
-        if (replay / FILE_NAME).is_file() and (replay / "report.json").is_file():
-            return problem(f"'{replay}' is a run folder: its live conversations are in {replay / FILE_NAME} "
-                           f"(--replay {replay / FILE_NAME}), or rescore it: evalrun rescore {replay}", "run-folder")
-        return []
-    if not replay.is_file():
-        saved = replay.with_name(FILE_NAME)
-        hint = f"; a run saves its live conversations in {saved} now (--replay {saved})" \
-            if replay.name == "conversations" and saved.is_file() else ""
-        return problem(f"no such folder: '{replay}'{hint}", "not-found")
-    if not looks_saved(replay):
-        return problem(f"'{replay}' is a file, not a folder of recordings nor a run's conversations.jsonl (give its "
-                       "folder)", "not-a-folder")
-    return []
-
-
 def _same_file(path: Path, *others: Optional[Path]) -> bool:
     for other in others:
         try:
@@ -567,7 +543,11 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
         if wrong:
             problems.append(Diagnostic("--profile", 1, 1, "error", wrong.removeprefix("--profile: "), "unknown-profile"))
     if request.replay_dir is not None:
-        problems += _replay_problems(request.replay_dir)
+        from .suite.containment import replay_problem
+
+        wrong = replay_problem(request.replay_dir)
+        if wrong is not None:
+            problems.append(Diagnostic("--replay", 1, 1, "error", *wrong))
     out = request.output_dir
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))

@@ -18,7 +18,8 @@ from .files import display_path, real_path, split_selection
 if TYPE_CHECKING:
     from ..transcripts.recording import ConversationRef
 
-__all__ = ["inside", "outside_message", "recordings_for", "replay_files", "resolve_transcript", "transcript_location", "within"]
+__all__ = ["inside", "outside_message", "recordings_for", "replay_files", "replay_problem", "resolve_transcript",
+           "transcript_location", "within"]
 
 
 def within(path: Path, roots: Sequence[Path]) -> bool:
@@ -119,6 +120,28 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "P
         if match:
             runs.append((int(match.group(1)), _inside_replay(folder / name, root, case_id)))
     return sorted(runs, key=lambda run: run[0])
+
+
+def replay_problem(replay: Path) -> Optional[tuple[str, str]]:
+    """What is wrong with --replay's path, as (message, code), or None: it names a folder of recordings or a live
+    run's conversations.jsonl; the old idioms (a run's conversations/ folder, the run folder itself) get the path
+    that works now."""
+    from ..transcripts.saved_conversations import FILE_NAME, looks_saved
+
+    if replay.is_dir():
+        if (replay / FILE_NAME).is_file() and (replay / "report.json").is_file():
+            return (f"'{replay}' is a run folder: its live conversations are in {replay / FILE_NAME} "
+                    f"(--replay {replay / FILE_NAME}), or rescore it: evalrun rescore {replay}", "run-folder")
+        return None
+    if not replay.is_file():
+        saved = replay.with_name(FILE_NAME)
+        hint = f"; a run saves its live conversations in {saved} now (--replay {saved})" \
+            if replay.name == "conversations" and saved.is_file() else ""
+        return f"no such folder: '{replay}'{hint}", "not-found"
+    if not looks_saved(replay):
+        return (f"'{replay}' is a file, not a folder of recordings nor a run's conversations.jsonl (give its "
+                "folder)", "not-a-folder")
+    return None
 
 
 def saved_ref(saved: Path, key: str) -> "Optional[ConversationRef]":
