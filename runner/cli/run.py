@@ -140,7 +140,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
     try:
         saved = read_saved_run(args.run_dir)
-        args.paths = suites_to_rescore(saved, args.paths, current_project())
+        args.paths = suites_to_rescore(saved, args.paths, current_project(), config=args.config)
     except NotRescorable as exc:
         print(f"evalrun rescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
