@@ -67,13 +67,16 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
+    from .run.sources import opening_errors, replayed_agent_warnings
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
-                                    eval_config=eval_config, referenceless=quick)
+        roots = suite_roots(list(paths), loaded)
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=roots, eval_config=eval_config, referenceless=quick)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
+                                 *replayed_agent_warnings(loaded_suites.cases, loaded.config),
+                                 *opening_errors(loaded_suites.cases, roots),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
                                  *samples_warnings(loaded_suites.cases, loaded.config)])
 
@@ -478,6 +481,7 @@ class OpenRun:
                                      judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
                                      stop_reason=None if first_failure else reason, interrupted=interrupted,
                                      elapsed_s=elapsed, model_usage=usage)
+        summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         if first_failure:
             summary.stop_reason = first_failure[0]
             summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
