@@ -356,7 +356,12 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
     # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     # the suites are read on every core the run may use (-j 1 and --executor local: this process alone)
     readers = request.concurrency if request.executor in ("auto", "processes") else 1
-    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
+    exclusion = _exclusion(loaded)
+    if request.conversations_dir is not None:  # rescore: the saved run's folder is data, never collected as suites
+        from .rescore import excluding_run_folder
+
+        exclusion = excluding_run_folder(request.conversations_dir.parent, exclusion)
+    index: CaseIndex = index_cases(request.paths, exclusion, roots=roots, filters=request.filters,
                                    tags=request.tags, config=loaded.config if request.agent is None else None,
                                    eval_config=request.eval_config, referenceless=request.quick, processes=readers)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])

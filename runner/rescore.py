@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .results.models import Selection
+from .suite.load import Exclusion
 from .transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
 
 REPORT_NAME = "report.json"
@@ -108,9 +109,9 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
                               config: Optional[Path] = None, cwd: Optional[Path] = None) -> None:
     """A run folder is data: it never supplies the suites, the evalrun.yaml or the current folder (whose modules
     `python -m` would import) of its own rescoring. Every path is compared with symlinks followed and `..`
-    resolved; a suite folder holding the run folder is refused unless collection passes over it (a hidden
-    folder on the way, such as .evalrun/). The modules python checks import are refused there as well, when
-    the run starts (runner.run.code_guard). NotRescorable says which path and what to give instead."""
+    resolved. A suite folder holding the run folder is collected without it (`excluding_run_folder`), and the
+    modules python checks import are refused there, when the run starts (runner.run.code_guard).
+    NotRescorable says which path and what to give instead."""
     from .config import find_config
     from .suite.files import display_path, real_path
 
@@ -125,9 +126,6 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
         if _within(real, run):
             raise NotRescorable(f"{named} '{path}' inside the run folder {display_path(folder) or '.'}: a run folder "
                                 f"is data, and its suites are not run (their `python` checks are code); {fix}")
-        if _within(run, real) and _collected(real, run):
-            raise NotRescorable(f"{named} '{path}', which holds the run folder {display_path(folder) or '.'}: its "
-                                f"files would be collected as suites (and their `python` checks run); {fix}")
     used = config if config is not None else find_config(list(paths))
     if used is not None and _within(real_path(used), run):
         raise NotRescorable(f"the evalrun.yaml to use, {display_path(used)}, lies inside the run folder "
@@ -151,11 +149,26 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _collected(suites: Path, run: Path) -> bool:
-    """Whether collecting the folder `suites` would enter `run` below it: not when a folder on the way is one
-    collection passes over (hidden, node_modules, __pycache__: runner.suite.load.collect_files)."""
-    return not any(part.startswith(".") or part in ("node_modules", "__pycache__")
-                   for part in run.relative_to(suites).parts)
+@dataclass
+class _ExcludingRunFolder(Exclusion):
+    """The project's `exclude`, and the run folder: a suite folder holding it never collects its files."""
+
+    run: Path = Path()  # a real path
+
+    def matches(self, path: Path) -> bool:
+        from .suite.files import real_path
+
+        real = real_path(path)
+        return real == self.run or self.run in real.parents or (bool(self.globs) and super().matches(path))
+
+
+def excluding_run_folder(folder: Path, exclusion: Optional[Exclusion]) -> Exclusion:
+    """`exclusion` (the project's `exclude`, or None), passing over the run folder being rescored as well."""
+    from .suite.files import real_path
+
+    if exclusion is None:
+        return _ExcludingRunFolder(Path(folder), [], real_path(folder))
+    return _ExcludingRunFolder(exclusion.base, exclusion.globs, real_path(folder))
 
 
 def current_project(cwd: Optional[Path] = None) -> Path:

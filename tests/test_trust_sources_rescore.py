@@ -71,7 +71,6 @@ def last_line(done: subprocess.CompletedProcess) -> str:
     ("{proj}/suites/../artifact/evil", "inside the run folder"),  # `..` through a folder of the project
     ("artifact/evil", "inside the run folder"),  # relative: read from the current folder
     ("{proj}/linked", "inside the run folder"),  # a link in the project that leads into the run folder
-    ("{proj}", "which holds the run folder"),  # collecting the project would collect the run folder's suites
 ])
 def test_a_run_folder_inside_the_project_never_chooses_its_suites(tmp_path, recorded, why):
     proj = project(tmp_path)
@@ -91,11 +90,22 @@ def test_suites_given_on_the_command_line_are_held_to_the_same_rule(tmp_path):
     inside = evalrun(proj, "rescore", "artifact", "artifact/evil")
     assert inside.returncode == 4 and last_line(inside).startswith(
         "evalrun rescore: the suites 'artifact/evil' inside the run folder artifact: a run folder is data")
-    holding = evalrun(proj, "rescore", "artifact", ".")
-    assert holding.returncode == 4 and "the suites '.', which holds the run folder artifact" in last_line(holding)
     mine = evalrun(proj, "rescore", "artifact", "suites", "--output-dir", "again")
     assert mine.returncode == 0, mine.stdout + mine.stderr  # the project's own suites: scored
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("given", [[], ["."]])
+def test_a_suite_folder_holding_the_run_folder_is_collected_without_it(tmp_path, given):
+    """The run was of the whole project (recorded: the project) or is given so: the project's suites are scored,
+    the run folder's suite (one more case with the same id, and a check that runs its module) is not collected."""
+    proj = project(tmp_path)
+    plant(proj / "artifact", [str(proj)])
+    done = evalrun(proj, "rescore", "artifact", *given, "--output-dir", "again")
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = json.loads((proj / "again" / "report.json").read_text())["cases"]
+    assert [(c["id"], c["source"], c["checks"]) for c in cases] == [("lookup", "suites/s.yaml:1:1", [])]
+    assert not (tmp_path / "pwned").exists()  # on main: artifact/evil/s.yaml was collected (and its id clashed)
 
 
 def test_a_run_folder_under_a_hidden_folder_is_passed_over_so_the_project_may_be_rescored(tmp_path):
