@@ -100,7 +100,7 @@ def _step(part: Any, shown) -> str:
     if isinstance(part, int):
         return f"[{part}]"
     text = shown(part)
-    return f".{text}" if _IDENTIFIER.fullmatch(text) else f"[{json.dumps(text, ensure_ascii=False)}]"
+    return f".{text}" if text == MASK or _IDENTIFIER.fullmatch(text) else f"[{json.dumps(text, ensure_ascii=False)}]"
 
 
 def pieces(trajectory: Any) -> Iterator[tuple[Place, str]]:
