@@ -18,7 +18,7 @@ from runner.checks.leak import NoLeakOptions, Place, leak_of, pieces, run_no_lea
 from runner.checks.base import CheckContext
 from runner.checks.leak_fold import LOOKALIKES, fold
 from runner.checks.leak_needles import base64_needles, escaped_needles, text_needles
-from runner.checks.leak_scan import _ESCAPES, LeakScanner, _unescape
+from runner.checks.leak_scan import _ONE_ESCAPE, LeakScanner, unescaped
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.cli_helpers import REPO
@@ -74,7 +74,7 @@ def test_the_look_alike_table_maps_letters_to_latin_letters():
 def whole_text_oracle(secret: str, text: str) -> bool:
     """Whether any needle lies in the whole view of the whole text (no windows): what the scanner must find."""
     folded = fold(text)
-    decoded = fold(_ESCAPES.sub(lambda m: _unescape(m.group(), set()), text))
+    decoded = fold(unescaped(text, set()))
     bare = "".join(text.split())
     return (any(n.text in folded for n in text_needles(0, secret))
             or any(n.text in decoded for n in escaped_needles(0, secret))
@@ -99,7 +99,7 @@ def test_any_window_finds_what_the_whole_text_holds(before, form, after, window)
 def test_a_secret_split_over_pieces_is_found_from_its_first_piece_to_its_last(form, cuts, window):
     """Pieces (messages, arguments) are read as one stream; only an escape itself cut in two (`%4` then `1`) is not
     decoded: escapes are read within a piece."""
-    inside_escapes = {i for m in _ESCAPES.finditer(form) for i in range(m.start() + 1, m.end())}
+    inside_escapes = {i for m in _ONE_ESCAPE.finditer(form) for i in range(m.start() + 1, m.end())}
     bounds = sorted({min(c, len(form)) for c in cuts if c not in inside_escapes} | {0, len(form)})
     parts = [form[a:b] for a, b in zip(bounds, bounds[1:])]
     places = [place(n) for n in range(len(parts))]

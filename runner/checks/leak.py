@@ -81,6 +81,7 @@ class Place:
     what: Literal["text", "name", "id", "key", "value", "raw"]
     call: Optional[str] = None  # the tool's name, for the pieces of a call
     path: tuple = ()  # within the call's arguments
+    unescaped_elsewhere: bool = False  # raw arguments that parsed: their escapes are read, decoded, in the values
 
     def words(self, shown) -> str:
         if self.what == "text":
@@ -123,7 +124,7 @@ def pieces(trajectory: Any) -> Iterator[tuple[Place, str]]:
             if arguments is not None:
                 yield from _leaves(arguments, _call_place(group, number, name))
             if isinstance(raw, str):
-                yield Place(group, number, "raw", name), raw
+                yield Place(group, number, "raw", name, unescaped_elsewhere=arguments is not None), raw
             elif arguments is None and raw is not None:
                 yield from _leaves(raw, _call_place(group, number, name))
 

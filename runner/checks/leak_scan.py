@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Optional, Sequence
+from urllib.parse import unquote
 
 from .leak_fold import FOLD, folded_length
 from .leak_needles import Needle, SpanTraits, base64_needles, describe_span, escaped_needles, \
@@ -22,8 +23,10 @@ from .leak_needles import Needle, SpanTraits, base64_needles, describe_span, esc
 WINDOW = 1 << 18
 MAX_LEAKS = 20  # found leaks reported; the search stops there (the verdict is long decided)
 
-_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+|(?:\\x[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+|\\U[0-9A-Fa-f]{8}|"
-                      r"&#[xX][0-9A-Fa-f]{1,6};|&#[0-9]{1,7};")
+# a run of Python/JSON escapes and the plain characters between them, decoded at once by the unicode_escape codec
+_BACKSLASHED = re.compile(r"(?:\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})[^\\]*)+")
+_REFERENCES = re.compile(r"&#[xX][0-9A-Fa-f]{1,6};|&#[0-9]{1,7};")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ONE_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|"
                          r"&#[xX][0-9A-Fa-f]{1,6};|&#[0-9]{1,7};")
 _CONTINUATION = re.compile(r"%[89ABab][0-9A-Fa-f]|\\x[89ABab][0-9A-Fa-f]|\\u[Dd][C-Fc-f][0-9A-Fa-f]{2}")
@@ -76,9 +79,12 @@ class LeakScanner:
             span = _span_before([(text, start + _raw_end(chunk, end)), *((t, len(t)) for t in before)],
                                 len(needle.text))
             yield Found(needle.secret, describe_span(span, True, self.secrets[needle.secret], needle.how), place, first)
-        if "%" in chunk or "\\" in chunk or "&#" in chunk:
+        if getattr(place, "unescaped_elsewhere", False):  # JSON text whose values are read decoded: no need twice
+            self.escaped.follow(folded, place, text)
+            hits = []
+        elif "%" in chunk or "\\" in chunk or "&#" in chunk:
             kinds: set[str] = set()
-            decoded = _ESCAPES.sub(lambda m: _unescape(m.group(), kinds), chunk).translate(FOLD)
+            decoded = unescaped(chunk, kinds).translate(FOLD)
             self.escape_kinds = kinds or self.escape_kinds
             hits = self.escaped.feed(decoded, place, text, done)
         elif synced:
@@ -199,30 +205,40 @@ def _cut(text: str, end: int) -> int:
     return min(end, len(text))
 
 
-def _unescape(escape: str, kinds: set[str]) -> str:
-    if escape.startswith("%"):
-        kinds.add("%")
-        return _from_bytes(bytes.fromhex(escape.replace("%", "")))
-    if escape.startswith("\\x"):
-        kinds.add("\\x")
-        return _from_bytes(bytes.fromhex(escape.replace("\\x", "")))
-    if escape.startswith("\\u"):
-        kinds.add("\\u")
-        return bytes.fromhex(escape.replace("\\u", "")).decode("utf-16-be", errors="replace")
-    if escape.startswith("\\U"):
-        kinds.add("\\U")
-        code = int(escape[2:], 16)
-    else:
-        kinds.add("&#")
-        code = int(escape[3:-1], 16) if escape[2] in "xX" else int(escape[2:-1])
+def unescaped(text: str, kinds: set[str]) -> str:
+    """`text` with its escapes decoded — `\\x41`, `\\u0041`, `\\U00000041` (as Python and JSON write them), `%41`
+    (URL), `&#65;` and `&#x41;` (HTML) — in C where it can: a decoder called once per escape would make text that
+    is nothing but escapes the slowest to read. The kinds met are added to `kinds`."""
+    if "\\" in text:
+        text = _BACKSLASHED.sub(lambda match: _python_escapes(match.group(), kinds), text)
+    if "%" in text:
+        decoded = unquote(text, errors="replace")
+        if decoded != text:
+            kinds.add("%")
+            text = decoded
+    if "&#" in text:
+        text = _REFERENCES.sub(lambda match: _reference(match.group(), kinds), text)
+    return text
+
+
+def _python_escapes(run: str, kinds: set[str]) -> str:
+    """A run of valid escapes and plain characters (no other backslash: the codec has nothing to warn about)."""
+    kinds.update(kind for kind in ("\\x", "\\u", "\\U") if kind in run)
+    decoded = run.encode("latin-1", "backslashreplace").decode("unicode_escape", errors="ignore")
+    if _SURROGATE.search(decoded):  # a pair written as two \\u escapes
+        decoded = decoded.encode("utf-16-le", "surrogatepass").decode("utf-16-le", errors="replace")
+    if "\\x" in run:  # bytes of UTF-8, as a bytes literal shows them, when they are
+        try:
+            decoded = decoded.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+    return decoded
+
+
+def _reference(reference: str, kinds: set[str]) -> str:
+    kinds.add("&#")
+    code = int(reference[3:-1], 16) if reference[2] in "xX" else int(reference[2:-1])
     return chr(code) if code <= 0x10FFFF else ""
-
-
-def _from_bytes(data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 def _without_space(chunk: str) -> str:
