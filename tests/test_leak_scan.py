@@ -66,7 +66,9 @@ def test_each_disguise_is_found_and_named(how):
 
 def test_the_look_alike_table_maps_letters_to_latin_letters():
     assert all(len(k) == 1 and re.fullmatch(r"[A-Za-z]", v) for k, v in LOOKALIKES.items())
-    assert fold("ΡΑΥ раураl ᴘᴀʏ ＰＡＹ 𝐏𝐀𝐘") == "payраураlpaypaypay".replace("раураl", "paypal")
+    # Greek capitals, Cyrillic smalls, small capitals, fullwidth, mathematical bold: all read as Latin "pay"
+    assert fold("ΡΑΥ раураl ᴘᴀʏ ＰＡＹ 𝐏𝐀𝐘") == "pay" + "paypal" + "pay" * 3
+    assert fold("Ж, 漢字, ٣٤") == "ж漢字34"  # other letters stay themselves; digits of any script are digits
 
 
 # ------------------------------------------------------------------ windows and pieces, against an oracle

@@ -43,14 +43,16 @@ def escaped_needles(index: int, secret: str) -> list[Needle]:
 
 
 def base64_needles(index: int, secret: str) -> list[Needle]:
+    other_case = "base64-encoded, in another case"
     variants = [(secret, "base64-encoded"), (secret[::-1], "base64-encoded, reversed"),
-                (secret.lower(), "base64-encoded, in another case"), (secret.upper(), "base64-encoded, in another case")]
+                (secret.lower(), other_case), (secret.upper(), other_case)]
     forms = []
     for variant, how in variants:
         data = variant.encode("utf-8")
         for shift in range(3):  # the secret's first byte may be the 1st, 2nd or 3rd of a 3-byte group
             encoded = base64.b64encode(b"\0" * shift + data).decode()
-            inner = encoded[(0, 2, 3)[shift]:(shift + len(data)) * 8 // 6]  # characters that hold only the secret's bits
+            # the characters that hold only the secret's bits
+            inner = encoded[(0, 2, 3)[shift]:(shift + len(data)) * 8 // 6]
             forms += [(inner, how), (inner.translate(_URLSAFE), how)]
     return _unique(index, forms)
 

@@ -8,8 +8,9 @@ model. Not part of the test run; prints its figures.
 2. no_leak on a 10 MB conversation (50 assistant messages, each 100,000 characters of text and a tool call
    with 100,000 characters of arguments), as the check runs it (raw and parsed arguments both read): English
    prose, prose with Cyrillic look-alike letters, hostile text (base64-looking runs, and arguments that are
-   nothing but \\u escapes), and text with a \\u escape every 7 characters (the escape decoder's worst case), for 1 canary and for a red-team case's 1 canary + 8 prompt sentences; CPU and wall
-   time, throughput, and the peak of memory the check allocates (tracemalloc, in a second pass).
+   nothing but \\u escapes), and text with a \\u escape every 7 characters (the escape decoder's worst case),
+   for 1 canary and for a red-team case's 1 canary + 8 prompt sentences; CPU and wall time, throughput, and the
+   peak of memory the check allocates (tracemalloc, in a second pass).
 3. With --model-url (an OpenAI-compatible server, such as /work/tools/llm/serve.sh's SmolLM2-135M): every
    attack with every variant against a `model` agent with a system prompt and a write-like tool, no judge,
    so only the deterministic checks decide (leak, forbidden call); the red-team table as the run prints it.
