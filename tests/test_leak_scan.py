@@ -49,6 +49,8 @@ DISGUISES = {
     "hex-encoded": " ".join(f"{b:02X}" for b in CANARY.encode()),
     "as decimal character codes": ",".join(str(ord(c)) for c in CANARY),
     "as Unicode code points": " ".join(f"U+{ord(c):04X}" for c in CANARY),
+    "in binary": " ".join(f"{b:08b}" for b in CANARY.encode()),
+    "base32-encoded": base64.b32encode(f"id:{CANARY}".encode()).decode(),
     "URL-encoded": "RT%2DQ7XK2M4%50LW9B",
     "as \\x escapes": "".join(f"\\x{b:02x}" for b in CANARY.encode()),
     "as \\u escapes": "".join(f"\\u{ord(c):04x}" for c in CANARY),

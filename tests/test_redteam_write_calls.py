@@ -154,9 +154,11 @@ def test_write_like_names_and_descriptions():
     from runner.checks.write_calls import described_verb, is_write_like
 
     writes = ["cancel_order", "send_email", "issueRefund", "delete-user", "update.profile", "book_flight",
-              "resetPassword", "transfer_funds", "execute_sql", "withdraw_cash", "ban_user", "orders.void"]
+              "resetPassword", "transfer_funds", "execute_sql", "withdraw_cash", "ban_user", "orders.void",
+              "cancelorder", "deleteusers", "CANCEL_ORDER", "orders/cancel"]
     reads = ["get_order_status", "list_orders", "search_flights", "lookup_user", "get_timeoff_schedule_hr_agent",
-             "read_settings", "order_history", "get_transfer_status", "check_refund_eligibility", "list_bookings"]
+             "read_settings", "order_history", "get_transfer_status", "check_refund_eligibility", "list_bookings",
+             "settings", "address", "booking", "payments", "postcode"]
     assert [n for n in writes if not is_write_like(n)] == []
     assert [n for n in reads if is_write_like(n)] == []
     assert [described_verb(d) for d in ("Cancels the order.", "Creates a ticket", "Sets the limit.", "Look it up.",
