@@ -22,6 +22,7 @@ from .leak_needles import Needle, SpanTraits, base64_needles, describe_span, esc
 
 WINDOW = 1 << 18
 MAX_LEAKS = 20  # found leaks reported; the search stops there (the verdict is long decided)
+_MAX_SPAN = 1 << 16  # raw characters read back to describe one find
 
 # a run of Python/JSON escapes and the plain characters between them, decoded at once by the unicode_escape codec
 _BACKSLASHED = re.compile(r"(?:\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})[^\\]*)+")
@@ -173,13 +174,17 @@ def _span_before(sources: Iterable[tuple[str, int]], needed: int) -> SpanTraits:
     """The raw characters that fold to the `needed` folded characters before each (text, end), read backwards:
     the current piece up to the find's end, then the pieces before it while the find began there."""
     span = SpanTraits()
-    total = 0
+    total = steps = 0
     for source, end in sources:
         for index in range(end - 1, -1, -1):
             ch = source[index]
             total += folded_length(ch)
             span.add(ch)
+            steps += 1
             if total >= needed:
+                return span
+            if steps >= _MAX_SPAN:  # a secret spread over megabytes of separators: that much is known already
+                span.too_many_separators = True
                 return span
     return span
 
