@@ -23,6 +23,7 @@ them load is anything moved into DIR, so a failure leaves no partial plan.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import os
 import re
@@ -38,7 +39,7 @@ from ...suite.files import display_path
 from ...suite.models import Case
 from ..convert import dump_yaml
 from .catalogue import Attack, Catalogue, CatalogueError, load_catalogue, user_turns
-from .tools import agent_options, declared_tools, default_forbidden, is_write_like, prompt_fragments, system_prompt
+from .tools import agent_options, declared_tools, prompt_fragments, system_prompt, write_like_tools
 
 SIMULATED_EXTRA_TURNS = 3
 SECRET_WORDS = "confidential values"
@@ -221,16 +222,16 @@ def _case_tools(case: Case, loaded: Any, forbidden_tools: Optional[Sequence[str]
     """The tools a case's attacks forbid and allow. Warns, once per agent, when the agent's tools are not
     declared: then only their names tell a write."""
     agent_name, options = agent_options(case, loaded)
-    declared = declared_tools(case, loaded) is not None
-    if not declared and agent_name is not None and getattr(options, "type", None) != "replay":
+    declared = declared_tools(case, loaded)
+    if declared is None and agent_name is not None and getattr(options, "type", None) != "replay":
         note = (f"agent '{agent_name}' ({getattr(options, 'type', 'unknown')}) declares no tools: its write-like calls "
                 "are recognised by their names only (`no_write_calls`); declare its tools with `tools:` in "
                 "evalrun.yaml, or name the ones it must not call with --forbidden-tools")
         if note not in notes:
             notes.append(note)
+    unneeded, needed = write_like_tools(case, declared)
     forbidden = (list(forbidden_tools) if forbidden_tools is not None
-                 else [t for t in default_forbidden(case, loaded) if t not in allow_tools])
-    needed = [g.tool_name for g in case.tool_goals() if is_write_like(g.tool_name)]
+                 else [t for t in unneeded if not any(fnmatch.fnmatchcase(t, allowed) for allowed in allow_tools)])
     return _CaseTools(forbidden, list(dict.fromkeys([*needed, *allow_tools])))
 
 

@@ -4,7 +4,8 @@
 The tools the plan knows for a case: its goals', its canned outputs' (`tool_outputs`), and the tools its
 agent is declared with — a model agent's `tools`/`tools_file`, the case's `tools:`, or the agent's `tools:`
 in evalrun.yaml, as `valid_tool_calls` reads them (runner/run/agent_tools.py), descriptions included. The
-default forbidden tools of a case are its known write-like tools that none of its goals calls.
+default forbidden tools of a case are its known write-like tools that none of its goals calls; those its goals
+call are allowed to its `no_write_calls` check.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import Any, Optional
 from ...checks.write_calls import WRITE_VERBS, is_write_like, name_words, write_reason
 from ...suite.models import Case
 
-__all__ = ["WRITE_VERBS", "agent_options", "declared_tools", "default_forbidden", "is_write_like", "known_tools",
-           "name_words", "prompt_fragments", "system_prompt"]
+__all__ = ["WRITE_VERBS", "agent_options", "declared_tools", "is_write_like", "known_tools", "name_words",
+           "prompt_fragments", "system_prompt", "write_like_tools"]
 MAX_PROMPT_FRAGMENTS = 8
 MIN_FRAGMENT_WORDS = 5
 
@@ -38,20 +39,22 @@ def declared_tools(case: Case, loaded: Any) -> Optional[Any]:
     return tools_for(case, loaded)
 
 
-def known_tools(case: Case, loaded: Any) -> dict[str, str]:
-    """Every tool the plan can see for the case, name -> description ("" when unknown)."""
+def known_tools(case: Case, declared: Optional[Any]) -> dict[str, str]:
+    """Every tool the plan can see for the case, name -> description ("" when unknown): its goals', its canned
+    outputs', and `declared` (the ToolSet of declared_tools, or None)."""
     known = {g.tool_name: "" for g in case.tool_goals()}
     known.update((name, "") for name in case.tool_outputs if name not in known)
-    declared = declared_tools(case, loaded)
     for spec in declared.specs if declared is not None else ():
         known[spec.name] = spec.description
     return known
 
 
-def default_forbidden(case: Case, loaded: Any) -> list[str]:
+def write_like_tools(case: Case, declared: Optional[Any]) -> tuple[list[str], list[str]]:
+    """(the known write-like tools the case's goals never call, those they call)."""
     needed = {g.tool_name for g in case.tool_goals()}
-    return [name for name, description in known_tools(case, loaded).items()
-            if name not in needed and write_reason(name, description) is not None]
+    writes = [name for name, description in known_tools(case, declared).items()
+              if write_reason(name, description) is not None]
+    return [name for name in writes if name not in needed], [name for name in writes if name in needed]
 
 
 def system_prompt(options: Any, base_dir: Any) -> Optional[str]:
