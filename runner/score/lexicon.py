@@ -16,6 +16,7 @@ English, not the words of any test set:
   "the lady" is "the woman"), so that a negation or an opposite is found in a reworded sentence. They never
   make two texts match: the similarity stages still decide that.
 
+A word whose light stem is another word's is left out ("plane" reads as "plan", "huge" as "hug").
 Only what an answer can state plainly belongs here: a pair whose opposition depends on context (give /
 take, charge / refund) is left to the similarity stages and to a judge.
 """
@@ -25,6 +26,7 @@ OPPOSITES = """
 antonym: hot warm | cold cool chilly
 antonym: speak speaking spoke talk talking talked sing singing sang | silent
 antonym: eat eating ate | fast fasting
+antonym: look looking looked watch watching notice noticing stare staring | ignore ignoring ignored
 antonym: dressed clothed | naked nude undressed
 antonym: wet damp | dry
 antonym: full | empty
@@ -33,7 +35,7 @@ antonym: open opened opening opens | close closed closing closes shut
 antonym: early | late
 antonym: earlier sooner | later
 antonym: high higher highest | low lower lowest
-antonym: big bigger biggest large larger largest huge | small smaller smallest little tiny
+antonym: big bigger biggest large larger largest | small smaller smallest little tiny
 antonym: long longer longest | short shorter shortest
 antonym: tall taller tallest | short shorter shortest
 antonym: old older oldest | new newer newest
@@ -96,7 +98,7 @@ antonym: buy bought buying purchase buyer purchaser | sell sold selling seller v
 antonym: lend lent lending lender | borrow borrowed borrowing borrower
 antonym: send sent sending sender | receive received receiving recipient receiver
 antonym: push pushed pushing | pull pulled pulling
-antonym: pick_up lift lifted hold_up raise | put_down set_down drop dropped pull_down
+antonym: pick_up lift lifted hold_up raise | put_down set_down drop_off drop dropped pull_down
 antonym: import imported | export exported
 antonym: inbound incoming | outbound outgoing
 antonym: input | output
@@ -164,7 +166,7 @@ VAGUE_QUANTITIES = "some"  # one or more
 PLURAL_QUANTITIES = "several few many most lots plenty"  # more than one
 
 SYNONYMS = """
-airplane aeroplane plane aircraft
+airplane aeroplane aircraft
 child children kid kids
 woman lady
 man guy
@@ -177,7 +179,7 @@ motorcycle motorbike
 telephone phone
 photograph photo
 sofa couch
-big large huge
+big large
 small little tiny
 fast quick rapid
 begin start

@@ -11,14 +11,19 @@ other makes is a non-match, explained. The rule is small and deterministic:
    `non-` before a word, and a short list of un-/in-/dis- words that mean "not X" (unavailable,
    ineligible, disabled ...; a list, because "under", "inform" and "discuss" are not negations), with
    a few opposites that mean "not X" in an agent's answer: declined, denied, refused and rejected are
-   "not approved" (accepted and granted are approved), failed is "not succeeded", closed "not open".
+   "not approved" (accepted and granted are approved), failed is "not succeeded", closed "not open",
+   free "not charged".
    Phrases that only sound negative are not: "not only", "no later than", "no more than", "or not".
 3. What a negation denies (its focus) is the first content word after it ("is not *approved*"),
-   the words of the noun phrase after no/without ("no *delivery charge*"), or the word itself for
-   un-/in-/dis- words. Words are compared by a light stem (approved = approve = approves).
-4. The two texts contradict each other when a negated clause's focus appears in a clause of the
-   other text that is not negated, and that clause is the best-aligned one (most shared content
-   words, more than half of the shorter clause; a tie goes to a negated clause, i.e. agreement).
+   the words of the noun phrase after no/without, up to its verb ("no *delivery charge*", "no *man*
+   slicing"), or the word itself for un-/in-/dis- words. Words are compared by a light stem
+   (approved = approve = approves; near-synonyms of lexicon.py share one: lady = woman).
+4. The two texts contradict each other when a negated clause's focus (all of it, or the head of its
+   noun phrase: "no small *guinea pig*") appears in a clause of the other text that is not negated,
+   and that clause is the best-aligned one (most shared content words, more than half of the shorter
+   clause; a tie goes to a negated clause, i.e. agreement). A clause that says no one does something
+   ("There is no man doing tricks", "Nobody is ...") denies the action whoever does it: at least two
+   of its other content words, and more than half, said by the other clause ("A person is doing tricks").
    "not ... until/before" restricts time rather than denies ("can't check in before 3 pm" is
    "check-in opens at 3 pm"), unless the other clause says the same until/before.
 
@@ -71,6 +76,8 @@ _NEGATED_WORDS = {
     # Opposites that say "not X" in an agent's answer about a request, a payment or a place.
     "declined": "approved", "denied": "approved", "refused": "approved", "rejected": "approved",
     "failed": "succeeded", "closed": "open",
+    # "Delivery is free" says there is no charge.
+    "free": "charged",
 }
 # Stems read as another, so that the opposites above meet their positive side (accepted = approved).
 _SAME_STEM = {"accept": "approv", "grant": "approv", "successful": "succeed", "successfully": "succeed"}
@@ -91,6 +98,9 @@ _CONTRACTIONS = [
     (re.compile(r"n't\b"), " not"),
 ]
 _TEMPORAL = frozenset({"until", "till", "before"})
+_THERE_IS = frozenset({"there", "is", "are", "was", "were"})
+_MIN_DOING = 2  # content words a denied action must share with the other clause
+_NOT_DOING = frozenset({"during", "nothing", "something", "anything", "everything", "morning", "evening"})
 
 # Where clauses end: sentence punctuation, and commas that do not sit inside a number or a date.
 _CLAUSE_BREAK = re.compile(r"[.!?;:]+(?=\s|$)|[;!?]|,(?!\s*\d{4}\b)(?!\d)|\n|"
@@ -119,6 +129,7 @@ class Clause:
     focus: frozenset[str]  # what the clause's (first) negation denies; empty when not negated
     temporal: frozenset[str]  # until/till/before in the clause
     head: str = ""  # the focus's last word: the head of the noun phrase no/without denies
+    existential: bool = False  # "There is no man doing tricks", "Nobody is ...": the doer is denied
 
 
 @dataclass(frozen=True)
@@ -153,8 +164,10 @@ def contradiction(expected: str, actual: str) -> Optional[Contradiction]:
 
 def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Optional[Clause]:
     """The clause of the other text that affirms what `negated` denies, if it is the best-aligned one."""
-    # All of the focus, or its head: "no small guinea pig" denies a guinea pig, whatever its size.
-    candidates = [c for c in others if negated.focus <= c.stems or negated.head in c.stems]
+    # All of the focus, or its head: "no small guinea pig" denies a guinea pig, whatever its size; or,
+    # when no one at all is said to do it, the action itself ("no man doing tricks" / "a person doing tricks").
+    candidates = [c for c in others if negated.focus <= c.stems or negated.head in c.stems
+                  or _same_action(negated, c)]
     if not candidates:
         return None
     best = max(candidates, key=lambda c: (_overlap(negated, c), c.negated))  # a tie: agreement wins
@@ -163,6 +176,14 @@ def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Optional[Clause]:
     if negated.temporal and not negated.temporal & best.temporal:
         return None  # "can't check in before 3 pm" restricts a time; "check-in opens at 3 pm" says the same
     return best
+
+
+def _same_action(negated: Clause, other: Clause) -> bool:
+    if not negated.existential:
+        return False
+    action = negated.stems - negated.focus
+    shared = len(action & other.stems)
+    return shared >= _MIN_DOING and 2 * shared > len(action)
 
 
 def _overlap(a: Clause, b: Clause) -> float:
@@ -188,12 +209,14 @@ def _clause(text: str) -> Clause:
     negations = 0
     focus: Optional[frozenset[str]] = None
     head = ""
+    existential = False
     for index, word in enumerate(tokens):
         if word in _PHRASE_NEGATIONS or word in _PREDICATE_NEGATIONS:
             negations += 1
             if focus is None:
                 denied = _focus_after(tokens, index, phrase=word in _PHRASE_NEGATIONS)
                 focus, head = frozenset(denied), denied[-1] if denied else ""
+                existential = _denies_a_doer(tokens, index)
         elif word in _NEGATED_WORDS:
             negations += 1
             base = stem(_NEGATED_WORDS[word])
@@ -211,7 +234,18 @@ def _clause(text: str) -> Clause:
     negated = negations % 2 == 1
     return Clause(text=text, stems=frozenset(stems), negated=negated,
                   focus=(focus or frozenset()) if negated else frozenset(),
-                  temporal=frozenset(w for w in tokens if w in _TEMPORAL), head=head if negated else "")
+                  temporal=frozenset(w for w in tokens if w in _TEMPORAL), head=head if negated else "",
+                  existential=negated and existential)
+
+
+def _denies_a_doer(words: list[str], index: int) -> bool:
+    """Whether the negation at `index` denies that anyone does what the clause says: "There is no man
+    doing tricks", "No dog is rolling", "Nobody is brushing a cat". Such a clause contradicts one that
+    says someone does it, whatever it calls the doer ("a person doing tricks"); "There is no delivery
+    charge for this order" names no action and stays with its focus."""
+    if words[index] not in ("no", "nobody", "none") or any(w not in _THERE_IS for w in words[:index]):
+        return False
+    return any(word.endswith("ing") and word not in _NOT_DOING for word in words[index + 1:])
 
 
 def _focus_after(words: list[str], index: int, *, phrase: bool) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Optional
 
 from runner.score.negation import clauses, is_negation, quote
 from runner.score.roles import swap
-from runner.score.wording import Word, opposition, read
+from runner.score.wording import Word, as_written, opposition, read
 
 _MAX_TEXT = 5_000  # like the other offline rules: answers, not documents
 _MAX_WORDS = 120
@@ -88,7 +88,8 @@ def opposite(expected: str, actual: str) -> Optional[Opposite]:
                 expected_clause, actual_clause = _clause_of(expected, x), _clause_of(actual, y)
                 if expected_clause[1] != actual_clause[1]:
                     continue  # "not locked" / "unlocked": opposite words, one negated, the same fact
-                return Opposite(kind, x.written, y.written, expected_clause[0], actual_clause[0])
+                return Opposite(kind, as_written(expected, x.written), as_written(actual, y.written),
+                                expected_clause[0], actual_clause[0])
     return None
 
 

@@ -7,6 +7,7 @@ negation.py's (near-synonyms of lexicon.py share one), so every offline rule com
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -54,6 +55,13 @@ def read(text: str) -> tuple[Word, ...]:
             found.append(Word(plain[index], stem(plain[index])))
             index += 1
     return tuple(found)
+
+
+def as_written(text: str, written: str) -> str:
+    """`written` (lower case, as read() gives it) with the letters `text` gives it: 'anna' -> 'Anna'."""
+    pattern = r"\s+".join(re.escape(part) for part in written.split())
+    found = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
+    return found.group(0) if found else written
 
 
 def opposition(a: str, b: str) -> Optional[str]:
