@@ -269,6 +269,7 @@ def test_what_a_denial_does_not_reach(expected, actual):
 
 def test_a_denied_noun_phrase_records_its_head_and_whether_it_denies_a_doer():
     (clause,) = clauses("There is no small guinea pig gnawing a carrot")
-    assert (clause.focus, clause.head, clause.existential) == (frozenset(map(stem, ("small", "guinea", "pig"))), "pig", True)
+    assert clause.focus == frozenset(map(stem, ("small", "guinea", "pig")))
+    assert (clause.head, clause.existential) == ("pig", True)
     (clause,) = clauses("There is no delivery charge for this order")
     assert (clause.head, clause.existential) == (stem("charge"), False)

@@ -91,7 +91,8 @@ antonym: arrive arrival arrived | depart departure departed
 antonym: enter entered | exit leave
 antonym: accept approve grant allow permit | reject refuse deny decline forbid ban prohibit block
 antonym: include included including | exclude excluded excluding
-antonym: add added adding insert inserted attach apply applied put_on | remove removed removing delete deleted detach take_off take_out subtract
+antonym: add added adding insert inserted attach apply applied put_on | remove removed removing delete deleted detach
+antonym: add added adding insert inserted attach apply applied put_on | take_off take_out subtract
 antonym: win won winning winner | lose lost losing loser
 antonym: profit gain | loss
 antonym: buy bought buying purchase buyer purchaser | sell sold selling seller vendor

@@ -116,7 +116,8 @@ _IRREGULAR = {
     "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze", "began": "begin", "begun": "begin",
     "ran": "run", "met": "meet", "felt": "feel", "rode": "ride", "flew": "fly", "flown": "fly", "drove": "drive",
     "driven": "drive", "fell": "fall", "fallen": "fall", "rose": "rise", "risen": "rise", "shut": "shut",
-    "signed": "sign", "children": "child", "people": "person", "men": "man", "women": "woman", "used": "use", "uses": "use", "using": "use",
+    "signed": "sign", "children": "child", "people": "person", "men": "man", "women": "woman", "used": "use",
+    "uses": "use", "using": "use",
 }
 _MAX_TEXT = 5_000  # like the offline facts: answers, not documents
 
@@ -238,7 +239,7 @@ def _clause(text: str) -> Clause:
                   existential=negated and existential)
 
 
-def _denies_a_doer(words: list[str], index: int) -> bool:
+def _denies_a_doer(words: tuple[str, ...], index: int) -> bool:
     """Whether the negation at `index` denies that anyone does what the clause says: "There is no man
     doing tricks", "No dog is rolling", "Nobody is brushing a cat". Such a clause contradicts one that
     says someone does it, whatever it calls the doer ("a person doing tricks"); "There is no delivery
@@ -248,7 +249,7 @@ def _denies_a_doer(words: list[str], index: int) -> bool:
     return any(word.endswith("ing") and word not in _NOT_DOING for word in words[index + 1:])
 
 
-def _focus_after(words: list[str], index: int, *, phrase: bool) -> list[str]:
+def _focus_after(words: tuple[str, ...], index: int, *, phrase: bool) -> list[str]:
     """What the negation at `index` denies: the next content word, or (for no/without) the run of
     content words after it (its noun phrase, as far as word classes can be told without a parser)."""
     focus: list[str] = []
@@ -272,7 +273,8 @@ def is_negation(word: str) -> bool:
             or (word.startswith("non-") and len(word) > 4))
 
 
-def words(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def words(text: str) -> tuple[str, ...]:
     """The words of `text`, lower case: contractions written out (won't -> will not), negation phrases as
     one word (no_longer), hyphenated words as their parts."""
     lowered = text.casefold().replace("’", "'").replace("‘", "'")
@@ -288,7 +290,7 @@ def words(text: str) -> list[str]:
             found += [part for part in word.split("-") if part]  # check-in, auto-renew: their parts
         elif word:
             found.append(word)
-    return found
+    return tuple(found)
 
 
 @lru_cache(maxsize=8192)

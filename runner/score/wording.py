@@ -23,17 +23,20 @@ _LONGEST_PHRASE = 3  # words; in_front_of
 class Word:
     written: str  # as in the text (lower case; a phrase's words joined by spaces)
     stem: str  # a phrase's stems joined by "_"
+    is_content: bool  # carries a fact of its own (not a particle, an auxiliary or a pronoun)
 
-    @property
-    def is_content(self) -> bool:
-        """A word that carries a fact of its own (not a particle, an auxiliary or a pronoun)."""
-        return all(part not in STOPWORDS for part in self.written.split())
+
+def _word(written: str, stem_: str) -> Word:
+    if " " not in written:
+        return Word(written, stem_, written not in STOPWORDS)
+    return Word(written, stem_, all(part not in STOPWORDS for part in written.split()))
 
 
 @dataclass(frozen=True)
 class Lexicon:
     opposites: dict[tuple[str, str], str]  # (stem, stem) -> kind ("antonym", "another person", ...)
     phrases: dict[tuple[str, ...], str]  # the stems of a phrase's words -> the phrase's stem
+    phrase_starts: frozenset[str]  # the stems phrases begin with
     quantities: dict[str, str]  # stem -> value ("1", "2", "all", ...; "vague": some; "plural": several)
 
 
@@ -41,19 +44,22 @@ class Lexicon:
 def read(text: str) -> tuple[Word, ...]:
     """The words of `text` without articles, phrases of the lexicon joined (longest first)."""
     plain = [word for word in words(text) if word not in _ARTICLES]
-    phrases = lexicon().phrases
+    stems = [stem(word) for word in plain]
+    table = lexicon()
     found: list[Word] = []
     index = 0
     while index < len(plain):
-        for size in range(min(_LONGEST_PHRASE, len(plain) - index), 1, -1):
-            joined = phrases.get(tuple(stem(word) for word in plain[index:index + size]))
-            if joined is not None:
-                found.append(Word(" ".join(plain[index:index + size]), joined))
-                index += size
-                break
+        size = 1
+        if stems[index] in table.phrase_starts:
+            for longer in range(min(_LONGEST_PHRASE, len(plain) - index), 1, -1):
+                if tuple(stems[index:index + longer]) in table.phrases:
+                    size = longer
+                    break
+        if size == 1:
+            found.append(_word(plain[index], stems[index]))
         else:
-            found.append(Word(plain[index], stem(plain[index])))
-            index += 1
+            found.append(_word(" ".join(plain[index:index + size]), table.phrases[tuple(stems[index:index + size])]))
+        index += size
     return tuple(found)
 
 
@@ -110,4 +116,4 @@ def lexicon() -> Lexicon:
     quantities = {stem(word): value for value, written in QUANTITIES.items() for word in written.split()}
     quantities.update((stem(word), "vague") for word in VAGUE_QUANTITIES.split())
     quantities.update((stem(word), "plural") for word in PLURAL_QUANTITIES.split())
-    return Lexicon(opposites, phrases, quantities)
+    return Lexicon(opposites, phrases, frozenset(words_[0] for words_ in phrases), quantities)

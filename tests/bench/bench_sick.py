@@ -127,7 +127,8 @@ def summary(result: dict, pairs: list[SickPair]) -> dict[str, str]:
     entailments = [p for p in pairs if p.label == "ENTAILMENT"]
     c, n, e = rates(contradictions), rates(near), rates(entailments)
     return {"contradictions A->B": c[0], "contradictions B->A": c[1], "contradictions either way": c[2],
-            f"near-paraphrases (>= {NEAR_PARAPHRASE}) A->B": n[0], f"near-paraphrases (>= {NEAR_PARAPHRASE}) B->A": n[1],
+            f"near-paraphrases (>= {NEAR_PARAPHRASE}) A->B": n[0],
+            f"near-paraphrases (>= {NEAR_PARAPHRASE}) B->A": n[1],
             "all entailments A->B": e[0], "all entailments B->A": e[1]}
 
 
@@ -145,7 +146,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("sick", type=Path, help="SICK_test_annotated.txt, or the full SICK.txt")
     parser.add_argument("--baseline", type=Path, help="another checkout (e.g. `git archive main`) to measure beside")
     parser.add_argument("--modes", default=",".join(MODES), help="embeddings,rapidfuzz (default: both)")
-    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help=f"sentence vectors (default {DEFAULT_CACHE})")
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
+                        help=f"where sentence vectors are kept (default {DEFAULT_CACHE})")
     parser.add_argument("--show-passed", action="store_true", help="list the contradictions that pass (A->B)")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--runner-from", type=Path, help=argparse.SUPPRESS)  # --baseline's subprocess
