@@ -22,6 +22,7 @@ from typing import Literal, Optional
 from pydantic import ConfigDict, Field
 
 from ..score.explain import message_number, message_ref
+from ..secrets import clip
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 MIN_SECRET = 6  # shorter secrets, once squashed, would match ordinary words by chance
@@ -145,7 +146,7 @@ def run_no_leak(options: NoLeakOptions, ctx: CheckContext) -> Verdict:
 
 
 def _shown(secret: str) -> str:
-    return repr(secret if len(secret) <= 60 else secret[:57] + "...")
+    return repr(clip(secret, 60, "..."))
 
 
 FAMILIES = (

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from runner.secrets import redact
 from runner.score.sentences import without_abbreviation_dots
 
 # Words that carry no fact of their own: they never are a negation's focus nor count for alignment.
@@ -264,4 +265,5 @@ def stem(word: str) -> str:
 
 def _quote(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
+    text = redact(text)  # before the cut: a cut secret is a fragment no redactor knows
     return repr(text if len(text) <= limit else text[: limit - 1].rstrip() + "…")
