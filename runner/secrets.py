@@ -95,25 +95,28 @@ def protect_config(record: Any, environ: Mapping[str, str] = os.environ) -> tupl
 # ------------------------------------------------------------------------------------- this process's secrets
 
 SECRET_ENV_NAMES: set[str] = set()  # variables whose values are secrets here (runner.llm.calls adds to it too)
-_implicit: set[str] = set()  # the providers' own variables set in the environment at the last `remember`
-_process: list = [(), Matcher((), MASK)]  # (the values it was built from, the Matcher)
+_implicit: frozenset[str] = frozenset()  # the providers' own variables set in the environment at the last `remember`
+_process: tuple[tuple, Matcher] = ((), Matcher((), MASK))  # (the values it was built from, the Matcher)
 
 
 def remember(config_record: Any = None) -> None:
     """Add the secrets `config_record` names (a config's record, or a pydantic config) to this process's, and
     look again for the providers' own variables in the environment."""
+    global _implicit
     if config_record is not None and hasattr(config_record, "model_dump"):
         config_record = config_record.model_dump(mode="json", by_alias=True)
     SECRET_ENV_NAMES.update(secret_names(config_record))
-    _implicit.clear()
-    _implicit.update(implicit_secret_names((), os.environ))
+    _implicit = frozenset(implicit_secret_names((), os.environ))
 
 
 def _process_matcher() -> Matcher:
-    values = tuple(sorted({os.environ.get(name) or "" for name in (*SECRET_ENV_NAMES, *_implicit)}))
-    if values != _process[0]:
-        _process[:] = [values, Matcher(values, MASK)]
-    return _process[1]
+    global _process
+    names = SECRET_ENV_NAMES.copy() | _implicit  # a copy: another thread may add a name meanwhile
+    values = tuple(sorted({os.environ.get(name) or "" for name in names}))
+    known = _process
+    if values != known[0]:
+        known = _process = (values, Matcher(values, MASK))
+    return known[1]
 
 
 def redact(text: str) -> str:
@@ -148,7 +151,12 @@ def redact_data(value: Any, redactor: Any = None) -> Any:
         return redactor(value)
     if isinstance(value, Mapping):
         return {redact_data(k, redactor): redact_data(v, redactor) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
+    if isinstance(value, list):
+        return [redact_data(v, redactor) for v in value]
+    if isinstance(value, tuple):
+        items = [redact_data(v, redactor) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # a named tuple keeps its type
+    if isinstance(value, (set, frozenset)):
         return type(value)(redact_data(v, redactor) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: redact_data(getattr(value, f.name), redactor) for f in dataclasses.fields(value) if f.init}
@@ -164,19 +172,26 @@ def clip(text: str, limit: int, marker: str = "…") -> str:
 
 class RedactingStream:
     """A text stream that redacts what is written to it, a line at a time (a secret written in two pieces is
-    still seen whole); what is left of a line goes out, redacted, at `flush`. Everything else is the stream's."""
+    still seen whole); what is left of a line goes out, redacted, at `flush` (or once it grows past 64 KiB).
+    Everything else is the stream's. Threads may write to it at once (an agent's prints, the run's lines)."""
+
+    MAX_PENDING = 64 * 1024
 
     def __init__(self, stream: TextIO, redactor: Optional[Any] = None):
+        import threading
+
         self._stream = stream
         self._redact = redactor or redact
         self._pending = ""
+        self._lock = threading.RLock()  # re-entrant: a signal handler may print while a line is being written
 
     def write(self, text: str) -> int:
-        pending = self._pending + text
-        end = pending.rfind("\n") + 1
-        self._pending = pending[end:]
-        if end:
-            self._stream.write(self._redact(pending[:end]))
+        with self._lock:
+            pending = self._pending + text
+            end = len(pending) if len(pending) > self.MAX_PENDING else pending.rfind("\n") + 1
+            self._pending = pending[end:]
+            if end:
+                self._stream.write(self._redact(pending[:end]))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -184,9 +199,10 @@ class RedactingStream:
             self.write(line)
 
     def flush(self) -> None:
-        if self._pending:
+        with self._lock:
             pending, self._pending = self._pending, ""
-            self._stream.write(self._redact(pending))
+            if pending:
+                self._stream.write(self._redact(pending))
         self._stream.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -198,7 +214,7 @@ def redact_standard_streams() -> None:
     process whose stdout and stderr go to files nobody redacts (a Ray worker's logs)."""
     import sys
 
-    if not isinstance(sys.stdout, RedactingStream):
+    if sys.stdout is not None and not isinstance(sys.stdout, RedactingStream):
         sys.stdout = RedactingStream(sys.stdout)
-    if not isinstance(sys.stderr, RedactingStream):
+    if sys.stderr is not None and not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)

@@ -65,8 +65,9 @@ def test_the_forms_of_issue_26():
 
 
 @pytest.mark.parametrize("model, variable", [
-    ("openai/gpt-4o-mini", "OPENAI_API_KEY"), ("gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic/claude-3-5", "ANTHROPIC_API_KEY"),
-    ("claude-3-5-sonnet", "ANTHROPIC_API_KEY"), ("azure/gpt-4o", "AZURE_API_KEY"), ("azure/gpt-4o", "AZURE_OPENAI_API_KEY"),
+    ("openai/gpt-4o-mini", "OPENAI_API_KEY"), ("gpt-4o-mini", "OPENAI_API_KEY"),
+    ("anthropic/claude-3-5", "ANTHROPIC_API_KEY"), ("claude-3-5-sonnet", "ANTHROPIC_API_KEY"),
+    ("azure/gpt-4o", "AZURE_API_KEY"), ("azure/gpt-4o", "AZURE_OPENAI_API_KEY"),
     ("gemini/gemini-1.5-pro", "GEMINI_API_KEY"), ("vertex_ai/gemini-1.5", "GOOGLE_API_KEY"),
     ("bedrock/anthropic.claude", "AWS_SECRET_ACCESS_KEY"), ("watsonx/ibm/granite", "WATSONX_APIKEY"),
     ("huggingface/x", "HF_TOKEN"), ("acme/any-model", "ACME_API_KEY")])
@@ -82,6 +83,14 @@ def test_this_process_masks_the_providers_keys_and_what_each_config_loaded_names
     monkeypatch.setenv("SWEEP_HEADER_TOKEN", "hdr-abcdef-98765")
     remember({"agents": {"web": {"headers": {"Authorization": "Bearer ${SWEEP_HEADER_TOKEN}"}}}})
     assert redact("sk-implicit-123456 and hdr-abcdef-98765") == f"{MASK} and {MASK}"
+
+
+def test_a_key_a_suites_own_judge_names_is_a_secret_of_this_process(monkeypatch):
+    from runner.llm.settings import JudgeSettings
+
+    monkeypatch.setenv("SUITE_JUDGE_KEY", "sk-suite-judge-4242")
+    JudgeSettings(model="openai/gpt-4o-mini", api_key_env="SUITE_JUDGE_KEY")  # as a check's `judge:` is read
+    assert redact('{"reason": "sk-suite-judge-4242"}') == '{"reason": "***"}'
 
 
 LONG = "tok" + "Zq7/Kp2+Wm9x" * 17  # 207 characters

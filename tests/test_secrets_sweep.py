@@ -190,8 +190,8 @@ def test_no_secret_reaches_ray_logs_or_outputs_and_the_workers_still_get_them(pr
                                   env={**cluster.env, **CANARIES, "RAY_ADDRESS": cluster.address})
         finally:
             cluster.end()
-        found = leaks("stdout", done.stdout) + leaks("stderr", done.stderr) + leaks_in_tree(project.root / "out" / "ray")
-        found += leaks_in_tree(temp)
+        found = leaks("stdout", done.stdout) + leaks("stderr", done.stderr)
+        found += leaks_in_tree(project.root / "out" / "ray") + leaks_in_tree(temp)
         assert found == [], "\n".join(found)
         assert list(temp.rglob("runtime_env_agent.log")), "the logs this test reads are not where it looks"
         report = json.loads((project.root / "out" / "ray" / "report.json").read_text())

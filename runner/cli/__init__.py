@@ -133,13 +133,14 @@ def _redacted_streams() -> Iterator[None]:
 
     remember()  # the providers' own keys in the environment, before the command prints anything
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
+    sys.stdout, sys.stderr = [None if s is None else RedactingStream(s) for s in (out, err)]  # None: fd closed
     try:
         yield
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
             except (OSError, ValueError):  # a closed pipe: what was left of a line is lost with it
                 pass
         sys.stdout, sys.stderr = out, err
