@@ -182,16 +182,20 @@ class RedactingStream:
 
         self._stream = stream
         self._redact = redactor or redact
-        self._pending = ""
+        self._pending: list[str] = []  # the start of a line not yet written (kept in pieces: no copying)
+        self._size = 0
         self._lock = threading.RLock()  # re-entrant: a signal handler may print while a line is being written
 
     def write(self, text: str) -> int:
         with self._lock:
-            pending = self._pending + text
-            end = len(pending) if len(pending) > self.MAX_PENDING else pending.rfind("\n") + 1
-            self._pending = pending[end:]
-            if end:
-                self._stream.write(self._redact(pending[:end]))
+            newline = text.rfind("\n")
+            if newline < 0 and self._size + len(text) <= self.MAX_PENDING:
+                self._pending.append(text)
+                self._size += len(text)
+                return len(text)
+            end = len(text) if newline < 0 else newline + 1
+            pending, self._pending, self._size = self._pending, [text[end:]], len(text) - end
+            self._stream.write(self._redact("".join(pending) + text[:end]))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -200,7 +204,7 @@ class RedactingStream:
 
     def flush(self) -> None:
         with self._lock:
-            pending, self._pending = self._pending, ""
+            pending, self._pending, self._size = "".join(self._pending), [], 0
             if pending:
                 self._stream.write(self._redact(pending))
         self._stream.flush()
