@@ -22,6 +22,15 @@ import re
 from typing import Iterable
 
 MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; no real key is this short
+# Values that are no secret, whatever variable holds them (OPENAI_API_KEY=none for a local server): masking the
+# words JSON and YAML are made of, or a short number, would break every file written.
+_PLACEHOLDERS = frozenset({"null", "none", "true", "false", "nan", "infinity"})
+
+
+def is_maskable(value: str) -> bool:
+    """Whether `value` can be a secret to mask (see MIN_SECRET_LENGTH and _PLACEHOLDERS)."""
+    return (len(value) >= MIN_SECRET_LENGTH and value.strip().lower() not in _PLACEHOLDERS
+            and not (value.isdigit() and len(value) < 8))
 _SHORT_ESCAPES = {"\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 # (starting with a literal backslash, the search jumps from backslash to backslash)
 _ESCAPED_UNIT = re.compile(r"\\\\*(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2}))")
@@ -84,11 +93,11 @@ def normal_form(text: str, units: "re.Pattern[str]" = _ESCAPED_UNIT) -> str:
 
 
 class Matcher:
-    """Masks every form of `secrets` (each at least MIN_SECRET_LENGTH long) with `mask`. Pickles (a Ray worker
+    """Masks every form of `secrets` (those `is_maskable`) with `mask`. Pickles (a Ray worker
     gets one inside a run's result serialiser); compiles a secret's expression the first time it is seen."""
 
     def __init__(self, secrets: Iterable[str], mask: str):
-        self.secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        self.secrets = sorted({s for s in secrets if is_maskable(s)}, key=len, reverse=True)
         self.mask = mask
         # Decoding every escape of a JSON line written with ensure_ascii costs a call each: decode only those
         # that can stand for a character of a secret (printable ASCII, for the keys and tokens of real life).

@@ -25,7 +25,7 @@ import re
 from typing import Any, Iterable, Mapping, Optional, TextIO
 
 from .provider_env import implicit_secret_names
-from .secret_forms import MIN_SECRET_LENGTH, Matcher
+from .secret_forms import MIN_SECRET_LENGTH, Matcher, is_maskable
 
 MASK = "***"
 # Keys whose values are credentials wherever they appear (inside `extra`, `headers`, an agent's options).
@@ -82,9 +82,9 @@ def secret_names(config_record: Any, environ: Mapping[str, str] = os.environ) ->
 
 
 def secret_values(config_record: Any, environ: Mapping[str, str] = os.environ) -> list[str]:
-    """The values of the variables of `secret_names` (long enough to mask), the longest first."""
+    """The values of the variables of `secret_names` that can be masked (`is_maskable`), the longest first."""
     values = {environ.get(name, "") for name in secret_names(config_record, environ)}
-    return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+    return sorted((v for v in values if is_maskable(v)), key=len, reverse=True)
 
 
 def protect_config(record: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, "Redactor"]:
