@@ -114,10 +114,11 @@ def _report(p: Project) -> Done:
 
 
 def _merge(p: Project) -> Done:
-    p.run_once("shard1", "--shard", "1/2")
-    p.run_once("shard2", "--shard", "2/2")
-    return p.cli("merge", "out/shard1", "out/shard2", "-o", "out/merged", "--format", "html", "--format", "md",
-                 "--format", "junit", folders=("out/merged",))
+    shards = [p.run_once("shard1", "--shard", "1/2"), p.run_once("shard2", "--shard", "2/2")]
+    merged = p.cli("merge", "out/shard1", "out/shard2", "-o", "out/merged", "--format", "html", "--format", "md",
+                   "--format", "junit", folders=("out/merged",))
+    return Done(merged.code, "".join(d.out for d in [*shards, merged]), "".join(d.err for d in [*shards, merged]),
+                [folder for d in [*shards, merged] for folder in d.folders])
 
 
 def _processes(p: Project) -> Done:
