@@ -115,7 +115,6 @@ def long_secret(monkeypatch):
 def _cutters():
     from runner.authoring.chat import _short as chat_short
     from runner.authoring.draft import _short as draft_short
-    from runner.checks.leak import _shown
     from runner.checks.tool_calls import _short as tool_calls_short
     from runner.llm.errors import quoted, short
     from runner.report.otlp import _text as otlp_text
@@ -128,7 +127,7 @@ def _cutters():
 
     return {"show": show, "excerpt": excerpt, "llm short": short, "llm quoted": quoted, "clip": lambda t: clip(t, 80),
             "tool_calls": tool_calls_short, "draft": draft_short, "chat": chat_short, "negation": _quote,
-            "diagnostic quote": diagnostic_quote, "load": load_short, "otlp": otlp_text, "leak": _shown}
+            "diagnostic quote": diagnostic_quote, "load": load_short, "otlp": otlp_text}
 
 
 @pytest.mark.parametrize("cutter", list(_cutters()))
