@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from ..score.explain import message_number, message_ref
+from ..secrets import redact
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 REGEX_TIMEOUT_S = 1.0  # the agent's text is hostile: a pattern must not hang the run
@@ -78,7 +79,7 @@ def _regex(options: Any, text: str) -> Hit:
                          "stopped; simplify it (nested repeats such as (a+)+ backtrack)") from None
     if found is None:
         return Hit(False, f"has no match for /{options.pattern}/")
-    return Hit(True, f"/{options.pattern}/ matches {found.group(0)[:80]!r}")
+    return Hit(True, f"/{options.pattern}/ matches {redact(found.group(0))[:80]!r}")
 
 
 def _json_schema(options: Any, text: str) -> Hit:

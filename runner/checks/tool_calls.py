@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..secrets import clip
 from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
@@ -65,7 +66,7 @@ def _draft():
 
 
 def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(text, limit, "...")
 
 
 def run_valid_tool_calls(options: ValidToolCallsOptions, ctx: CheckContext) -> Verdict:

@@ -26,6 +26,7 @@ from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
+from ..secrets import clip
 
 
 
@@ -153,15 +154,15 @@ def read_body(data: Any, where: str) -> tuple[Completion, dict]:
 
 
 def _error_detail(raw: bytes) -> str:
-    """The message of an OpenAI-style error body, else the start of the body."""
+    """The message of an OpenAI-style error body, else the start of the body (secrets masked before the cut)."""
     text = raw.decode("utf-8", "replace")
     try:
         error = json.loads(text).get("error")
     except (ValueError, AttributeError):
-        return text[:300]
+        return clip(text, 300, "")
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return error["message"]
-    return error if isinstance(error, str) else text[:300]
+    return error if isinstance(error, str) else clip(text, 300, "")
 
 
 def _transport_text(exc: BaseException) -> str:

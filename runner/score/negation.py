@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Optional
 
 from runner.score.lexicon import SYNONYMS
+from runner.secrets import redact
 from runner.score.sentences import without_abbreviation_dots
 
 # Words that carry no fact of their own: they never are a negation's focus nor count for alignment.
@@ -332,4 +333,5 @@ def _light_stem(word: str) -> str:
 
 def quote(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
+    text = redact(text)  # before the cut: a cut secret is a fragment no redactor knows
     return repr(text if len(text) <= limit else text[: limit - 1].rstrip() + "…")
