@@ -119,7 +119,7 @@ def _cutters():
     from runner.llm.errors import quoted, short
     from runner.report.otlp import _text as otlp_text
     from runner.run.agents._base import excerpt
-    from runner.score.negation import _quote
+    from runner.score.negation import quote as _quote
     from runner.score.normalize import show
     from runner.secrets import clip
     from runner.suite.diagnostics import quote as diagnostic_quote
