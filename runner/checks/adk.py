@@ -185,6 +185,9 @@ def _trajectory_turn(options: Any, ctx: CheckContext, pair: TurnPair) -> TurnSco
     assert pair.actual is not None
     calls = [c for c in pair.actual.tool_calls if not (ctx.case.failed_calls == "ignore" and c.is_error)]
     mode = options.match_type or "EXACT"
+    if not expected and mode != "EXACT":  # every turn makes none of no calls, in order or not
+        return TurnScore(pair, None, f"nothing to compare: no expected calls, which every turn matches ({mode}); "
+                                     "list the calls, or use EXACT for \"no call in this turn\"")
     table = [[args_match(e, c, ctx, ignore_args=options.ignore_args) for c in calls] for e in expected]
     divergence = _divergence(mode, expected, calls, table, ctx)
     evidence = {"match_type": mode, "expected": [_show_call(e) for e in expected],
