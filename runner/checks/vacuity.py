@@ -107,7 +107,7 @@ def _values(options: Any) -> list[Vacuity]:
     for i, value in enumerate(options.values):
         if value == "":
             effect = "so " + _outcome(options, True) if options.type.endswith("contains_any") else \
-                "it checks nothing"
+                "so it checks nothing"
             found.append(Vacuity(("values", i), f"the empty text is found in every answer, {effect}; remove it"))
         elif _blank(value):
             found.append(Vacuity(("values", i), "a value of only spaces is found in almost every answer; remove it "

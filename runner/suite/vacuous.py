@@ -55,24 +55,24 @@ def _check(doc: Document, case: dict, spec: Any, where: Location, label: str) ->
     for vacuity in vacuities(family, options):
         _report(doc, where + vacuity.where, f"{named} compares nothing: {vacuity.message}"
                 if vacuity.severity == "error" else f"{named}: {vacuity.message}", vacuity.severity)
-    reason = _case_leaves_nothing(case, options)
-    if reason is not None:
-        _report(doc, where, f"{named} compares nothing in case '{case.get('id')}': {reason}", "error")
+    found = _case_leaves_nothing(case, options)
+    if found is not None:
+        reason, severity = found
+        _report(doc, where, f"{named} compares nothing in case '{case.get('id')}': {reason}", severity)
 
 
 def _case_leaves_nothing(case: dict, options: Any) -> Any:
-    """Why the check has nothing to compare in this case, when its options leave the comparison to the case."""
+    """(why, severity) when the check has nothing to compare in this case, its options leaving that to the case."""
     kind = options.type
     if kind in ("trajectory", "trajectory_match") and options.expected is None \
             and options.match in ("in_order", "any_order", "superset") and not _expected_calls(case):
         return (f"it compares the agent's calls with the case's tool goals, and the case has none, which every "
                 f"conversation matches in mode {options.match}; give `expected:` calls, or `match: exact` for \"the "
-                "agent makes no call\"")
-    if kind == "tool_trajectory_avg_score" and options.expected is None and not case.get("turns") \
-            and not _expected_calls(case):
-        return "the case has no tool goals and no turns to compare the agent's calls with; give `expected:` calls"
+                "agent makes no call\""), "error"
+    # (ADK's tool_trajectory_avg_score with nothing to compare is unscored when it runs, as a converted ADK file
+    # may carry it: its files are read as they are, so it is not refused here)
     if kind == "no_leak" and options.canaries and not options.values and not case.get("canaries"):
-        return "the case plants no `canaries` and the check lists no `values`: there is no secret to look for"
+        return "the case plants no `canaries` and the check lists no `values`: there is no secret to look for", "error"
     return None
 
 
