@@ -93,9 +93,12 @@ def _json_schema(options: Any, text: str) -> Hit:
         value = json.loads(text)
     except ValueError as error:
         return Hit(False, f"is not JSON ({error})")
-    from .schema_patterns import bounded, checked_errors
+    from .bounded_schema import SchemaTooCostly, bounded, checked_errors
 
-    problems, stopped = checked_errors(bounded(validator_class)(options.schema_), value)
+    try:
+        problems, stopped = checked_errors(bounded(validator_class)(options.schema_), value)
+    except SchemaTooCostly as error:
+        raise CheckError(f"the check's schema cannot be applied: {error}") from None
     if stopped:  # the agent's JSON was not checked against one of the schema's patterns: no verdict
         where = "/".join(str(p) for p in stopped[0].path) or "(top level)"
         raise CheckError(f"at {where}, {stopped[0]}; simplify the schema's pattern")

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
-from .schema_patterns import bounded, checked_errors, one_limit
+from .bounded_schema import SchemaTooCostly, bounded, checked_errors, one_limit
 
 NO_TOOLS = ("no tools are known for this case: give the agent `tools:` in evalrun.yaml (a model agent's "
             "`tools`/`tools_file`), or `tools:` on the case or its file (OpenAI-style definitions)")
@@ -47,7 +47,7 @@ def call_breaches(call: Any, tools: ToolSet) -> tuple[list[str], list[str]]:
 
 def argument_breaches(spec: ToolSpec, arguments: dict) -> tuple[list[str], list[str]]:
     """Each way `arguments` breaks the tool's schema, as `$.path: reason`, in path order; and the arguments a
-    pattern of the schema could not be checked against within its time limit (runner/checks/schema_patterns.py)."""
+    pattern of the schema could not be checked against within its time limit (runner/checks/bounded_schema.py)."""
     from jsonschema import FormatChecker
     from jsonschema.validators import validator_for
 
@@ -56,6 +56,8 @@ def argument_breaches(spec: ToolSpec, arguments: dict) -> tuple[list[str], list[
         validator = validator_class(spec.parameters, format_checker=FormatChecker())
         errors, stopped = checked_errors(validator, arguments)
         errors.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    except SchemaTooCostly as exc:
+        return [], [f"the schema of '{spec.name}' cannot be applied: {exc}"]
     except Exception as exc:  # an unresolvable $ref, a schema jsonschema cannot apply: not a verdict on the call
         return [], [f"the schema of '{spec.name}' cannot be applied: {type(exc).__name__}: {exc}"]
     unchecked = [f"{json_path(s.path)} is not checked: {s} (the schema of '{spec.name}')" for s in stopped]

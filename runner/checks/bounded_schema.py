@@ -1,4 +1,5 @@
-"""JSON Schema validation whose regular expressions run with a time limit.
+"""JSON Schema validation with limits: its regular expressions run with a time limit, and the references it
+follows are counted.
 
 jsonschema searches a schema's `pattern` (and the keys of `patternProperties`, which `additionalProperties`
 reads too) with `re`, which has no time limit: a pattern with nested repeats, from a tool's schema (a
@@ -8,6 +9,10 @@ limit, as suite regexes already are (runner/checks/text.py). A search stopped by
 match nor a breach: it is reported as a `StoppedPattern` (the pattern, the value, where), which makes the
 check unscored. After the first one, no pattern runs again in that check (`one_limit`), so one check waits
 at most once.
+
+A schema whose references fan out (`anyOf` eight references, each to a schema with `anyOf` eight more, ...)
+makes one value be validated against millions of subschemas; past MAX_REFERENCES followed for one value,
+validation stops with `SchemaTooCostly`, which also leaves the check unscored.
 """
 from __future__ import annotations
 
@@ -18,6 +23,11 @@ from functools import lru_cache
 from typing import Any, Iterator, Optional
 
 PATTERN_TIMEOUT_S = 1.0
+MAX_REFERENCES = 10_000  # $refs followed while validating one value (jsonschema: ~0.1 ms each)
+
+
+class SchemaTooCostly(Exception):
+    """Validating would follow more than MAX_REFERENCES references: the schema's references fan out."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class _Limit:
 
     stopped: Optional[str] = None
     reported: bool = False
+    references: int = 0  # followed so far
 
 
 _limit: ContextVar[Optional[_Limit]] = ContextVar("evalrun_pattern_limit", default=None)
@@ -74,6 +85,7 @@ def one_limit() -> Iterator[None]:
 def checked_errors(validator: Any, instance: Any) -> tuple[list[Any], list[StoppedPattern]]:
     """(jsonschema's errors, patterns stopped by the time limit) of `instance` against a `bounded` validator."""
     with one_limit():
+        _limit.get().references = 0  # type: ignore[union-attr]  # counted per value validated
         errors = list(validator.iter_errors(instance))
     timeout = _timeout_error()
     return ([e for e in errors if not isinstance(e, timeout)],
@@ -109,8 +121,23 @@ def bounded(validator_class: type) -> type:
                                     {**{k: v for k, v in schema.items() if k != "patternProperties"},
                                      "properties": named})
 
+    def counted(keyword: str) -> Any:
+        plain = known[keyword]
+
+        def follow(validator: Any, reference: Any, instance: Any, schema: dict) -> Iterator[Any]:
+            limit = _limit.get()
+            if limit is not None:
+                limit.references += 1
+                if limit.references > MAX_REFERENCES:
+                    raise SchemaTooCostly(f"validating the value follows more than {MAX_REFERENCES:,} $refs (the "
+                                          "schema's references fan out, as anyOf of references to anyOf of "
+                                          "references); share fewer alternatives")
+            yield from plain(validator, reference, instance, schema)
+        return follow
+
     overrides = {"pattern": _pattern, "patternProperties": _pattern_properties,
-                 "additionalProperties": additional_properties}
+                 "additionalProperties": additional_properties,
+                 **{keyword: counted(keyword) for keyword in ("$ref", "$dynamicRef", "$recursiveRef") if keyword in known}}
     return extend(validator_class, {k: v for k, v in overrides.items() if k in known and v is not None})
 
 
