@@ -91,8 +91,9 @@ def test_bounded_patterns_still_decide_ordinary_arguments(tmp_path):
     check = case_of(tmp_path)["checks"][0]
     assert check["explanation"] == (
         "1 of 3 tool call(s) valid against the tools of case 'hostile'; call #2 (message 4) lookup: $.code: 'ab' does "
-        f"not match '{EVIL}'; call #3 (message 6) lookup: $: Additional properties are not allowed ('y' was "
-        "unexpected), $.xb: '1' is not of type 'integer' (score 0.333 < threshold 1)")
+        f"not match '{EVIL}'; call #3 (message 6) lookup: $: 'y' is not allowed: not among the properties, and "
+        "matching none of the patternProperties ('^x'), $.xb: '1' is not of type 'integer' (score 0.333 < threshold "
+        "1)")
 
 
 def test_a_json_schema_checks_pattern_on_the_agents_answer_is_bounded(tmp_path):

@@ -117,6 +117,15 @@ def bounded(validator_class: type) -> type:
                 if found is not False:  # matched, or not checked: not an additional property either way
                     named[key] = {}
                     break
+        extras = sorted((key for key in instance if key not in named), key=str)
+        if allowed is False and extras:  # said here: jsonschema's own words would search the patterns again
+            from jsonschema.exceptions import ValidationError
+
+            listed = ", ".join(map(repr, extras))
+            yield ValidationError(f"{listed} {'is' if len(extras) == 1 else 'are'} not allowed: not among the "
+                                  f"properties, and matching none of the patternProperties "
+                                  f"({', '.join(map(repr, patterns))})")
+            return
         yield from plain_additional(validator, allowed, instance,
                                     {**{k: v for k, v in schema.items() if k != "patternProperties"},
                                      "properties": named})
