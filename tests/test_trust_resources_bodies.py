@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from tests import peak_memory
 from tests.cli_helpers import cli_env, write
 
 MiB = 1024 * 1024
@@ -100,20 +100,9 @@ def server():
 
 
 def run_measured(root: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, int]:
-    """`evalrun suites` in a subprocess; its result and its peak memory (ru_maxrss of that process, from wait4)."""
-    out, err = root / "stdout.txt", root / "stderr.txt"
-    with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "--output-dir", "out", *args], cwd=root,
-                                   env=cli_env(**env), stdout=stdout, stderr=stderr)
-        timer = threading.Timer(300, process.kill)  # a hang fails the test instead of the session
-        timer.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            timer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    done = subprocess.CompletedProcess(process.args, process.returncode, out.read_text(), err.read_text())
-    return done, usage.ru_maxrss * 1024
+    """`evalrun suites` in a subprocess; its result and its own peak memory (tests/peak_memory.py)."""
+    return peak_memory.run_measured([sys.executable, "-m", "runner", "suites", "--output-dir", "out", *args], root,
+                                    cli_env(**env))
 
 
 def case_of(root: Path) -> dict:
@@ -156,10 +145,10 @@ def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
     http_project(tmp_path, server.url + "/chat", state_url=f'"{server.url}/state"')
     (tmp_path / "suites" / "s.yaml").write_text((tmp_path / "suites" / "s.yaml").read_text() + "final_state: {a: 1}\n")
     done, peak = run_measured(tmp_path)
+    assert peak < MEMORY_BOUND, f"peak memory {peak / MiB:.0f} MiB"
     assert done.returncode == 3, done.stdout + done.stderr
     assert case_of(tmp_path)["error"].endswith(f"it holds {len(bomb('zstd')):,} bytes that inflate past the limit "
                                                "(Content-Encoding: zstd)")
-    assert peak < MEMORY_BOUND, f"peak memory {peak / MiB:.0f} MiB"
 
 
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate", "raw-deflate"])
@@ -244,3 +233,10 @@ def test_a_model_servers_compressed_answer_is_read(tmp_path, server, through, co
     done, _ = run_measured(tmp_path, **proxy)
     assert done.returncode == 0, done.stdout + done.stderr
     assert server.seen_accept == ["gzip, deflate, zstd"]
+
+
+def test_the_peak_measured_is_the_commands_own_not_the_test_processs(tmp_path):
+    ballast = b"x" * (400 * MiB)  # the test process's own peak, which a child forked from it would report
+    done, peak = peak_memory.run_measured([sys.executable, "-c", "print('hi')"], tmp_path, cli_env())
+    assert (done.returncode, done.stdout, len(ballast)) == (0, "hi\n", 400 * MiB)
+    assert peak < 100 * MiB, f"peak memory {peak / MiB:.0f} MiB"

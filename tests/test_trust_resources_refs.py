@@ -6,15 +6,13 @@ that an unbounded expansion fails fast instead of taking the machine's memory.""
 from __future__ import annotations
 
 import json
-import os
-import resource
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from tests.cli_helpers import REPO, cli_env, write, write_json
+from tests.peak_memory import run_measured
 from tests.fakes.openai_server import FakeOpenAI
 
 ADDRESS_SPACE = 3 * 1024 ** 3  # what the subprocess may map: the 8^9 expansion needs tens of GB
@@ -32,24 +30,9 @@ def fan_out_document(levels: int = 9, width: int = 8) -> dict:
             "components": {"schemas": schemas}}
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
 def run_limited(args: list[str], cwd: Path, timeout: float = 300) -> tuple[subprocess.CompletedProcess, int]:
-    """A subprocess under the address-space limit; its result and its peak memory (ru_maxrss, from wait4)."""
-    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
-    with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen(args, cwd=cwd, env=cli_env(), stdout=stdout, stderr=stderr, preexec_fn=_limited)
-        timer = threading.Timer(timeout, process.kill)  # a hang fails the test instead of the session
-        timer.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            timer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return (subprocess.CompletedProcess(args, process.returncode, out.read_text(), err.read_text()),
-            usage.ru_maxrss * 1024)
+    """A subprocess under the address-space limit; its result and its own peak memory (tests/peak_memory.py)."""
+    return run_measured(args, cwd, cli_env(), timeout=timeout, address_space=ADDRESS_SPACE)
 
 
 def test_the_fan_out_document_is_as_small_as_the_issues():
