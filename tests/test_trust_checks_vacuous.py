@@ -149,6 +149,15 @@ def test_checks_that_compare_something_are_left_alone(lint, text):
     assert lint(text) == []
 
 
+def test_a_no_write_calls_that_allows_every_tool_compares_nothing(lint):
+    assert lint("starting_sentence: hi\ntags: [redteam]\nchecks: [{type: no_write_calls, allow: [book_*, '?*']}]\n") == [
+        "s.yaml:3:49: error: check checks[0] (no_write_calls) compares nothing: `?*` allows every tool, so no call "
+        "could fail the check; list the write-like tools the case needs instead"]
+    assert _one({"type": "no_write_calls", "allow": ["*"]}) == (
+        "unscored", "unscored: no_write_calls compares nothing: `*` allows every tool, so no call could fail the "
+        "check; list the write-like tools the case needs instead")
+
+
 # ------------------------------------------------------------------ at run time: unscored, never a pass
 
 def _one(spec: dict, answer: str = "The refund is done.", **case_fields) -> tuple[str, str]:

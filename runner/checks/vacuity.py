@@ -230,6 +230,17 @@ def _budget(field: str) -> Rule:
     return rule
 
 
+def _no_write_calls(options: Any) -> list[Vacuity]:
+    return [Vacuity(("allow", i), f"`{glob}` allows every tool, so no call could fail the check; list the write-like "
+                    "tools the case needs instead") for i, glob in enumerate(options.allow) if _names_every_tool(glob)]
+
+
+def _names_every_tool(glob: str) -> bool:
+    """`*`, `**`, `?*`: a glob every tool name (never empty) matches."""
+    rest = glob[1:] if glob.startswith("?") else glob
+    return bool(rest) and set(rest) == {"*"}
+
+
 def _no_leak(options: Any) -> list[Vacuity]:
     if not options.canaries and not options.values:
         return [Vacuity(("canaries",), "`canaries: false` and no `values` leave no secret to look for; list the "
@@ -254,7 +265,7 @@ RULES: dict[str, Rule] = {
     "latency": _budget("max_s"), "cost": _budget("max_usd"),
     # the nested checks are checked one by one (validate walks them; each is decided, and so guarded, on its own)
     "all": _nothing, "any": _nothing, "average": _nothing, "weighted": _nothing,
-    "python": _nothing, "no_leak": _no_leak,
+    "python": _nothing, "no_leak": _no_leak, "no_write_calls": _no_write_calls,
     # ADK's efficiency metrics never gate: they report, and pass nothing
     "tool_call_count_v1": _nothing, "inference_call_count_v1": _nothing, "token_usage_v1": _nothing,
     "invocation_duration_v1": _nothing,
