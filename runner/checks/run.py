@@ -22,6 +22,7 @@ from .judged import JUDGE_TURNED_OFF, NO_JUDGE
 from ..score.turns import turn_name, turn_pairs
 from .adk import TURN_CRITERIA, adk_verdict, turn_context
 from .select import Selection
+from .vacuity import compares_nothing
 from .write_calls import red_team_guard
 
 if TYPE_CHECKING:
@@ -68,8 +69,11 @@ def _worded(error: dict) -> str:
 def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> CheckResult:
     """One check's result. A check that raises is unscored with the reason: never a pass, never a crash."""
     try:
-        # A check written under an ADK criterion's name is scored turn by turn, as ADK scores it
-        verdict = adk_verdict(family, options, ctx) if options.type in TURN_CRITERIA else family.run(options, ctx)
+        vacuous = compares_nothing(family, options)  # `validate` refuses these; one that got through decides nothing
+        if vacuous is not None:
+            verdict = Verdict(unscored=vacuous)
+        else:  # a check written under an ADK criterion's name is scored turn by turn, as ADK scores it
+            verdict = adk_verdict(family, options, ctx) if options.type in TURN_CRITERIA else family.run(options, ctx)
     except Exception as exc:  # a bug in a check must not take the case down
         verdict = Verdict(unscored=f"the check failed to run: {type(exc).__name__}: {exc}")
     if verdict.skipped == NO_JUDGE:  # nobody could decide it: the configuration's fault, never a pass
