@@ -1,5 +1,6 @@
 """tool_error_pattern is the project's regex, but it searches tool results, which the agent's world wrote:
 a result built to make it backtrack must not hang the run, and must never be counted as a success."""
+import json
 import subprocess
 import sys
 import textwrap
@@ -18,10 +19,11 @@ def _messages(result: str) -> list[dict]:
 
 
 def test_a_backtracking_result_ends_in_time_and_counts_as_an_error():
+    # The messages travel as JSON: the child must not depend on the working folder to import this module.
     code = textwrap.dedent(f"""
+        import json
         from runner.transcripts.read import build_trajectory
-        from tests.test_tool_error_pattern_bounded import _messages
-        t = build_trajectory(_messages({HOSTILE!r}), r"(a|aa)+$")
+        t = build_trajectory(json.loads({json.dumps(_messages(HOSTILE))!r}), r"(a|aa)+$")
         print(t.tool_calls[0].is_error)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
