@@ -41,8 +41,8 @@ OPTIONS = {
     "convert": "paths -o/--output-dir --eval-config",
     "import": "sources -o/--output --agent",
     "redteam list": "-c/--config",
-    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --generate --cache>no_cache "
-                    "--no-cache -c/--config",
+    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --allow-tools --generate "
+                    "--cache>no_cache --no-cache -c/--config",
     "cache info": "path -c/--config",
     "cache clear": "--older-than path -c/--config",
 }

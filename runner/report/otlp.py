@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from ..secrets import clip
+
 __all__ = ["OtlpExportError", "export_report", "missing_otel", "report_spans"]
 
 _MAX_TEXT = 4096  # an explanation longer than this is cut: span attributes are not the place for a transcript
@@ -104,7 +106,7 @@ def report_spans(report: dict[str, Any]) -> list:
             "gen_ai.evaluation.score.label": case.get("status"), "gen_ai.evaluation.explanation": verdict}),
             timestamp=at)
         if case.get("status") in ("failed", "error"):
-            span.set_status(Status(StatusCode.ERROR, verdict[:200] if verdict else None))
+            span.set_status(Status(StatusCode.ERROR, clip(verdict, 200, '') if verdict else None))
         elif case.get("status") == "passed":
             span.set_status(Status(StatusCode.OK))
         span.end(end_time=at)
@@ -167,8 +169,7 @@ def _clean(attributes: dict) -> dict:
 
 
 def _text(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT - 1] + "…"
+    return clip("" if value is None else str(value), _MAX_TEXT)
 
 
 def _nanoseconds(started_at: Any) -> int:
@@ -203,7 +204,9 @@ def _send(spans: list, endpoint: str) -> None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    exporter = OTLPSpanExporter(endpoint=_traces_url(endpoint), timeout=10)
+    from ..http_body import status_only_session  # the receiver's answer is never read: it may be a bomb
+
+    exporter = OTLPSpanExporter(endpoint=_traces_url(endpoint), timeout=10, session=status_only_session())
     try:
         result = exporter.export(spans)
     except Exception as exc:  # the exporter's transport errors are many; each is this run's export failing
