@@ -67,13 +67,16 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     from .checks.judged import samples_warnings
     from .config import check_cases_against_config
     from .run.agent_choice import check_agent_names
+    from .run.sources import opening_errors, replayed_agent_warnings
 
     with _fewer_gc_passes():
         loaded, config_problems = load_config(config_path or find_config(list(paths)))
-        loaded_suites = load_suites(paths, _exclusion(loaded), roots=suite_roots(list(paths), loaded),
-                                    eval_config=eval_config, referenceless=quick)
+        roots = suite_roots(list(paths), loaded)
+        loaded_suites = load_suites(paths, _exclusion(loaded), roots=roots, eval_config=eval_config, referenceless=quick)
         return sort_diagnostics([*config_problems, *loaded_suites.diagnostics,  # a file with errors too: all at once
                                  *check_agent_names([*loaded_suites.cases, *loaded_suites.unbuilt], loaded.config),
+                                 *replayed_agent_warnings(loaded_suites.cases, loaded.config),
+                                 *opening_errors(loaded_suites.cases, roots),
                                  *check_cases_against_config(loaded_suites.cases, loaded.config),
                                  *samples_warnings(loaded_suites.cases, loaded.config)])
 
@@ -353,7 +356,12 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
     # with an agent for every case (--agent, an agent given to evaluate) the names cases give choose nothing
     # the suites are read on every core the run may use (-j 1 and --executor local: this process alone)
     readers = request.concurrency if request.executor in ("auto", "processes") else 1
-    index: CaseIndex = index_cases(request.paths, _exclusion(loaded), roots=roots, filters=request.filters,
+    exclusion = _exclusion(loaded)
+    if request.conversations_dir is not None:  # rescore: the saved run's folder is data, never collected as suites
+        from .rescore import excluding_run_folder
+
+        exclusion = excluding_run_folder(request.conversations_dir.parent, exclusion)
+    index: CaseIndex = index_cases(request.paths, exclusion, roots=roots, filters=request.filters,
                                    tags=request.tags, config=loaded.config if request.agent is None else None,
                                    eval_config=request.eval_config, referenceless=request.quick, processes=readers)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
@@ -478,6 +486,7 @@ class OpenRun:
                                      judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
                                      stop_reason=None if first_failure else reason, interrupted=interrupted,
                                      elapsed_s=elapsed, model_usage=usage)
+        summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         if first_failure:
             summary.stop_reason = first_failure[0]
             summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "

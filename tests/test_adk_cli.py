@@ -101,7 +101,7 @@ def test_adk_files_replayed_turn_by_turn_with_explanations(tmp_path):
     done = run_cli("run", "eval", "--replay", "replay", "--output-dir", "out", cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert "PASS  simple  completion 1.00; checks 1/1" in lines
+    assert "PASS  simple [replayed (--replay)]  completion 1.00; checks 1/1" in lines
     assert ("  - check 'tool_trajectory_avg_score': mean 0.5 over 2 turn(s) (scores by turn 1: 1, 2: 0); turn 2 "
             "(c82d54d0): call 1: "
             "expected set_device_info(location='Bedroom', status='ON', device_id='device_2'), the agent called "

@@ -13,34 +13,38 @@ from runner.results import summary
 # command: its arguments in order; a positional by its destination, an option by its spellings joined
 # with '/', and '>dest' where the destination is not the last spelling's.
 OPTIONS = {
-    "run": "paths --replay -c/--config --agent --no-cache --save-failures -k/--filter --tag -j/--concurrency "
-           "--executor --output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile "
-           "--min-pass-rate --repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config --baseline "
-           "--otlp --max-regression",
-    "quick": "paths --replay -c/--config --agent --no-cache -k/--filter --tag -j/--concurrency --executor "
-             "--output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile --min-pass-rate "
-             "--repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config --baseline --otlp "
-             "--max-regression",
-    "generate": "--stories --tools --tools-mcp -n/--cases>per_story -o/--output-dir -c/--config --no-cache",
-    "rescore": "run_dir paths -c/--config --no-cache -k/--filter --tag -j/--concurrency --executor --output-dir "
-               "-q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile --min-pass-rate --repeat>repeats "
-               "--repeat-policy --lf/--last-failed --shard --eval-config --baseline --otlp --max-regression",
+    "run": "paths --replay -c/--config --agent --cache>no_cache --no-cache --save-failures -k/--filter --tag "
+           "-j/--concurrency --executor --output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst "
+           "--profile --min-pass-rate --repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config "
+           "--baseline --otlp --max-regression",
+    "quick": "paths --replay -c/--config --agent --cache>no_cache --no-cache -k/--filter --tag -j/--concurrency "
+             "--executor --output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile "
+             "--min-pass-rate --repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config --baseline "
+             "--otlp --max-regression",
+    "generate": "--stories --tools --tools-mcp -n/--cases>per_story -o/--output-dir -c/--config --cache>no_cache "
+                "--no-cache",
+    "rescore": "run_dir paths -c/--config --cache>no_cache --no-cache -k/--filter --tag -j/--concurrency --executor "
+               "--output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile --min-pass-rate "
+               "--repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config --baseline --otlp "
+               "--max-regression",
     "report": "run_dir --format>formats -o/--output",
     "compare": "old new --format --max-regression",
     "merge": "reports -o/--output-dir --format>formats --min-pass-rate --baseline --max-regression",
     "validate": "paths --format --quick --eval-config",
     "list": "paths -c/--config -k/--filter --tag --format",
     "record": "--from>sources -o/--output --agent -c/--config --annotate",
-    "simulate": "paths -k/--filter --tag --batch -o/--output --agent -c/--config --no-cache",
+    "simulate": "paths -k/--filter --tag --batch -o/--output --agent -c/--config --cache>no_cache --no-cache",
     "watch": "paths -c/--config -k/--filter --tag --agent",
     "schema": "kind",
-    "calibrate": "labels -c/--config --no-cache --min-kappa --format",
+    "calibrate": "labels -c/--config --cache>no_cache --no-cache --min-kappa --format",
     "init": "directory",
     "convert": "paths -o/--output-dir --eval-config",
     "import": "sources -o/--output --agent",
     "redteam list": "-c/--config",
-    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --allow-tools --generate --no-cache "
-                    "-c/--config",
+    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --allow-tools --generate "
+                    "--cache>no_cache --no-cache -c/--config",
+    "cache info": "path -c/--config",
+    "cache clear": "--older-than path -c/--config",
 }
 
 
@@ -94,7 +98,8 @@ def test_a_shared_option_is_the_same_option_in_every_command():
             assert shape == first, f"{key} in {name!r} differs from {sorted(commands - {name})}"
     shared = {key for key, (_, commands) in seen.items() if len(commands) > 1}
     assert {("-c/--config", "config"), ("-k/--filter", "filter"), ("--tag", "tag"), ("--agent", "agent"),
-            ("--no-cache", "no_cache"), ("-o/--output-dir", "output_dir"), ("--eval-config", "eval_config")} <= shared
+            ("--no-cache", "no_cache"), ("--cache", "no_cache"), ("-o/--output-dir", "output_dir"),
+            ("--eval-config", "eval_config")} <= shared
 
 
 @pytest.mark.parametrize("name", ["EXIT_OK", "EXIT_INTERRUPTED", "EXIT_USAGE"])

@@ -191,7 +191,7 @@ def test_help_lists_the_commands(tmp_path):
     # Each command on a line of its own with what it does (the usage line alone names none of them).
     listed = dict(re.findall(r"^    (\w+) +(\S.*)$", done.stdout, re.MULTILINE))
     assert list(listed) == ["run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list",
-                            "record", "simulate", "watch", "schema", "init", "convert", "import", "redteam"]
+                            "record", "simulate", "watch", "schema", "init", "convert", "import", "redteam", "cache"]
     assert all(len(description.split()) >= 3 for description in listed.values())
     validate = evalrun(tmp_path, "validate", "--help")
     assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")

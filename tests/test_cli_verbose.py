@@ -26,9 +26,9 @@ def test_verbose_prints_every_case_and_every_goal(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[:5] == [
-        "PASS  good  completion 1.00, precision 1.00, recall 1.00",
+        "PASS  good [replayed]  completion 1.00, precision 1.00, recall 1.00",
         "    ✓ get_id: achieved at message 2: called get_assignment_id with matching arguments",
-        "FAIL  bad  completion 0.67, precision 1.00, recall 0.50",
+        "FAIL  bad [replayed]  completion 0.67, precision 1.00, recall 0.50",
         "    ✓ get_id: achieved at message 2: called get_assignment_id with matching arguments",
         lines[4],
     ]

@@ -139,5 +139,10 @@ def test_converse_case_says_which_agent_is_missing():
     conversation = asyncio.run(converse_case(make_case(agent="hr_agent", starting_sentence="hi"),
                                              LoadedConfig(config=Config())))
     assert conversation.termination_reason == "agent_error"
+    # no evalrun.yaml at all (path None): said as such, not as one without `agents:`
+    assert conversation.error.startswith("the case is played live by agent 'hr_agent', but this run found no "
+                                         "evalrun.yaml to declare it")
+    conversation = asyncio.run(converse_case(make_case(agent="hr_agent", starting_sentence="hi"),
+                                             LoadedConfig(config=Config(), path=Path("evalrun.yaml"))))
     assert conversation.error.startswith("the case runs against agent 'hr_agent', which is not declared: evalrun.yaml "
                                          "has no `agents:` section. Declare it, for example:")

@@ -76,7 +76,7 @@ def test_a_failing_run_raises_evaluation_failed_with_evalrun_s_explanation(tmp_p
     first, where, *rest = str(raised.value).splitlines()
     assert where.startswith("  ") and where.endswith("evals/s.yaml:5:5")  # the case's place, relative to the cwd
     assert [first, *rest] == [
-        "FAIL  helps  completion 0.00",
+        "FAIL  helps [live]  completion 0.00",
         "  - goal 'offer': not said: nothing in the assistant's messages contains all keywords; the closest "
         "(message 2) misses 'help'",
         "1 passed, 1 failed; 1 case(s) failed: exit 1",

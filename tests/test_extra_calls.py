@@ -40,7 +40,7 @@ def test_a_passing_case_names_its_extra_calls_on_its_line_and_in_every_report(tm
     done = run_cli("suites", "--output-dir", "out", "--format", "junit", "--format", "md", "--format", "html",
                    cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"PASS  order-status  completion 1.00, precision 0.33, recall 1.00; {SAID}" in done.stdout.splitlines()
+    assert f"PASS  order-status [replayed]  completion 1.00, precision 0.33, recall 1.00; {SAID}" in done.stdout.splitlines()
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]
     assert (case["status"], case["extra_calls"]) == ("passed", ["cancel_order", "issue_refund"])
     system_out = next(ET.parse(tmp_path / "out" / "junit.xml").getroot().iter("system-out")).text

@@ -106,7 +106,7 @@ def test_a_failing_case_shows_evalrun_s_explanation_not_a_traceback(tmp_path):
         "goal 'get_id': not called: the agent never called get_assignment_id",
         "goal 'tell': not said: nothing in the assistant's messages contains all keywords; the closest (message 2) "
         "misses '15778303'",
-        "FAIL  does-not-know  completion 0.00, recall 0.00  (suites/more.yaml:7:5)"]
+        "FAIL  does-not-know [live]  completion 0.00, recall 0.00  (suites/more.yaml:7:5)"]
     assert "Traceback" not in done.stdout and "def runtest" not in done.stdout
     assert "FAILED suites/more.yaml::does-not-know - goal 'get_id': not called" in done.stdout
 

@@ -171,8 +171,9 @@ def test_markdown_summary_content(run_dir):
     assert "| 3 | 1 | 1 | 1 | 0 | 0 | 0 |" in lines
     assert "**Exit:** 1 case(s) ended in error: exit 3" in lines
     rows = [line for line in lines[lines.index("| case | status | why |") + 2:] if line.startswith("| ")]
-    assert [row.split(" | ")[:2] for row in rows] == [["| wrong-user", "failed"], ["| broken", "error"]]
-    assert rows[1] == "| broken | error | transcript file not found: suites/t/nowhere.json |"
+    assert [row.split(" | ")[:2] for row in rows] == [["| wrong-user", "failed \\[replayed\\]"],
+                                                      ["| broken", "error \\[replayed\\]"]]
+    assert rows[1] == "| broken | error \\[replayed\\] | transcript file not found: suites/t/nowhere.json |"
 
 
 def unescaped_pipes(line: str) -> int:

@@ -100,7 +100,7 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
         assert [(c["id"], c["runs"], c["passed"], c["status"], c["pass_at_k"], c["pass_hat_k"])
                 for c in repeats["per_case"]] == [("lookup", 3, 2, "failed", 1.0, 0.0), ("steady", 3, 3, "passed", 1.0, 1.0)]
     lines = first.stdout.splitlines()
-    assert "FAIL  lookup (repeat 1)  completion 0.00, precision 0.00, recall 0.00" in lines
+    assert "FAIL  lookup (repeat 1) [live]  completion 0.00, precision 0.00, recall 0.00" in lines
     assert "--repeat 3 (policy all): pass@1 0.83, pass@3 1.00; pass^1 0.83, pass^3 0.50" in lines
     assert "flaky: 1 case(s) with mixed outcomes: lookup" in lines
     import xml.etree.ElementTree as ET
@@ -110,7 +110,7 @@ def test_repeats_have_their_own_cache_slots_and_a_rerun_replays_the_same_answers
     summary_md = (tmp_path / "one" / "summary.md").read_text()
     assert "Repeats: 3 per case (policy all): pass@1 83.3%, pass@3 100.0%; pass^1 83.3%, pass^3 50.0%; " \
            "1 flaky case(s)" in summary_md
-    assert "| lookup (repeat 1) | failed |" in summary_md
+    assert "| lookup (repeat 1) | failed \\[live\\] |" in summary_md
     page = (tmp_path / "one" / "report.html").read_text()
     assert ('<div id="repeats">Repeats: 3 per case (policy all) · pass@1 83.3% · pass@3 100.0% · pass^1 83.3% '
             '· pass^3 50.0% · 1 flaky <code>lookup</code></div>') in page

@@ -3,6 +3,7 @@ transcript paths, which rerun alone from another folder with the same verdicts."
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -35,8 +36,10 @@ def test_failed_and_errored_cases_rerun_alone_from_anywhere_with_the_same_verdic
                     "elsewhere/failures.yaml", cwd=project)
     assert first.returncode == 3  # one case errored
     saved_file = project / "elsewhere" / "failures.yaml"
-    assert "saved 8 cases that did not pass to elsewhere/failures.yaml: evalrun run elsewhere/failures.yaml" \
-        in first.stderr
+    config = (project / "suites" / "evalrun.yaml").resolve()
+    assert ("saved 8 cases that did not pass to elsewhere/failures.yaml: evalrun run elsewhere/failures.yaml "
+            "--config suites/evalrun.yaml (elsewhere/failures.yaml lies outside the folder of suites/evalrun.yaml, "
+            "so a rerun does not find it by itself)") in first.stderr
     before = verdicts(project / "first" / "report.json")
     not_passed = {i for i, (status, _, _) in before.items() if status in ("failed", "error")}
     assert len(not_passed) == 8 and len(before) > 8  # suites/failing: 4 mistakes, 3 bank states, 1 broken
@@ -48,21 +51,19 @@ def test_failed_and_errored_cases_rerun_alone_from_anywhere_with_the_same_verdic
         keep = {"id", "tags", "goals", "goal_details", "forbid_extra_calls", "starting_sentence", "agent"}
         assert case.model_dump(include=keep) == originals[case.id].model_dump(include=keep)
     text = saved_file.read_text()
+    assert text.splitlines()[1] == f"# Rerun them alone: evalrun run elsewhere/failures.yaml --config {config}"
     assert ("  # failed: goal 'get_assignment_id': called get_assignment_id_hr_agent 1 time(s), never with matching "
             "arguments;") in text
     assert "  # error: transcript file not found: " in text
-    assert "    transcript: failures.transcripts/wrong-argument.json\n" in text  # copied: outside its folder
+    # copied, as it lies outside the file's folder, under a name of its own: the id and a hash of it
+    assert re.search(r"\n    transcript: failures\.transcripts/wrong-argument-[0-9a-f]{10}\.json\n", text)
 
     shutil.move(str(project / "elsewhere"), str(project / "moved"))
-    rerun = run_cli("run", "failures.yaml", "--output-dir", "again", cwd=project / "moved")
+    rerun = run_cli("run", "failures.yaml", "--config", str(config), "--output-dir", "again", cwd=project / "moved")
     assert rerun.returncode == 3
-    again = verdicts(project / "moved" / "again" / "report.json")
-    # recorded cases replay anywhere with the same verdicts; live ones (the bank agent's) need the agent that
-    # evalrun.yaml declares, and no evalrun.yaml is found from this folder: they say so
-    live = {i for i in not_passed if i.startswith("state-")}
-    assert {i: again[i] for i in not_passed - live} == {i: before[i] for i in not_passed - live}
-    assert live and all(again[i] == ("error", [], "the case runs against agent 'bank_agent', which is not declared")
-                        for i in live)
+    # the recorded cases replay anywhere with the same verdicts, and the live ones (the bank agent's) are played
+    # by the agent the run's evalrun.yaml declares, which the rerun command names
+    assert verdicts(project / "moved" / "again" / "report.json") == {i: before[i] for i in not_passed}
 
 
 def test_a_recording_inside_the_files_folder_is_referenced_not_copied(project: Path) -> None:

@@ -4,10 +4,16 @@ Each case is copied as its file has it (ids, tags, goals and every other key unc
 a multi-case file applied, so it stands alone), with a comment saying why it did not pass. A `transcript:`
 is rewritten relative to FILE, so the copy reads the same recording wherever FILE is; a recording outside
 FILE's folder (where a run would not read it: runner/suite/containment.py) is copied beside FILE first,
-into <FILE's name>.transcripts/ — for a `FILE#ID` of a file of many, that one conversation.
+into <FILE's name>.transcripts/ — for a `FILE#ID` of a file of many, that one conversation. Each case's copy
+has a name of its own (its file-safe id and a hash of the exact id): two ids with the same file-safe form
+never share a copy, which would score one case on the other's conversation.
+
+FILE is written only when it does not exist or is a file --save-failures wrote (its first line says so): a
+suite written by hand is never overwritten.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,19 +28,54 @@ from .yamltext import entry, one_line
 
 SAVED = ("failed", "error")
 _MAX_REASONS = 3
+_HEADER = "# The cases that did not pass in `"
+_HEADER_END = "`, saved by --save-failures."
+_ID_PART = 60  # characters of the file-safe id in a copy's name; the hash that follows tells ids apart
 
 
-def save_failures(results: Iterable[CaseResult], target: Path, command: str) -> list[str]:
+class NotOurs(Exception):
+    """FILE exists and is not a file --save-failures wrote: it is not overwritten. The message says so."""
+
+
+def target_problem(target: Path) -> Optional[str]:
+    """Why --save-failures must not write `target` (a suite written by hand, a folder, a device), or None.
+    Asked before the run, so no run is wasted, and again just before writing."""
+    if not os.path.lexists(target):
+        return None
+    if not os.path.isfile(target):
+        kind = "a folder" if os.path.isdir(target) else "not a regular file"
+        return f"{target} is {kind}; give the path of a .yaml file to write"
+    if _written_by_us(target):
+        return None
+    return (f"{target} exists and was not written by --save-failures (its first line is not the header "
+            "--save-failures writes), so it is not overwritten: choose another FILE, or delete this one first")
+
+
+def _written_by_us(path: Path) -> bool:
+    try:
+        with open(path, "rb") as stream:
+            first = stream.read(64 << 10).split(b"\n", 1)[0].decode("utf-8").rstrip("\r")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return first.startswith(_HEADER) and first.endswith(_HEADER_END)
+
+
+def save_failures(results: Iterable[CaseResult], target: Path, command: str, rerun: Optional[str] = None) -> list[str]:
     """Write the failed and errored cases of `results` to `target`; the ids written (none: nothing written).
-    OSError when the file cannot be written."""
+    `rerun`: the command that reruns the file (default `evalrun run <target>`). OSError when the file cannot
+    be written; NotOurs when it is a file --save-failures did not write."""
     from ..suite.load import case_entries
 
+    copies = _CopyNames()
     chosen: dict[str, CaseResult] = {}
     for result in results:
         if result.status in SAVED and result.id not in chosen:  # under --repeat, the first run that did not pass
             chosen[result.id] = result
     if not chosen:
         return []
+    problem = target_problem(target)  # asked before the run too; a suite may have appeared there since
+    if problem is not None:
+        raise NotOurs(problem)
     files: dict[str, dict[tuple[int, int], dict]] = {}
     items: list[str] = []
     saved: list[str] = []
@@ -50,7 +91,7 @@ def save_failures(results: Iterable[CaseResult], target: Path, command: str) -> 
         if isinstance(case.get("transcript"), str):
             # joined as text: a Path would fold the `//` of a FILE#ID's id (runner.suite.containment)
             recording, key = split_selection(os.path.join(os.path.dirname(path), case["transcript"]))
-            case["transcript"] = _transcript_for(recording, key, target, case_id)
+            case["transcript"] = _transcript_for(recording, key, target, copies.name(case_id))
         reasons = ([f"error: {result.error}"] if result.error else []) + [f"failed: {f}" for f in result.failures]
         comment = "".join(f"# {one_line(reason)}\n" for reason in reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
@@ -60,20 +101,40 @@ def save_failures(results: Iterable[CaseResult], target: Path, command: str) -> 
         saved.append(case_id)
     if not saved:
         return []
-    head = (f"# The cases that did not pass in `{one_line(command)}`, saved by --save-failures.\n"
-            f"# Rerun them alone: evalrun run {one_line(str(target))}\n")
+    head = (f"{_HEADER}{one_line(command)}{_HEADER_END}\n"
+            f"# Rerun them alone: {one_line(rerun or f'evalrun run {target}')}\n")
     write_text_atomically(target, head + "cases:\n" + "\n".join(items))
     return saved
 
 
-def _transcript_for(recording: Path, key: Optional[str], target: Path, case_id: str) -> str:
+class _CopyNames:
+    """The name of each case's copy of its recording: its file-safe id (cut) and a hash of the exact id, so
+    `refund order` and `refund-order`, or two ids alike in their first 80 characters, get copies of their own;
+    the same id always gets the same name. Names are compared without regard to case (a file system may
+    not tell `A` from `a`); a clash left after the short hash takes the whole hash, then a number."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, str] = {}
+
+    def name(self, case_id: str) -> str:
+        digest = hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).hexdigest()
+        stem = safe_id(case_id)[:_ID_PART]
+        candidates = [f"{stem}-{digest[:10]}", f"{stem}-{digest}"]
+        candidates += (f"{stem}-{digest}-{n}" for n in range(2, len(self.taken) + 3))
+        for name in candidates:
+            if self.taken.setdefault(name.lower(), case_id) == case_id:
+                return name
+        raise AssertionError("unreachable: more names were tried than there are cases")
+
+
+def _transcript_for(recording: Path, key: Optional[str], target: Path, copy_name: str) -> str:
     """The case's `transcript:` as FILE will have it: the recording's path relative to FILE's folder (`#ID`
-    kept), or that of a copy beside FILE when the recording is outside that folder."""
+    kept), or that of a copy beside FILE (named `copy_name`) when the recording is outside that folder."""
     relative = _relative(recording, target.parent)
     if not relative.startswith("../"):
         return relative if key is None else f"{relative}#{key}"
     suffix = ".json" if key is not None else recording.suffix
-    copy = target.parent / f"{target.stem}.transcripts" / f"{safe_id(case_id)}{suffix}"
+    copy = target.parent / f"{target.stem}.transcripts" / f"{copy_name}{suffix}"
     # a missing or unreadable recording stays missing: the copy's case ends in error as the original did
     if key is None:
         data = recording.read_bytes() if recording.is_file() else None

@@ -1,6 +1,7 @@
 """`evalrun init DIR`: a starter folder that validates and runs as written.
 
-It holds an example suite with its recorded conversation, an evalrun.yaml, copies of the JSON
+It holds an example suite with its recorded conversation (replayed, which the suite says where a copy of it would
+keep the recording by mistake), an evalrun.yaml, copies of the JSON
 Schemas (so the editor modelines work offline), VS Code settings mapping the suites to them and a
 recommendation of the YAML extension that reads those settings. Existing files are never
 overwritten, and nothing is written outside the folder: a symlink that leads out is refused.
@@ -34,6 +35,9 @@ goal_details:
   - type: text
     name: tell_delivery_date
     keywords: [June 12]
+# The recorded conversation this case is scored on: it is replayed, and no agent is called (the run's line
+# says `[replayed]`). To test your agent instead, declare it in evalrun.yaml (`agents:`), name it here
+# (`agent: my_agent`) and delete the next line: a case with both is still replayed, and validate warns.
 transcript: transcripts/order-status.json
 """
 
@@ -61,6 +65,12 @@ similarity_threshold: 0.74   # offline stages (embeddings, rapidfuzz); see the R
 # in every suite (true: any such call; a list: calls to these tools). A file's or case's own
 # `forbid_extra_calls` wins.
 # forbid_extra_calls: [cancel_*, issue_refund]
+
+# Your agent, for cases without a `transcript:` (they are played live against it: `agent: my_agent`).
+# agents:
+#   my_agent:
+#     type: python                      # or http, command, model, adk
+#     entrypoint: my_agent:respond      # my_agent.py beside this file: respond(messages, context)
 """
 
 VSCODE_SETTINGS = {

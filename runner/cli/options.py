@@ -38,8 +38,18 @@ def add_agent(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def add_no_cache(parser: argparse.ArgumentParser, help: str) -> None:
-    """--no-cache: ask the model again instead of answering from the disk cache."""
-    parser.add_argument("--no-cache", action="store_true", help=help)
+    """--cache MODE and --no-cache (`--cache refresh`), one or the other: how the disk cache of model answers is
+    used. Both set `no_cache`, which every command hands to the LLM layer as it is (runner.llm.runtime.cache_mode:
+    False, the default, is `on`)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cache", dest="no_cache", choices=("on", "refresh", "off"), metavar="MODE",
+                       help="how to use the disk cache of model answers (evalrun.yaml's cache_dir, default "
+                            ".evalrun/cache; `evalrun cache info` shows it): `on` answers from it (default), "
+                            "`refresh` asks the models again and saves their answers for the next run, `off` "
+                            "neither reads nor writes it")
+    group.add_argument("--no-cache", dest="no_cache", action="store_const", const="refresh",
+                       help=f"{help} (the same as --cache refresh: the fresh answers are saved, so the next run "
+                            "does not answer with older ones)")
 
 
 def add_output_dir(parser: argparse.ArgumentParser, help: str, required: bool = False, short: bool = True) -> None:

@@ -140,7 +140,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
     try:
         saved = read_saved_run(args.run_dir)
-        args.paths = suites_to_rescore(saved, args.paths, current_project())
+        args.paths = suites_to_rescore(saved, args.paths, current_project(), config=args.config)
     except NotRescorable as exc:
         print(f"evalrun rescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -173,6 +173,13 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
     if problem:
         err.line(f"evalrun: {problem}")
         return EXIT_USAGE
+    if getattr(args, "save_failures", None) is not None:
+        from ..authoring.failures import target_problem
+
+        problem = target_problem(args.save_failures)  # said before the run, not after it
+        if problem:
+            err.line(f"evalrun {args.command}: error: --save-failures: {problem}")
+            return EXIT_USAGE
     outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
                   output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
                   agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
@@ -195,7 +202,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
             err.line("nothing was run: fix the problems above")
         return outcome.exit_code
     if getattr(args, "save_failures", None) is not None:
-        save_failures(args.save_failures, outcome, err)
+        save_failures(args.save_failures, outcome, err, list(args.paths), args.config)
     try:
         try:
             print_failures(out, outcome.results(only_problems=True))

@@ -44,24 +44,48 @@ class CaseLines:
             self.progress.finish()
 
 
-def save_failures(target: Path, outcome, err) -> None:
-    from ..authoring.failures import save_failures as write_failures
+def save_failures(target: Path, outcome, err, paths: list[Path], config: Optional[Path]) -> None:
+    """Write --save-failures' file and say how to rerun it: with --config when the file lies where a rerun
+    would not find the evalrun.yaml this run used (outside its folder)."""
+    from ..authoring.failures import NotOurs, save_failures as write_failures
     from ..results.folder import describe_os_error
 
     command = "evalrun " + " ".join(sys.argv[1:])
+    needed = config_for_rerun(target, paths, config)
+    rerun = f"evalrun run {target}" + (f" --config {needed.resolve()}" if needed is not None else "")
     try:
-        saved = write_failures(outcome.results(only_problems=True), target, command)
+        saved = write_failures(outcome.results(only_problems=True), target, command, rerun)
+    except NotOurs as exc:
+        err.line(f"--save-failures: {exc}")
+        return
     except OSError as exc:
         err.line(f"--save-failures: cannot write {target}: {describe_os_error(exc)}")
         return
     except ValueError as exc:  # the results file went away after the run
         err.line(f"--save-failures: cannot read the results back: {exc}")
         return
-    if saved:
-        err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: "
-                 f"evalrun run {target}")
-    else:
+    if not saved:
         err.line(f"--save-failures: no case failed or ended in error; {target} was not written")
+        return
+    said = f"evalrun run {target}"
+    if needed is not None:
+        said += (f" --config {shown(needed)} ({target} lies outside the folder of {shown(needed)}, so a rerun "
+                 "does not find it by itself)")
+    err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: {said}")
+
+
+def config_for_rerun(target: Path, paths: list[Path], config: Optional[Path]) -> Optional[Path]:
+    """The evalrun.yaml a rerun of `target` must be given with --config: the one this run used, when a run
+    of `target` alone, started from any folder, would not find it. None when it would (or the run had none)."""
+    from ..config import find_config
+    from ..suite.files import real_path
+
+    used = config if config is not None else find_config(paths)
+    if used is None:
+        return None
+    folder = real_path(target.parent)  # from the file's own folder: the narrowest search a rerun can make
+    found = find_config([target], cwd=folder)
+    return None if found is not None and real_path(found) == real_path(used) else used
 
 
 def shown(path: Path) -> str:

@@ -5,7 +5,11 @@ append (tens of microseconds) where a file per answer cost a file creation (0.5-
 each insert is committed on its own, so a killed run keeps every answer it got, and concurrent runs on the
 same folder share it (SQLite's locking). Answers cached by earlier versions, one JSON file per answer
 (<key[:2]>/<key>.json), are still read. A damaged, full or read-only cache costs repeated calls, never a
-run's answer.
+run's answer. Each answer keeps when it was saved (`created`), so `evalrun cache clear --older-than` can drop
+the old ones; answers saved before that column existed have none and count as older than any age.
+
+How a run uses the cache is its mode (runner.llm.runtime.cache_mode): `on` reads and writes, `refresh` asks the
+models again and saves their answers (so the next plain run reads those, not older ones), `off` neither.
 """
 from __future__ import annotations
 
@@ -68,9 +72,50 @@ class DiskCache:
             if db is None:
                 return
             try:
-                db.execute("INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)", (key, text))
+                db.execute("INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
+                           (key, text, time.time()))
             except Exception:
                 pass  # a full or read-only disk costs a repeated call next run, never this run's answer
+
+    def summary(self) -> tuple[int, Optional[float], Optional[float]]:
+        """(answers, when the oldest was saved, when the newest was) over the database and earlier versions'
+        files; times None when unknown. OSError when the cache cannot be read."""
+        count, oldest, newest = 0, None, None
+        with self._lock:
+            db = self._connection() if (self.root / DB_NAME).is_file() else None
+            if db is not None:
+                count, oldest, newest = db.execute("SELECT COUNT(*), MIN(created), MAX(created) FROM replies").fetchone()
+        for _, mtime in self._legacy_files():
+            count += 1
+            oldest, newest = min(oldest or mtime, mtime), max(newest or mtime, mtime)
+        return count, oldest, newest
+
+    def clear(self, before: Optional[float] = None) -> int:
+        """Remove the answers saved before `before` (a time.time(); those of unknown age with them), or every
+        answer; how many were removed. Rows are deleted, not the file: a run on the same folder keeps going."""
+        removed = 0
+        with self._lock:
+            db = self._connection() if (self.root / DB_NAME).is_file() else None
+            if db is not None:
+                if before is None:
+                    removed = db.execute("DELETE FROM replies").rowcount
+                else:
+                    removed = db.execute("DELETE FROM replies WHERE created IS NULL OR created < ?",
+                                         (before,)).rowcount
+        for path, mtime in self._legacy_files():
+            if before is None or mtime < before:
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
+    def _legacy_files(self) -> list[tuple[Path, float]]:
+        """Earlier versions' answers, one file each (<key[:2]>/<key>.json), with their modification times."""
+        found = []
+        if self.root.is_dir():
+            for folder in self.root.iterdir():
+                if folder.is_dir() and len(folder.name) == 2:
+                    found += [(path, path.stat().st_mtime) for path in folder.glob("*.json") if path.is_file()]
+        return found
 
     def _connection(self) -> Any:
         if self._db is not None or self._unusable:
@@ -84,7 +129,9 @@ class DiskCache:
                 db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")  # on a file system without it, SQLite keeps its default
                 db.execute("PRAGMA synchronous=NORMAL")  # a killed process loses nothing; a power cut may lose the last answers
-                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                           "created REAL) WITHOUT ROWID")
+                _add_created(db)
                 self._db = db
                 return db
             except sqlite3.DatabaseError:
@@ -112,6 +159,17 @@ class DiskCache:
             return (self.root / key[:2] / f"{key}.json").read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+
+
+def _add_created(db: Any) -> None:
+    """A database of an earlier version has no `created` column: add it (its rows keep none)."""
+    import sqlite3
+
+    if "created" not in {row[1] for row in db.execute("PRAGMA table_info(replies)")}:
+        try:
+            db.execute("ALTER TABLE replies ADD COLUMN created REAL")
+        except sqlite3.OperationalError:  # another process added it first
+            pass
 
 
 def cache_slot(repeat: int, sample: int) -> Any:

@@ -34,8 +34,9 @@ class LLMClient:
         self.runtime = runtime or current_runtime()
         self.transport = transport_for(settings)
         root = Path(cache_dir) if cache_dir is not None else self.runtime.cache_dir
-        use_cache = root is not None and settings.cache and not self.runtime.no_cache
+        use_cache = root is not None and settings.cache and self.runtime.cache_mode != "off"
         self.cache = DiskCache.at(root / "llm") if use_cache else None  # type: ignore[operator]
+        self.reads_cache = self.runtime.cache_mode == "on"  # `refresh` asks again, and saves the new answer
 
     @property
     def where(self) -> str:
@@ -100,7 +101,7 @@ class LLMClient:
             return LLMCall(role=self.role, model=s.model, latency_s=time.monotonic() - started, **fields)
 
         key = request_key(s, messages, tools, response_format, params, repeat) if self.cache else ""
-        if self.cache is not None:
+        if self.cache is not None and self.reads_cache:
             stored = self.cache.get(key)
             completion = completion_from_stored(stored) if stored is not None else None
             if completion is not None and _accepts(accept, completion):

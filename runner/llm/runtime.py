@@ -14,6 +14,22 @@ from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
 
 
+CACHE_MODES = ("on", "refresh", "off")  # read and write / ask again and write / neither
+
+
+def cache_mode(no_cache: "bool | str | None") -> str:
+    """The cache mode a command's `no_cache` asks for: False or None (the default) reads and writes (`on`); True
+    (`--no-cache`) and `refresh` ask the models again and keep their answers, so the next run reads the fresh
+    ones (not reading alone left the old answers for the next run to replay); `off` neither reads nor writes."""
+    if no_cache is None or no_cache is False:
+        return "on"
+    if no_cache is True:
+        return "refresh"
+    if no_cache not in CACHE_MODES:
+        raise ValueError(f"unknown cache mode {no_cache!r}: use one of {', '.join(CACHE_MODES)}")
+    return no_cache
+
+
 # Who is waiting in a blocking call (a case's scoring thread, say): `cancel_blocking(owner)` ends its calls
 # when the case is cancelled, instead of leaving the thread to wait out a slow model's reply.
 blocking_owner: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("evalrun_blocking_owner",
@@ -24,11 +40,13 @@ class LLMRuntime:
     """What one run shares across all its model calls. `configure()` makes one the current runtime."""
 
     def __init__(self, concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-                 no_cache: bool = False, limits: LimitFactory = local_limit):
+                 no_cache: "bool | str" = False, limits: LimitFactory = local_limit):
         self._make_limit = limits
         self.limiter = limits(None, concurrency)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self.no_cache = no_cache
+        self.cache_mode = cache_mode(no_cache)
+        # what a process of this run is configured with (a Ray worker); true whenever answers are not read
+        self.no_cache: "bool | str" = False if self.cache_mode == "on" else self.cache_mode
         self.totals = CallSummary()
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
@@ -95,8 +113,9 @@ _runtime_lock = threading.Lock()
 
 
 def configure(concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-              no_cache: bool = False, limits: LimitFactory = local_limit) -> LLMRuntime:
+              no_cache: "bool | str" = False, limits: LimitFactory = local_limit) -> LLMRuntime:
     """Start a run: a fresh limit, cache setting, breakers and totals for every client built after this.
+    `no_cache`: the cache mode (`cache_mode`: True is `refresh`).
     `limits`: what makes the run's limits (a process of a Ray run: stand-ins for the cluster's one budget)."""
     global _runtime
     with _runtime_lock:

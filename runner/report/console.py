@@ -12,7 +12,7 @@ import unicodedata
 from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 from ..results.digest import ResultDigest
-from ..results.models import CaseResult, Summary
+from ..results.models import SOURCE_LABELS, CaseResult, Summary
 from .saved import extra_calls_text
 
 _COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
@@ -180,7 +180,8 @@ def case_line(result: "CaseResult | ResultDigest", color: bool = False) -> str:
     if result.judge_fallbacks:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
-    line = f"{label} {visible(result.id)}{repeat}{detail}"
+    source = SOURCE_LABELS.get(result.conversation_source or "")  # live or replayed: a green line must say which
+    line = f"{label} {visible(result.id)}{repeat}{f' [{source}]' if source else ''}{detail}"
     return _paint(line, result.status, color) if color else line
 
 
@@ -282,6 +283,9 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
     line = ", ".join(parts) + f" in {summary.duration_s:.2f}s"
     status = "passed" if summary.exit_code == 0 else ("failed" if summary.exit_code == 1 else "error")
     console.line(line, status)
+    said = cache_line(summary)
+    if said:
+        console.line(said)
     if summary.repeats is not None:
         console.line(repeat_line(summary.repeats))
         if summary.repeats.flaky:
@@ -300,6 +304,20 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(f"not run: {len(summary.not_run)} case(s): {shown}")
     if report_path:
         console.line(f"report: {report_path}")
+
+
+def cache_line(summary: Summary) -> Optional[str]:
+    """How many model answers (judge, agent, simulated user) came from the disk cache, when any did or when the
+    run refreshed it: a verdict resting on an old answer must say so. None when nothing is worth saying."""
+    usage, mode = summary.model_usage, summary.cache
+    if usage is None or not usage.calls:
+        return None
+    if usage.cached:
+        return (f"cache: {usage.cached} of {usage.calls} model answer(s) came from the disk cache, not the model; "
+                "--cache refresh asks again (`evalrun cache info` shows where it is)")
+    if mode == "refresh":
+        return f"cache: refreshed: {usage.calls} model answer(s) asked again and saved for the next run"
+    return None
 
 
 def agent_line(agent: str) -> str:

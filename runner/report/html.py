@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from ..results.models import SOURCE_LABELS
 from .base import ReportFormat
 from .html_assets import JS
 from .html_data import write_data, write_encoded
@@ -86,7 +87,8 @@ def _page(report: dict[str, Any], write_cases: Callable[[TextIO, dict[str, str]]
               'verdicts; <code>report.html#case=ID</code> opens one.</p>\n</main>\n')
     baseline = summary.get("baseline") or {}
     write_cases(out, {"regressed": script_json(baseline.get("newly_failing") or []),
-                            "fixed": script_json(baseline.get("newly_passing") or [])})
+                            "fixed": script_json(baseline.get("newly_passing") or []),
+                            "sources": script_json(SOURCE_LABELS)})  # live or replayed, in the console's words
     out.write(f"<script>{JS}</script>\n</body></html>\n")
 
 

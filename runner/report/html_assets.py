@@ -11,6 +11,9 @@ var data = JSON.parse(document.getElementById("evalrun-data").textContent);
 var cases = [];  // index rows: id, run, repeat, status, source, description, tags, reasons, completion, time
 var regressed = {}; (data.regressed || []).forEach(function(k){ regressed[k] = true; });
 var fixed = {}; (data.fixed || []).forEach(function(k){ fixed[k] = true; });
+// Where each case's conversation came from, in the console's words (runner.results.models.SOURCE_LABELS).
+var SOURCES = data.sources || {};
+function sourceLabel(c){ return Object.prototype.hasOwnProperty.call(SOURCES, c.conversation_source) ? SOURCES[c.conversation_source] : ""; }
 // A case's key, as the baseline comparison and #case= links name it: its id, and its recorded run if any.
 function key(c){ return c.run === null || c.run === undefined ? String(c.id) : c.id + " (run " + c.run + ")"; }
 // Problems first: cases that fell behind the baseline, then failed, errored and unscored ones, then
@@ -125,7 +128,7 @@ function row(i){
   var mark = regressed[key(c)] ? el("span", "badge regressed", ["regressed"]) :
              fixed[key(c)] ? el("span", "badge fixed", ["newly passing"]) : null;
   var tr = el("tr", "case " + c.status + (regressed[key(c)] ? " regressed" : "") + (fixed[key(c)] ? " fixed" : ""), [
-    el("td", null, [el("span", "badge " + c.status, [c.status]), mark]),
+    el("td", null, [el("span", "badge " + c.status, [c.status]), mark, sourceLabel(c) ? el("span", "muted source", [" " + sourceLabel(c)]) : null]),
     el("td", "id", [key(c) + (c.repeat === null || c.repeat === undefined ? "" : " (repeat " + c.repeat + ")")]),
     el("td", "muted col-file", [suiteFile(c)]),
     el("td", "why col-why", [why]),
@@ -191,6 +194,7 @@ function detail(c){
   link.href = "#case=" + encodeURIComponent(key(c));
   var head = [el("span", "badge " + c.status, [c.status]), " ", el("code", null, [key(c)]), "  ", el("span", "muted", [c.source || ""]), link];
   box.appendChild(el("div", null, head));
+  if (sourceLabel(c)) box.appendChild(el("div", "muted source", ["conversation: " + sourceLabel(c) + (c.conversation_source !== "live" && c.transcript_path ? ": " + c.transcript_path : "")]));
   if (regressed[key(c)]) box.appendChild(el("div", "warn regression", ["Regression: this case passed in the baseline run and does not pass now."]));
   if (c.description) box.appendChild(el("div", null, [c.description]));
   if (c.tags && c.tags.length) box.appendChild(el("div", "muted", ["tags: " + c.tags.join(", ")]));

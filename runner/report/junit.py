@@ -13,7 +13,7 @@ import re
 from typing import Any, Iterable, TextIO
 
 from .base import ReportFormat
-from .saved import extra_calls_text, one_line_reason, pass_rate_text, reasons, suite_file
+from .saved import conversation_text, extra_calls_text, one_line_reason, pass_rate_text, reasons, suite_file
 
 # Everything outside XML 1.0's Char production: C0 controls but tab/newline/return, surrogates, U+FFFE/F.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -130,6 +130,8 @@ def _case(out: TextIO, file_name: str, case: dict) -> None:
 
 def _case_facts(case: dict) -> list[str]:
     lines = [f"source: {case.get('source', '')}"]
+    if conversation_text(case):  # live, or a recording replayed (no agent called)
+        lines.append(f"conversation: {conversation_text(case)}")
     if case.get("description"):
         lines.append(f"description: {case['description']}")
     metrics = case.get("metrics") or {}

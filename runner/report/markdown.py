@@ -8,7 +8,8 @@ from typing import Any, TextIO
 
 from .base import ReportFormat
 from .redteam import markdown as redteam_markdown
-from .saved import PROBLEM_STATUSES, extra_calls_text, one_line_reason, pass_rate_text, percent
+from .saved import (PROBLEM_STATUSES, conversation_text, extra_calls_text, one_line_reason, pass_rate_text, percent,
+                    sources_line)
 
 MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -49,6 +50,9 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         out.write(md_text(f"Model calls: {usage['calls']} ({usage.get('cached', 0)} cached), "
                           f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion "
                           f"tokens{cost}") + "\n\n")
+    sources = sources_line(cases)  # live or replayed: a green count must say which
+    if sources:
+        out.write(md_text(sources) + "\n\n")
     if summary.get("judge_fallback_cases"):
         out.write(f"**Judge fallbacks:** {summary['judge_fallback_cases']} case(s) rest on verdicts reached without "
                   "the judge, which failed\n\n")
@@ -82,7 +86,9 @@ def write(report: dict[str, Any], out: TextIO) -> None:
             out.write("### Cases that did not pass\n\n| case | status | why |\n|---|---|---|\n")
             header_written = True
         repeat = f" (repeat {case['repeat']})" if case.get("repeat") is not None else ""
-        out.write(f"| {md_text(str(case.get('id', '')) + repeat)} | {md_text(case.get('status', ''))} | "
+        source = conversation_text(case, with_path=False)
+        status = f"{case.get('status', '')} [{source}]" if source else case.get("status", "")
+        out.write(f"| {md_text(str(case.get('id', '')) + repeat)} | {md_text(status)} | "
                   f"{md_text(one_line_reason(case))} |\n")
         rows += 1
     if more:

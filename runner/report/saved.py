@@ -184,6 +184,32 @@ def extra_calls_text(names: list[str]) -> str:
     return f"{len(names)} extra call{'s' if len(names) > 1 else ''}: {listed}"
 
 
+def conversation_text(case: dict, *, with_path: bool = True) -> str:
+    """Where the case's conversation came from, in the words of every report: `live`, `replayed: <recording>`,
+    `replayed (--replay): <file>`, `rescored: <saved conversation>`; '' when the case never got that far."""
+    from ..results.models import SOURCE_LABELS
+
+    source = case.get("conversation_source")
+    label = SOURCE_LABELS.get(source) if isinstance(source, str) else None
+    if label is None:
+        return ""
+    path = case.get("transcript_path")
+    return f"{label}: {path}" if with_path and path and source != "live" else label
+
+
+def sources_line(cases: list) -> str:
+    """`Conversations: 5 live, 8 replayed`: how many of the run's cases came from each source; '' for none."""
+    from ..results.models import SOURCE_LABELS
+
+    counted: dict[str, int] = {}
+    for case in cases:
+        label = conversation_text(case, with_path=False) if isinstance(case, dict) else ""
+        if label:
+            counted[label] = counted.get(label, 0) + 1
+    said = [f"{counted[label]} {label}" for label in SOURCE_LABELS.values() if label in counted]
+    return "Conversations: " + ", ".join(said) if said else ""
+
+
 def one_line_reason(case: dict) -> str:
     lines = reasons(case)
     if not lines:

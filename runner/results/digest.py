@@ -35,7 +35,7 @@ class CheckVerdict(NamedTuple):
 
 
 _FIELDS = ("id", "status", "run", "repeat", "metrics", "skip_reason", "checks", "extra_calls", "judge_fallbacks",
-           "failures", "error", "unscored_reason", "redteam", "decision_notes")
+           "failures", "error", "unscored_reason", "redteam", "decision_notes", "conversation_source")
 
 
 class ResultDigest:
@@ -47,12 +47,13 @@ class ResultDigest:
     def __init__(self, id: str, status: str, run: Optional[int], repeat: Optional[int],
                  metrics: Optional[MetricMeans], skip_reason: Optional[str], checks: tuple[CheckVerdict, ...],
                  extra_calls: list[str], judge_fallbacks: list[str], failures: list[str], error: Optional[str],
-                 unscored_reason: Optional[str], redteam: Any, decision_notes: tuple[str, ...], line: str,
-                 whole: Optional["CaseResult"] = None):
+                 unscored_reason: Optional[str], redteam: Any, decision_notes: tuple[str, ...],
+                 conversation_source: Optional[str], line: str, whole: Optional["CaseResult"] = None):
         self.id, self.status, self.run, self.repeat = id, status, run, repeat
         self.metrics, self.skip_reason, self.checks, self.extra_calls = metrics, skip_reason, checks, extra_calls
         self.judge_fallbacks, self.failures, self.error = judge_fallbacks, failures, error
         self.unscored_reason, self.redteam, self.decision_notes = unscored_reason, redteam, decision_notes
+        self.conversation_source = conversation_source
         self.line = line
         self._whole = whole
 
@@ -65,7 +66,8 @@ class ResultDigest:
                    None if m is None else MetricMeans(m.journey_completion, m.tool_call_precision, m.tool_call_recall),
                    result.skip_reason, tuple(CheckVerdict(c.name, c.status, c.explanation) for c in result.checks),
                    result.extra_calls, result.judge_fallbacks, result.failures, result.error, result.unscored_reason,
-                   result.redteam, tuple(decision_notes(result)), line, result if keep else None)
+                   result.redteam, tuple(decision_notes(result)), result.conversation_source, line,
+                   result if keep else None)
 
     def whole(self) -> "CaseResult":
         """The CaseResult itself (validated from `line` once, the first time)."""

@@ -119,6 +119,12 @@ class Metrics(BaseModel):
 
 CheckStatus = Literal["passed", "failed", "skipped", "unscored"]
 
+# Where a case's conversation came from, and the word every report shows for it: a case with both `agent:` and
+# `transcript:` replays its recording, and a reader of a green line must see that no agent was called.
+ConversationSource = Literal["live", "transcript", "replay", "rescore"]
+SOURCE_LABELS: dict[str, str] = {"live": "live", "transcript": "replayed", "replay": "replayed (--replay)",
+                                 "rescore": "rescored"}
+
 
 class CheckResult(BaseModel):
     """One check of a case (runner/checks): its verdict, score against threshold, and the evidence."""
@@ -153,6 +159,11 @@ class CaseResult(BaseModel):
     error: Optional[str] = None
     skip_reason: Optional[str] = None
     transcript_path: Optional[str] = None
+    conversation_source: Optional[ConversationSource] = Field(
+        None, description="Where the conversation scored came from: `live` (played against the case's agent), "
+                          "`transcript` (the case's own recording, replayed: no agent was called), `replay` (the "
+                          "recording --replay DIR holds for it), `rescore` (the conversation a saved run kept, "
+                          "scored again); None when the case never got that far (skipped, unreadable)")
     termination_reason: Optional[str] = Field(None, description="How the conversation ended, when recorded")
     transcript: list[dict[str, Any]] = Field(default_factory=list)
     duration_s: float = 0.0
@@ -231,7 +242,12 @@ class Summary(BaseModel):
     interrupted: bool = False
     stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
     exit_reason: str = Field("", description="One line on why the run exits with its code")
-    model_usage: Optional[CallSummary] = Field(None, description="Every model call of the run, totalled")
+    model_usage: Optional[CallSummary] = Field(None, description="Every model call of the run, totalled (`cached`: "
+                                                                 "the answers that came from the disk cache)")
+    cache: Optional[Literal["on", "refresh", "off"]] = Field(
+        None, description="How the run used the disk cache of model answers: `on` answered from it where it could "
+                          "(model_usage.cached says how often), `refresh` asked the models again and saved their "
+                          "answers, `off` neither read nor wrote it")
     pass_rate: Optional[float]
     mean_journey_completion: Optional[float]
     mean_tool_call_precision: Optional[float]

@@ -78,5 +78,21 @@ def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = N
     `llm_client(settings, role)` gives model targets the run's LLM client."""
     from .agents._registry import create_agent
 
-    name = agent_name_for(case, loaded.config, override)
+    try:
+        name = agent_name_for(case, loaded.config, override)
+    except AgentNotFound as exc:
+        if loaded.path is None and not loaded.config.agents:  # not "evalrun.yaml has no agents": there is none
+            raise AgentNotFound(no_config_reason(case, override)) from exc
+        raise
     return create_agent(name, loaded.config.agents[name], AgentEnv(base_dir=loaded.base_dir, llm_client=llm_client))
+
+
+def no_config_reason(case: Case, override: Optional[str] = None) -> str:
+    """Why a live case cannot be played when the run found no evalrun.yaml at all: where it is looked for
+    (the run's `config:` line names the folders searched) and how to give it."""
+    named = override or case.agent
+    which = f"agent '{named}'" if named else "an agent"
+    return (f"the case is played live by {which}, but this run found no evalrun.yaml to declare it (it is looked "
+            "for next to the suite files and in the folders above them, up to the repository root or, outside a "
+            "repository, the current folder; the run's `config:` line says where it looked): give it with "
+            "--config PATH/evalrun.yaml, or keep the suite file under the folder of its evalrun.yaml")

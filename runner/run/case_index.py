@@ -162,6 +162,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too. `processes`: how many may read the files."""
     from .agent_choice import check_agent_names
+    from .sources import replayed_agent_warnings
 
     loaded = load_suites(paths, exclude, roots=roots, keep=_Referencer(), eval_config=eval_config,
                          referenceless=referenceless, processes=processes, alone_first=KEEP_LOADED,
@@ -169,6 +170,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
     diagnostics = list(loaded.diagnostics)
     if config is not None:
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source
+        diagnostics.extend(replayed_agent_warnings(loaded.cases, config))  # and .recorded
     refs = [ref for ref in loaded.cases if selected(ref.id, ref.tags, filters, tags)]
     return CaseIndex(refs=refs, diagnostics=sort_diagnostics(diagnostics), files=loaded.files)
 

@@ -26,6 +26,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from .agent_tools import ToolsOfAgents
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from .code_guard import refuse_code_from
+from .sources import conversation_source
 from ..checks.quick import referenceless
 from ..checks.run import apply_checks, case_checks, settle_run_checks
 from ..checks.select import profile_selection
@@ -34,6 +36,7 @@ from ..results.models import CaseResult
 from ..score.cascade import Cascade, CascadeSettings
 from ..suite.files import real_path
 from ..suite.models import Case
+from ..transcripts.opening import opening_problem
 from ..transcripts.read import TranscriptError, build_trajectory
 from ..transcripts.recording import ConversationRef
 from ..transcripts.transcript_file import read_recording
@@ -153,6 +156,8 @@ class CaseRunner:
         self.roots = [real_path(root) for root in roots]  # once per run, not once per case
         self.save_conversation = save_conversation
         self.loader = CaseLoader(self.roots, eval_config=options.eval_config, referenceless=options.quick)
+        if options.conversations_dir is not None:  # rescore: the saved run's folder is data, never code
+            refuse_code_from(options.conversations_dir.parent)
         self._load_lock = threading.Lock()
         self._tools = ToolsOfAgents(loaded, options.agent)
         # Reading and scoring run in these threads. Scoring may wait on the judge, so there is a thread per case
@@ -253,6 +258,8 @@ class CaseRunner:
         if case.skip:
             reason = case.skip if isinstance(case.skip, str) else "skip: true"
             return [CaseResult(**base, status="skipped", skip_reason=reason)]
+        options = self.options
+        base["conversation_source"] = conversation_source(case, options.replay_dir, options.conversations_dir)
         try:
             recordings = recordings_of(case, self.options, self.roots, base.get("repeat"))
         except TranscriptError as exc:
@@ -270,6 +277,10 @@ class CaseRunner:
             recording = read_recording(path)
         except TranscriptError as exc:
             return CaseResult(**base, status="error", error=str(exc), transcript_path=str(path))
+        other = opening_problem(case.starting_sentence, recording.messages)
+        if other is not None:  # another conversation: no verdict on it is this case's
+            return CaseResult(**base, status="error", error=other, transcript_path=str(path),
+                              termination_reason=recording.termination_reason, transcript=recording.messages)
         result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
                              normalized=True, state=recording.state)
         return not_passed_on_part(result, recording.problems)
