@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from .base import Executor, Work
 from .ray_run import portable_run, rebuild_run
 from ...shard import shard_of
+from ...signals import held_against_libraries
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
@@ -64,7 +65,8 @@ class RayExecutor(Executor):
 
         runtime = current_runtime()  # the calls workers make count in this run's totals
         try:
-            _connect(ray, work, self.notice)
+            with held_against_libraries():  # Ray's init takes SIGTERM over (it exits the process, exit 15)
+                _connect(ray, work, self.notice)
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         except Exception as exc:  # noqa: BLE001 - no cluster: every case says why it did not run, no traceback
             where = os.environ.get("RAY_ADDRESS")
@@ -131,6 +133,8 @@ class RayExecutor(Executor):
             if work.stop.reason is None:
                 raise
         finally:
+            for future in futures:  # what a cancelled batch's reference then says is nobody's to read
+                future.cancel()
             for ref, (worker, _) in pending.items():
                 ray.cancel(ref, force=worker is None)  # an actor's call cannot be forced (that would end the actor)
             players.add_usage(runtime)
