@@ -106,6 +106,13 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .streams import usable_standard_streams
+
+    with usable_standard_streams():  # a command started with stderr (or stdout) closed still runs
+        return _main(argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     from ..plugins import skip_pydantic_plugins
 
     skip_pydantic_plugins()  # 0.2-0.3 s of every start with logfire installed (runner/plugins.py)
