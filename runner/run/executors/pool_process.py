@@ -1,27 +1,20 @@
 """One worker process of the replay pool (runner.run.executors.replay_pool), forked from the run's process, and
-the channel to it: a Unix socket pair of its own.
+the channel to it: a socket of its own (runner.forked), read on the run's event loop, so a worker that dies at
+any moment, a signal or a stop is seen as it happens.
 
-Each worker has its own socket, never shared: whatever a worker does, and however it ends, it can cut short
-only its own messages. A worker that dies mid-message (killed while it writes a batch's results, say) shows as
-the end of its socket in the middle of a frame, at once; it never leaves a half-written message in a channel
-other workers write to, nor a lock taken (concurrent.futures' pool shares one result pipe and its lock among
-all workers: a worker killed while it wrote there hung the run for ever). The run's process reads every
-socket on its event loop, so a signal, a stop or a dead worker is seen as it happens.
-
-A frame is 8 bytes of length, then a pickle: a batch of jobs to the worker, ("played", what the batch gave) or
-("raised", why) back. The worker ends when its socket does.
+Frames carry pickles: a batch of jobs to the worker; ("played", what the batch gave) or ("raised", why) back.
+The worker plays the batches in the order sent, and ends when its socket does.
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import pickle
-import signal
 import socket
-import sys
 from typing import Any, Callable, Optional
 
-HEADER = 8  # bytes of a frame's length
+from ...forked import HEADER, become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
+
 EXIT_SETTLE_S = 1.0  # after its socket ended: how long a worker may take to be gone before it is killed
 
 
@@ -39,29 +32,10 @@ class WorkerProcess:
 
     @classmethod
     def fork(cls, play: Callable[[Any], Any], siblings: list["WorkerProcess"]) -> "WorkerProcess":
-        """Fork a worker serving `play`. `siblings`: the workers already running, whose sockets it must not
-        keep open (a copy held elsewhere would hide the end of theirs)."""
-        ours, theirs = socket.socketpair()
-        parent = os.getpid()
-        for stream in (sys.stdout, sys.stderr):  # what is buffered here would be written twice, once by the child
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        pid = os.fork()
-        if pid == 0:  # the worker: it never returns into the caller's frames (an event loop runs there)
-            code = 0
-            try:
-                ours.close()
-                for sibling in siblings:
-                    sibling.sock.close()
-                _serve(theirs, play, parent)
-            except BaseException:  # noqa: BLE001 - nothing of it may reach the run's process; the run sees it die
-                code = 70
-            finally:
-                os._exit(code)
-        theirs.close()
-        return cls(pid, ours)
+        """Fork a worker serving `play`; `siblings`: the workers already running (their sockets are closed in it)."""
+        pid, sock = fork_with_socket(lambda theirs, parent: _serve(theirs, play, parent),
+                                     [sibling.sock for sibling in siblings])
+        return cls(pid, sock)
 
     async def listen(self, events: asyncio.Queue) -> None:
         """Start reading this worker's answers into `events` (on the running loop)."""
@@ -90,18 +64,13 @@ class WorkerProcess:
         self._writer.write(len(data).to_bytes(HEADER, "big") + data)
 
     async def ended(self) -> Optional[int]:
-        """Once its socket ended: the worker's exit status (os.waitstatus_to_exitcode's), waited for a moment,
-        then killed and reaped if it still runs (a worker that closed its socket itself)."""
+        """Once its socket ended: how the worker ended (os.waitstatus_to_exitcode's), after a moment to be gone;
+        one still running then (it closed its socket itself) is killed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + EXIT_SETTLE_S
         while not self.reap() and loop.time() < deadline:
             await asyncio.sleep(0.01)
-        if self.status is None:
-            self.kill()
-        return self.exit_code
-
-    @property
-    def exit_code(self) -> Optional[int]:
+        self.kill()
         return None if self.status is None else os.waitstatus_to_exitcode(self.status)
 
     def reap(self) -> bool:
@@ -109,20 +78,17 @@ class WorkerProcess:
         if self.status is None:
             try:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped by someone else: gone all the same
+            except ChildProcessError:  # reaped elsewhere: gone all the same
                 pid, status = self.pid, 0
             if pid == self.pid:
                 self.status = status
         return self.status is not None
 
     def kill(self) -> None:
-        """End it now (SIGKILL) and reap it."""
+        """End it now (SIGKILL, unless gone already) and reap it; close this end of its socket."""
         if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                _, self.status = os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                self.status = 0
+            status = kill_and_reap(self.pid)
+            self.status = 0 if status is None else status
         self.close()
 
     def close(self) -> None:
@@ -149,64 +115,21 @@ async def stop_workers(workers: list[WorkerProcess], *, patient: bool) -> None:
         worker.kill()
 
 
-# ---------------------------------------------------------------------------------- in the worker process
-
 def _serve(sock: socket.socket, play: Callable[[Any], Any], parent: int) -> None:
-    _become_worker(parent)
+    """In the worker: play each batch that comes, in order, until the socket ends."""
+    become_worker(parent)
     sock.setblocking(True)
     fd = sock.fileno()
     while True:
-        header = _read_exactly(fd, HEADER)
-        if header is None:
-            return
-        payload = _read_exactly(fd, int.from_bytes(header, "big"))
-        if payload is None:
+        request = read_frame(fd)
+        if request is None:
             return
         try:
-            answer: tuple = ("played", play(pickle.loads(payload)))
+            answer: tuple = ("played", play(pickle.loads(request)))
         except BaseException as exc:  # noqa: BLE001 - a batch that raised: its cases are errors that say so
             answer = ("raised", f"{type(exc).__name__}: {exc}"[:500])
         try:
             data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # noqa: BLE001
             data = pickle.dumps(("raised", f"its results could not be sent back ({type(exc).__name__}: {exc})"[:500]))
-        _write_all(fd, len(data).to_bytes(HEADER, "big") + data)
-
-
-def _become_worker(parent: int) -> None:
-    """Signals: Ctrl-C and a hang-up reach the terminal's whole process group, and the run's process decides what
-    they mean (it ends its workers); SIGTERM sent to a worker ends it. A worker never outlives the run's process,
-    even one killed outright."""
-    try:
-        signal.set_wakeup_fd(-1)  # the run's process's, inherited: a signal here must not wake its loop
-    except (ValueError, OSError):
-        pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform == "linux":
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the run's process ended before the line above took effect
-        os._exit(0)
-
-
-def _read_exactly(fd: int, size: int) -> Optional[bytes]:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+        write_frame(fd, data)
