@@ -89,3 +89,20 @@ def held_against_libraries() -> Iterator[None]:
         for sig, handler in kept.items():
             if handler is not None:  # None: set outside Python, nothing to set back
                 real(sig, handler)
+
+
+@contextmanager
+def stops_like_ctrl_c() -> Iterator[None]:
+    """For the length of a command: SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does, where nothing else
+    handles them; so every command, and a run before and after the part `RunSignals` holds (printing its summary,
+    sending its spans), ends on them as on Ctrl-C ('interrupted', exit 2), never killed mid-write without a word."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in SIGNALS
+                if sig != signal.SIGINT and signal.getsignal(sig) is signal.SIG_DFL}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -106,9 +106,11 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from ..signals import stops_like_ctrl_c
     from .streams import usable_standard_streams
 
-    with usable_standard_streams():  # a command started with stderr (or stdout) closed still runs
+    # a command started with stderr (or stdout) closed still runs; SIGTERM and SIGHUP stop it as Ctrl-C does
+    with usable_standard_streams(), stops_like_ctrl_c():
         return _main(argv)
 
 
