@@ -147,13 +147,15 @@ def accounted(root: Path, ids: list[str]) -> dict:
 
 
 def nothing_left_in(root: Path) -> None:
-    """Once the run ended: no process of it (a worker, a reader; orphans included) still runs in `root`."""
+    """Once the run ended: no process of it (a worker, a reader, forked with its command line; orphans included)
+    still runs in `root`. (A Ray cluster's own workers outlive a run: they are the cluster's.)"""
     def left() -> list[int]:
         found = []
         for entry in os.listdir("/proc"):
             if entry.isdigit() and int(entry) != os.getpid():
                 try:
-                    here = os.readlink(f"/proc/{entry}/cwd") == str(root)
+                    here = (os.readlink(f"/proc/{entry}/cwd") == str(root)
+                            and b"--output-dir" in Path(f"/proc/{entry}/cmdline").read_bytes())
                     state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
                 except OSError:
                     continue

@@ -74,7 +74,8 @@ class RayExecutor(Executor):
                    "a local Ray cluster could not be started")
             jobs = [(position, repeat) for position in range(len(work.refs)) for repeat in range(work.repeats)]
             ReplayPoolExecutor._save(work, (_errors(work, jobs, f"{why}: {_cause(exc)}"), []), runtime)
-            ray.shutdown()  # whatever part of it had started
+            with held_against_libraries():  # Ray's shutdown resets SIGTERM to its default (death, no report)
+                ray.shutdown()  # whatever part of it had started
             return
         task = asyncio.current_task()
         assert task is not None
@@ -138,7 +139,8 @@ class RayExecutor(Executor):
             for ref, (worker, _) in pending.items():
                 ray.cancel(ref, force=worker is None)  # an actor's call cannot be forced (that would end the actor)
             players.add_usage(runtime)
-            ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
+            with held_against_libraries():  # Ray's shutdown resets SIGTERM to its default (death, no report)
+                ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
 
 
 class _Players:
