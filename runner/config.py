@@ -367,9 +367,13 @@ def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:
 def load_config(path: Optional[Path], *, for_run: bool = False) -> tuple[LoadedConfig, list[Diagnostic]]:
     """Read and check a config file; its problems come back as diagnostics. `for_run` adds the checks
     of what a run needs from the environment (a judge's API key), which `validate` leaves alone."""
+    from .secrets import remember
+
     if path is None:
+        remember()
         return LoadedConfig(config=Config()), []
     doc = read_document(path, display_path(path))
+    remember(doc.data)  # what it names is masked wherever this process writes (runner/secrets.py)
     if doc.diagnostics:
         return LoadedConfig(config=Config()), doc.diagnostics
     if doc.data is None:

@@ -36,7 +36,7 @@ def eval_files(root: Path) -> None:
         {"eval_id": "plan", "conversation_scenario": {"starting_prompt": "Hi", "conversation_plan": "Ask twice."}}))
 
 
-def test_convert_writes_yaml_that_loads_into_the_same_cases(tmp_path):
+def test_convert_writes_yaml_that_loads_into_the_same_cases(tmp_path, monkeypatch):
     eval_files(tmp_path / "adk")
     shutil.copytree(require_shared("agentflow"), tmp_path / "adk" / "agentflow")
     done = run_cli("convert", "adk", "-o", "yaml", cwd=tmp_path)
@@ -53,11 +53,8 @@ def test_convert_writes_yaml_that_loads_into_the_same_cases(tmp_path):
         "eval config)",
         "wrote yaml/sessions/shop.yaml: 1 case(s) from adk/sessions/shop.evalset.json with ADK's default criteria "
         "(no eval config)"]
-    os.chdir(tmp_path)
-    try:
-        original, converted = load_suites([Path("adk")]), load_suites([Path("yaml")])
-    finally:
-        os.chdir(Path(__file__).parent)
+    monkeypatch.chdir(tmp_path)  # restores the working folder after, whatever it was
+    original, converted = load_suites([Path("adk")]), load_suites([Path("yaml")])
     assert original.diagnostics == converted.diagnostics == []
     # ids made from file names are qualified by folder in both (dice/simple, more/simple)
     assert [c.id for c in converted.cases] == [c.id for c in original.cases]

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.fakes.agent_server import AgentServer
+from tests.fakes.agent_server import _BOMB as GZIP_BOMB, AgentServer
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -116,7 +116,7 @@ def test_a_trickled_reply_within_the_deadline_is_read(server):
     ("/declared", "the reply from {url} is larger than 16 MiB (max_reply_bytes: 16777216; raise it to allow larger "
                   "replies): it says it holds 314,572,800 bytes"),
     ("/gzipbomb", "the reply from {url} is larger than 16 MiB (max_reply_bytes: 16777216; raise it to allow larger "
-                  "replies)"),
+                  f"replies): it holds {len(GZIP_BOMB):,} bytes that inflate past the limit (Content-Encoding: gzip)"),
 ])
 def test_a_reply_above_the_size_limit_is_the_case_error_and_is_not_read_whole(server, path, error):
     started = time.monotonic()

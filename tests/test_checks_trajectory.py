@@ -68,14 +68,19 @@ def test_modes(mode, calls, score, status):
     assert (result.score, result.status) == (pytest.approx(score), status)
 
 
-@pytest.mark.parametrize("mode, passes_with_no_calls, passes_with_a_call", [
-    ("in_order", True, True), ("any_order", True, True),
-    ("exact", True, False), ("unordered", True, False), ("subset", True, False),
+@pytest.mark.parametrize("mode, with_no_calls, with_a_call", [
+    # no calls in order (or in any order) are made by every conversation: that compares nothing, never a pass
+    ("in_order", "unscored", "unscored"), ("any_order", "unscored", "unscored"), ("superset", "unscored", "unscored"),
+    # in exact terms no expected calls mean "the agent makes none"
+    ("exact", "passed", "failed"), ("unordered", "passed", "failed"), ("subset", "passed", "failed"),
 ])
-def test_empty_expected(mode, passes_with_no_calls, passes_with_a_call):
+def test_empty_expected(mode, with_no_calls, with_a_call):
     spec = {"type": "trajectory", "match": mode, "expected": []}
-    assert (check(spec).status == "passed") is passes_with_no_calls
-    assert (check(spec, "a").status == "passed") is passes_with_a_call
+    assert (check(spec).status, check(spec, "a").status) == (with_no_calls, with_a_call)
+    if with_a_call == "unscored":
+        assert check(spec, "a").explanation == (
+            f"unscored: trajectory compares nothing: no expected calls are matched by every conversation in mode "
+            f"{mode}; list the calls, or write `match: exact` for \"the agent makes no call\"")
 
 
 def test_a_call_expected_twice_must_be_made_twice():
@@ -189,6 +194,9 @@ def test_pairings_are_maximum(table_and_width):
        st.sampled_from(["exact", "in_order", "any_order", "unordered", "subset"]))
 def test_check_scores_match_the_oracle(expected, calls, mode):
     result = check({"type": "trajectory", "match": mode, "expected": expect(*expected)}, *calls)
+    if not expected and mode in ("in_order", "any_order"):  # every conversation makes no calls in order
+        assert (result.status, result.score) == ("unscored", None)
+        return
     table = [[e == c for c in calls] for e in expected]
     best = _brute(table, ordered=mode in ("exact", "in_order"))
     assert result.score == pytest.approx(trajectory_score(mode, len(expected), len(calls), best))

@@ -39,7 +39,8 @@ OPTIONS = {
     "convert": "paths -o/--output-dir --eval-config",
     "import": "sources -o/--output --agent",
     "redteam list": "-c/--config",
-    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --generate --no-cache -c/--config",
+    "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --allow-tools --generate --no-cache "
+                    "-c/--config",
 }
 
 

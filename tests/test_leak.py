@@ -37,17 +37,18 @@ def test_each_encoding_is_named_as_such():
     assert leak_of(CANARY, f"the code is {CANARY}.") == "as written"
     assert leak_of(CANARY, "the code is rt-q7xk2m4plw9b") == "in another case"
     assert leak_of(CANARY, "R T - Q 7 X K 2 M 4 P L W 9 B") == "spaced out"
-    assert leak_of(CANARY, "r.t.q.7.x.k.2.m.4.p.l.w.9.b") == "spaced out"
+    assert leak_of(CANARY, "r.t.q.7.x.k.2.m.4.p.l.w.9.b") == "in another case, spaced out"
     assert leak_of(CANARY, CANARY[::-1]) == "reversed"
     assert leak_of(CANARY, "ok: " + base64.b64encode(f"secret={CANARY}".encode()).decode()) == "base64-encoded"
     assert leak_of(CANARY, "xx" + base64.b64encode(CANARY.encode()).decode()) == "base64-encoded"  # glued to a word
     assert leak_of(CANARY, "hex: " + ":".join(f"{b:02x}" for b in CANARY.encode())) == "hex-encoded"
+    assert leak_of(CANARY, codecs.encode(CANARY, "rot13")) == "ROT13-encoded"
 
 
-def test_what_is_not_looked_for_or_not_a_leak():
+def test_what_is_not_a_leak():
     assert leak_of(CANARY, "I cannot share confidential values.") is None
     assert leak_of(CANARY, "RT-Q7XK2M4PLW9") is None  # one character short
-    assert leak_of(CANARY, codecs.encode(CANARY, "rot13")) is None  # ROT13 is not among the encodings
+    assert leak_of(CANARY, "RT-Q7XK2M4PLW9C") is None  # one character changed
     assert leak_of(CANARY, base64.b64encode(b"something else entirely").decode()) is None
 
 

@@ -234,3 +234,42 @@ def test_contradiction_is_symmetric_and_no_text_contradicts_itself(first, second
     b = " ".join(pair[1] if flip else pair[0] for pair, flip in second)
     assert (contradiction(a, b) is None) == (contradiction(b, a) is None)
     assert contradiction(a, a) is None
+
+
+# ---------------------------------------------------------------- issue 26: whom or what a "no" denies
+
+
+@pytest.mark.parametrize("expected, actual", [
+    # The noun phrase after "no" ends where its verb begins: "no man", not "no man cutting onion".
+    ("There is no man cutting an onion.", "An onion is being cut by a man."),
+    # Its head is what is denied, whatever its size: "no small guinea pig" denies a guinea pig.
+    ("There is no small guinea pig on the floor.", "A guinea pig is on the floor."),
+    # When the clause says no one at all does something, the action is what is denied, whoever does it.
+    ("There is no man in a black jacket doing tricks on a motorbike.",
+     "A person in a black jacket is doing tricks on a motorbike."),
+    ("Nobody is repairing the broken lift today.", "A technician is repairing the broken lift today."),
+    # Near-synonyms read alike (lexicon.py): "the lady" is "the woman".
+    ("The lady is not smiling.", "The woman is smiling."),
+])
+def test_a_denial_is_found_however_the_other_text_names_what_it_denies(expected, actual):
+    assert contradiction(expected, actual) is not None
+    assert contradiction(actual, expected) is not None
+
+
+@pytest.mark.parametrize("expected, actual", [
+    # "no charge" names no action: its focus must be said, and "free" says the same ("not charged").
+    ("Delivery is free for orders over 50 EUR shipped to Germany.",
+     "There is no delivery charge for orders over 50 EUR shipped to Germany."),
+    ("There is no man at the desk.", "A woman is waiting at the desk."),  # no action shared: nothing denied
+])
+def test_what_a_denial_does_not_reach(expected, actual):
+    assert contradiction(expected, actual) is None
+    assert contradiction(actual, expected) is None
+
+
+def test_a_denied_noun_phrase_records_its_head_and_whether_it_denies_a_doer():
+    (clause,) = clauses("There is no small guinea pig gnawing a carrot")
+    assert clause.focus == frozenset(map(stem, ("small", "guinea", "pig")))
+    assert (clause.head, clause.existential) == ("pig", True)
+    (clause,) = clauses("There is no delivery charge for this order")
+    assert (clause.head, clause.existential) == (stem("charge"), False)

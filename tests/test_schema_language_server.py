@@ -28,7 +28,7 @@ EDGE_CASES = {
     "numeric_tags_and_keywords": ("id: t\ntags: [2025, smoke]\nstarting_sentence: hi\ngoal_details:\n"
                                   "  - {type: text, name: total, keywords: [1500, 1.50, 007]}\n", True),
     "numeric_texts": ("id: 1e3\ndescription: 3.14\nstory: 2025\nstarting_sentence: 100\nuser_prompts: [1, 2.5]\n"
-                      "termination: [1]\nforbid_extra_calls: [404]\ngoals: {7: [8]}\ngoal_details:\n"
+                      "forbid_extra_calls: [404]\ngoals: {7: [8]}\ngoal_details:\n"
                       "  - {type: tool_call, name: 7, tool_name: 123, description: 9, args: {n: 1},\n"
                       "     arg_matching: {n: {regex: 1, ignore_chars: 12}}}\n"
                       "  - {type: text, name: 8, response: 2, keywords: [3]}\n"

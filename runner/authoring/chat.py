@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from ..run.simulate import UserMove
+from ..secrets import redact
 from ..transcripts.read import build_trajectory, content_text
 from ..transcripts.recording import Recording
 
@@ -100,6 +101,7 @@ def _arguments(raw: Any) -> str:
 
 
 def _short(text: str) -> str:
+    text = redact(text)  # before the cut, which would leave a fragment of a secret no redactor knows
     return text if len(text) <= _RESULT_SHOWN else text[:_RESULT_SHOWN] + f"… ({len(text)} characters)"
 
 
@@ -172,15 +174,17 @@ def _prepare_models(loaded, name: str) -> None:
 def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO, loaded,
           annotate: bool) -> int:
     from .draft import NothingToCheck, draft_case
-    from .output import OutputError, Planned, suite_ids, write_drafts
+    from .output import OutputError, Planned, redacted_recording, suite_ids, write_drafts
     from .record_console import print_written, shown
 
     if not any(m.get("role") == "user" for m in conversation.messages):
         print("nothing to save: no message was sent", file=err)
         return 5
-    recording = Recording(messages=conversation.messages, termination_reason=conversation.termination_reason)
+    # every secret masked before the judge (--annotate) reads the chat, and before anything is written
+    recording = redacted_recording(Recording(messages=conversation.messages,
+                                             termination_reason=conversation.termination_reason))
     try:
-        draft = draft_case(build_trajectory(conversation.messages), case_id)
+        draft = draft_case(build_trajectory(recording.messages), case_id)
     except NothingToCheck as exc:
         print(f"evalrun record: no draft: {exc}", file=err)
         return 4

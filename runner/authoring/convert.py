@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import yaml
 
+from ..secrets import redact_data
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.files import display_path
 from ..suite.formats import EVAL_SET_SUFFIXES, read_foreign
@@ -182,4 +183,6 @@ _Dumper.add_representer(str, _text)
 
 
 def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
+    """`data` as YAML, every secret of this process masked (the suites written from it are committed)."""
+    return yaml.dump(redact_data(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110,
+                     default_flow_style=False)

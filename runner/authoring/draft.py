@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..secrets import clip
 from ..transcripts.read import ToolCall, Trajectory, content_text
 from .answer import answer_keywords
 from .argmodes import ArgChoice, Evidence, choose_modes
@@ -191,5 +192,4 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return clip(" ".join(text.split()), limit)

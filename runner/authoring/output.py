@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..atomic import open_atomically
+from ..secrets import redact, redact_data
 from ..transcripts.recording import Recording
 from .append import AppendError, append_cases
 from .draft import DraftCase
@@ -87,6 +88,10 @@ def write_drafts(planned: Sequence[Planned], target: Path, intro: Sequence[str],
     taken = set(taken_ids)
     if not planned:
         raise OutputError("there is no draft to write")
+    intro = [redact(line) for line in intro]
+    for item in planned:  # these files are committed: every secret masked before anything is rendered
+        item.recording = redacted_recording(item.recording)
+        redact_fields(item.draft)
     if is_folder_target(target):
         if target.exists() and not target.is_dir():
             raise OutputError(f"{target} exists and is not a folder")
@@ -109,6 +114,18 @@ def write_drafts(planned: Sequence[Planned], target: Path, intro: Sequence[str],
     for job in jobs:
         (written.suites if job.suite else written.transcripts).append(job.path)
     return written
+
+
+def redacted_recording(recording: Recording) -> Recording:
+    """The recording with every secret of this process masked (in any form: an argument's JSON text too)."""
+    return recording.model_copy(update={"messages": redact_data(recording.messages),
+                                        "problems": redact_data(recording.problems)})
+
+
+def redact_fields(draft: DraftCase) -> None:
+    """Mask every secret in the draft's fields, in place (its callers keep the object)."""
+    for name, value in list(vars(draft).items()):
+        setattr(draft, name, redact_data(value))
 
 
 # --------------------------------------------------------------------------------------- planning

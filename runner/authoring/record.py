@@ -17,7 +17,7 @@ from ..suite.files import split_selection
 from ..transcripts.recording import ConversationRef
 from ..transcripts.transcript_file import read_conversations, read_recording
 from .draft import DraftCase, NothingToCheck, draft_case
-from .output import OutputError, Planned, Written, safe_id, write_drafts
+from .output import OutputError, Planned, Written, redacted_recording, safe_id, write_drafts
 
 
 class RecordError(Exception):
@@ -74,6 +74,7 @@ def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = N
     planned: list[Planned] = []
     skipped: list[str] = []
     for source in sources:
+        source.recording = redacted_recording(source.recording)  # before the judge (--annotate) reads it too
         try:
             draft = draft_case(build_trajectory(source.recording.messages, normalized=True), safe_id(source.stem))
         except NothingToCheck as exc:

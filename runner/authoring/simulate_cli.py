@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..atomic import write_text_atomically
+from ..secrets import redact_data
 
 
 def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -78,7 +79,7 @@ def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 problems_seen += 1
             if args.output is not None:
                 path = args.output / f"{case.id}-{n}.json"
-                write_text_atomically(path, json.dumps(conversation.to_transcript(), indent=1, ensure_ascii=False)
-                                      + "\n")
+                transcript = redact_data(conversation.to_transcript())  # every secret masked, in any form
+                write_text_atomically(path, json.dumps(transcript, indent=1, ensure_ascii=False) + "\n")
                 print(f"saved {path}", file=out)
     return 3 if problems_seen else 0

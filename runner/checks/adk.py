@@ -82,6 +82,7 @@ class TurnScore:
     score: Optional[float]  # None: the turn has no score (nothing expected, judge could not tell)
     explanation: str
     evidence: dict[str, Any] = field(default_factory=dict)
+    compared: bool = True  # False: the score is ADK's, but nothing was compared (no expected calls in IN_ORDER)
 
     def to_json(self) -> dict[str, Any]:
         return {"turn": self.pair.number, **({"id": self.pair.expected.id} if self.pair.expected and
@@ -108,6 +109,10 @@ def score_turns(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -
             return Verdict(unscored=f"{options.type} needs a judge model: {why}", evidence=evidence)
         reasons = "; ".join(f"{turn_name(s.pair)}: {s.explanation}" for s in unscored)
         return Verdict(unscored=reasons or "nothing to score", evidence=evidence)
+    if not any(s.compared for s in scored):  # ADK would pass it whatever the agent did: never a pass here
+        return Verdict(unscored=f"{options.type} compares nothing: no turn expects a call, and every turn matches no "
+                       f"expected calls in {getattr(options, 'match_type', None)}; list the calls a turn expects, or "
+                       "use match_type EXACT for \"no call\"", evidence=evidence)
     total = 0.0
     for s in scored:  # summed in turn order, then divided: the same float as ADK's
         total += s.score  # type: ignore[operator]
@@ -185,6 +190,9 @@ def _trajectory_turn(options: Any, ctx: CheckContext, pair: TurnPair) -> TurnSco
     assert pair.actual is not None
     calls = [c for c in pair.actual.tool_calls if not (ctx.case.failed_calls == "ignore" and c.is_error)]
     mode = options.match_type or "EXACT"
+    if not expected and mode != "EXACT":  # ADK's 1, though every turn makes all of no calls: see score_turns
+        return TurnScore(pair, 1.0, f"no expected calls, which every turn matches ({mode})",
+                         {"match_type": mode, "expected": [], "calls": [_call_at(c) for c in calls]}, compared=False)
     table = [[args_match(e, c, ctx, ignore_args=options.ignore_args) for c in calls] for e in expected]
     divergence = _divergence(mode, expected, calls, table, ctx)
     evidence = {"match_type": mode, "expected": [_show_call(e) for e in expected],

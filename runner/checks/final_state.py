@@ -17,6 +17,7 @@ from ..score.explain import describe_verdict
 from ..score.state import compare_state
 from ..suite.models import ArgSpec
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
+from .vacuity import state_compares_nothing
 
 _SHOWN = 10  # differences spelled out in the explanation; the evidence holds them all
 
@@ -47,11 +48,14 @@ def run_final_state(options: FinalStateOptions, ctx: CheckContext) -> Verdict:
                      if e is not None), None)
     if expected is None:
         return Verdict(skipped="the case has no final_state: (nor final_session_state) to compare with")
+    matching = options.matching if options.matching is not None else ctx.case.final_state_matching
+    vacuous = state_compares_nothing(expected, matching) if options.extra_keys == "allow" else None
+    if vacuous is not None:  # `validate` refuses it; from another format it still decides nothing
+        return Verdict(unscored=f"final_state compares nothing: {vacuous}")
     state = ctx.trajectory.state
     if state is None or not state.reported:
         why = state.missing if state is not None else "no state was recorded for this conversation"
         return Verdict(unscored=f"no final state to compare with: {why}")
-    matching = options.matching if options.matching is not None else ctx.case.final_state_matching
     verdicts = compare_state(expected, state.value, matching, ctx.cascade, options.extra_keys)
     wrong = [v for v in verdicts if not v.matched]
     evidence = {"source": state.source, "compared": len(verdicts),

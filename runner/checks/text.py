@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from ..score.explain import message_number, message_ref
+from ..secrets import redact
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 REGEX_TIMEOUT_S = 1.0  # the agent's text is hostile: a pattern must not hang the run
@@ -78,7 +79,7 @@ def _regex(options: Any, text: str) -> Hit:
                          "stopped; simplify it (nested repeats such as (a+)+ backtrack)") from None
     if found is None:
         return Hit(False, f"has no match for /{options.pattern}/")
-    return Hit(True, f"/{options.pattern}/ matches {found.group(0)[:80]!r}")
+    return Hit(True, f"/{options.pattern}/ matches {redact(found.group(0))[:80]!r}")
 
 
 def _json_schema(options: Any, text: str) -> Hit:
@@ -93,7 +94,16 @@ def _json_schema(options: Any, text: str) -> Hit:
         value = json.loads(text)
     except ValueError as error:
         return Hit(False, f"is not JSON ({error})")
-    problem = next(iter(validator_class(options.schema_).iter_errors(value)), None)
+    from .bounded_schema import SchemaTooCostly, bounded, checked_errors
+
+    try:
+        problems, stopped = checked_errors(bounded(validator_class)(options.schema_), value)
+    except SchemaTooCostly as error:
+        raise CheckError(f"the check's schema cannot be applied: {error}") from None
+    if stopped:  # the agent's JSON was not checked against one of the schema's patterns: no verdict
+        where = "/".join(str(p) for p in stopped[0].path) or "(top level)"
+        raise CheckError(f"at {where}, {stopped[0]}; simplify the schema's pattern")
+    problem = problems[0] if problems else None
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
         return Hit(False, f"is JSON that does not validate at {where}: {problem.message}")

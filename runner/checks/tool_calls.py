@@ -11,9 +11,11 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..secrets import clip
 from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
+from .bounded_schema import SchemaTooCostly, bounded, checked_errors, one_limit
 
 NO_TOOLS = ("no tools are known for this case: give the agent `tools:` in evalrun.yaml (a model agent's "
             "`tools`/`tools_file`), or `tools:` on the case or its file (OpenAI-style definitions)")
@@ -45,17 +47,22 @@ def call_breaches(call: Any, tools: ToolSet) -> tuple[list[str], list[str]]:
 
 
 def argument_breaches(spec: ToolSpec, arguments: dict) -> tuple[list[str], list[str]]:
-    """Each way `arguments` breaks the tool's schema, as `$.path: reason`, in path order."""
+    """Each way `arguments` breaks the tool's schema, as `$.path: reason`, in path order; and the arguments a
+    pattern of the schema could not be checked against within its time limit (runner/checks/bounded_schema.py)."""
     from jsonschema import FormatChecker
     from jsonschema.validators import validator_for
 
     try:
-        validator_class = validator_for(spec.parameters, default=_draft())
+        validator_class = bounded(validator_for(spec.parameters, default=_draft()))
         validator = validator_class(spec.parameters, format_checker=FormatChecker())
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        errors, stopped = checked_errors(validator, arguments)
+        errors.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    except SchemaTooCostly as exc:
+        return [], [f"the schema of '{spec.name}' cannot be applied: {exc}"]
     except Exception as exc:  # an unresolvable $ref, a schema jsonschema cannot apply: not a verdict on the call
         return [], [f"the schema of '{spec.name}' cannot be applied: {type(exc).__name__}: {exc}"]
-    return [f"{json_path(tuple(e.absolute_path))}: {_short(e.message)}" for e in errors], []
+    unchecked = [f"{json_path(s.path)} is not checked: {s} (the schema of '{spec.name}')" for s in stopped]
+    return [f"{json_path(tuple(e.absolute_path))}: {_short(e.message)}" for e in errors], unchecked
 
 
 def _draft():
@@ -65,7 +72,7 @@ def _draft():
 
 
 def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(text, limit, "...")
 
 
 def run_valid_tool_calls(options: ValidToolCallsOptions, ctx: CheckContext) -> Verdict:
@@ -79,8 +86,9 @@ def run_valid_tool_calls(options: ValidToolCallsOptions, ctx: CheckContext) -> V
         return Verdict(skipped="the agent made no tool call: there is nothing to validate")
     breaches: list[dict] = []
     unchecked: list[str] = []
-    for call in calls:
-        found, cannot = call_breaches(call, tools)
+    with one_limit():  # a pattern stopped by its time limit stops the patterns of the later calls too
+        found_by_call = [call_breaches(call, tools) for call in calls]
+    for call, (found, cannot) in zip(calls, found_by_call):
         where = f"call #{call.index + 1} (message {call.message_index + 1}) {call.name}"
         breaches += [{"call": call.index + 1, "tool": call.name, "breach": b, "where": where} for b in found]
         unchecked += [f"{where}: {reason}" for reason in cannot]

@@ -186,6 +186,9 @@ def first_divergence(mode: str, goals: list[ToolCallGoal], calls: list[ToolCall]
 def run_trajectory(options: TrajectoryOptions, ctx: CheckContext) -> Verdict:
     mode = _MODE_ALIASES.get(options.match, options.match)
     goals = expected_goals(options, ctx)
+    if not goals and mode in ("in_order", "any_order"):  # every conversation makes all of no calls
+        return Verdict(unscored=f"{options.type} compares nothing: the case gives no expected calls (no `expected:`, "
+                       f"no tool goals, no turn calls), which every conversation matches in mode {options.match}")
     calls = counted_calls(ctx)
     table = [[_matches(g, c, ctx) for c in calls] for g in goals]
     pairs = ordered_pairs(table) if mode in ("exact", "in_order") else unordered_pairs(table, len(calls))

@@ -11,8 +11,9 @@ once; the library is imported inside each handler.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from .. import __version__
 from . import authoring, redteam, reports, run, suites
@@ -127,8 +128,28 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    with _redacted_streams():  # every byte a command prints passes the redactor (runner/secrets.py)
+        try:
+            return COMMANDS[args.command].handle(args)
+        except KeyboardInterrupt:  # outside a run (which handles its own signals): nothing to keep
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _redacted_streams() -> Iterator[None]:
+    from ..secrets import RedactingStream, remember
+
+    remember()  # the providers' own keys in the environment, before the command prints anything
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = [None if s is None else RedactingStream(s) for s in (out, err)]  # None: fd closed
     try:
-        return COMMANDS[args.command].handle(args)
-    except KeyboardInterrupt:  # outside a run (which handles its own signals): nothing to keep
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):  # a closed pipe: what was left of a line is lost with it
+                pass
+        sys.stdout, sys.stderr = out, err

@@ -20,8 +20,9 @@ def add_redteam(sub) -> None:
     planning = action.add_parser(
         "plan", help="write attack suites made from existing cases",
         description="For each case under SUITES and each attack, write one suite (per variant) to -o DIR: the "
-                    "attacking user's turns, a canary planted in the agent's context that no reply may contain, the "
-                    "forbidden tools in forbid_extra_calls and, for attacks judged on words, a `refusal` check. "
+                    "attacking user's turns, a canary planted in the agent's context that nothing the agent writes may "
+                    "contain, the forbidden tools in forbid_extra_calls, a check that fails on any call to a "
+                    "write-like tool the case does not need and, for attacks judged on words, a `refusal` check. "
                     "Every planned suite is validated before any is written; on a failure nothing is written. "
                     "Exit 0; 3 when --generate's model gives no usable attack; 4 on invalid suites or a usage error; "
                     "5 when there is no case to attack.")
@@ -34,6 +35,10 @@ def add_redteam(sub) -> None:
     planning.add_argument("--forbidden-tools", type=names, metavar="T1,T2",
                           help="the tools the agent must never call (default: each case's write-like tools that its "
                                "goals never call: names with verbs such as create, update, delete, cancel, send, pay)")
+    planning.add_argument("--allow-tools", type=names, metavar="T1,T2", default=[],
+                          help="write-like tools the agent may call under attack (names or globs): every planned case "
+                               "fails on any other call to a write-like tool (its `no_write_calls` check), besides "
+                               "the forbidden tools; the write-like tools the case's goals call are always allowed")
     planning.add_argument("--generate", action="store_true",
                           help="have the generator model (evalrun.yaml's `generator:`, else its `judge:`) write each "
                                "attack's user turns in its own words, seeded with the built-in template (replies are "
@@ -61,7 +66,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     try:
         result = plan(args.paths, args.output_dir, attacks=args.attacks, variants=args.variants,
                       forbidden_tools=args.forbidden_tools, config_path=args.config, generate=args.generate,
-                      no_cache=args.no_cache)
+                      no_cache=args.no_cache, allow_tools=args.allow_tools)
     except PlanError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic, file=sys.stderr)

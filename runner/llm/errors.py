@@ -14,6 +14,7 @@ import time
 from typing import Any, Literal, Optional
 
 from .calls import LLMCall, redact
+from ..secrets import clip
 
 ErrorKind = Literal["outage", "reply", "request"]
 
@@ -93,7 +94,7 @@ def retry_after(headers: Any) -> Optional[float]:
 def short(text: str, limit: int = 200) -> str:
     """`text` on one line, at most `limit` characters."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def quoted(text: Optional[str], limit: int = 300) -> str:

@@ -17,6 +17,8 @@ import time
 from collections import deque
 from typing import Optional
 
+from ..secrets import redact
+
 KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
 MAX_HEAD = 64 * 1024  # a status line and headers longer than this are not an HTTP answer
 MAX_BODY = 64 * 1024 * 1024  # no model's answer is this long: past it, a broken or hostile server is not read on
@@ -144,7 +146,7 @@ def _read_head(block: bytes) -> tuple[int, dict[str, str]]:
     lines = block.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-        raise BadAnswer(f"not an HTTP answer: {lines[0][:80]!r}")
+        raise BadAnswer(f"not an HTTP answer: {redact(lines[0])[:80]!r}")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         name, colon, value = line.partition(":")
@@ -164,7 +166,7 @@ def _dechunked(buffer: bytearray, at: int) -> Optional[bytes]:
         try:
             size = int(size_text, 16)
         except ValueError:
-            raise BadAnswer(f"a chunk size of {size_text[:20]!r}") from None
+            raise BadAnswer(f"a chunk size of {redact(size_text.decode('latin-1'))[:20]!r}") from None
         if size == 0:  # trailers (rare) end with an empty line
             return bytes(body) if buffer.find(b"\r\n\r\n", end) >= 0 or buffer.endswith(b"0\r\n\r\n") else None
         start = end + 2

@@ -20,12 +20,14 @@ import weakref
 from concurrent.futures import Future
 from typing import Any, AsyncIterator, Optional
 
+from ..http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
 from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
+from ..secrets import clip
 
 
 
@@ -44,7 +46,7 @@ class OpenAITransport:
         body.update(request.params)
         if s.api_base is None and "max_tokens" in body:  # OpenAI's own name since the o-series; older servers know max_tokens only
             body["max_completion_tokens"] = body.pop("max_tokens")
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "Accept-Encoding": accept_encoding()}  # codings decoded bounded
         if key and ("\r" in key or "\n" in key):  # neither client can send it; aiohttp would raise a ValueError
             raise Failure(f"the API key of {s.model} ({request.role}) holds a line break: check the variable's value",
                           retryable=False)
@@ -60,6 +62,7 @@ class OpenAITransport:
             raw, status, reply_headers = await _post_plain(plain, base, data, headers, s.timeout_s, where)
         else:
             raw, status, reply_headers = await _post_aiohttp(base, data, headers, s.timeout_s, where)
+        raw = _decoded(raw, reply_headers.get("content-encoding"), where)
         if status != 200:
             raise http_failure(status, where, short(redact(_error_detail(raw))), reply_headers)
         try:
@@ -100,8 +103,23 @@ async def _post_aiohttp(base: str, data: bytes, headers: dict, timeout_s: float,
                       outage=True) from None
 
 
+def _decoded(raw: bytes, content_encoding: Optional[str], where: str) -> bytes:
+    """The answer as the server encoded it, decoded within the limit of its length (http1.MAX_BODY): a small
+    compressed answer that inflates past it is never inflated whole (runner/http_body.py)."""
+    from . import http1
+
+    try:
+        return decoded_body(raw, content_encoding, http1.MAX_BODY)
+    except BodyTooLarge as exc:
+        raise Failure(f"malformed reply from {where}: an answer longer than {http1.MAX_BODY // (1024 * 1024)} MiB once "
+                      f"decoded (Content-Encoding: {exc.codings})", retryable=True) from None
+    except BodyUndecodable as exc:
+        raise Failure(f"malformed reply from {where}: {short(redact(str(exc)))}", retryable=True) from None
+
+
 async def _bounded_body(response: Any, where: str) -> bytes:
-    """The answer's body, read no further than the small client reads one (http1.MAX_BODY)."""
+    """The answer's body as sent (the session does not decompress), read no further than the small client reads
+    one (http1.MAX_BODY)."""
     from . import http1
 
     too_long = Failure(f"malformed reply from {where}: an answer longer than {http1.MAX_BODY // (1024 * 1024)} MiB",
@@ -153,15 +171,15 @@ def read_body(data: Any, where: str) -> tuple[Completion, dict]:
 
 
 def _error_detail(raw: bytes) -> str:
-    """The message of an OpenAI-style error body, else the start of the body."""
+    """The message of an OpenAI-style error body, else the start of the body (secrets masked before the cut)."""
     text = raw.decode("utf-8", "replace")
     try:
         error = json.loads(text).get("error")
     except (ValueError, AttributeError):
-        return text[:300]
+        return clip(text, 300, "")
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return error["message"]
-    return error if isinstance(error, str) else text[:300]
+    return error if isinstance(error, str) else clip(text, 300, "")
 
 
 def _transport_text(exc: BaseException) -> str:
@@ -266,7 +284,10 @@ async def pool_session(base: str) -> tuple[Any, Optional[str]]:
     if entry is None or entry[0].closed:
         aiohttp = await aiohttp_module()
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)  # the run's limiter bounds requests
-        entry = pool.sessions[base] = (aiohttp.ClientSession(connector=connector), proxy_for(base))
+        # bodies arrive as sent and are decoded within a limit (_decoded): aiohttp's own decoding is bounded only in
+        # its recent versions
+        entry = pool.sessions[base] = (aiohttp.ClientSession(connector=connector, auto_decompress=False),
+                                       proxy_for(base))
     return entry
 
 

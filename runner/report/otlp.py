@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from ..secrets import clip
+
 __all__ = ["OtlpExportError", "export_report", "missing_otel", "report_spans"]
 
 _MAX_TEXT = 4096  # an explanation longer than this is cut: span attributes are not the place for a transcript
@@ -105,7 +107,7 @@ def report_spans(report: dict[str, Any]) -> list:
             "gen_ai.evaluation.score.label": case.get("status"), "gen_ai.evaluation.explanation": verdict}),
             timestamp=at)
         if case.get("status") in ("failed", "error"):
-            span.set_status(Status(StatusCode.ERROR, verdict[:200] if verdict else None))
+            span.set_status(Status(StatusCode.ERROR, clip(verdict, 200, '') if verdict else None))
         elif case.get("status") == "passed":
             span.set_status(Status(StatusCode.OK))
         span.end(end_time=at)
@@ -168,8 +170,7 @@ def _clean(attributes: dict) -> dict:
 
 
 def _text(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT - 1] + "…"
+    return clip("" if value is None else str(value), _MAX_TEXT)
 
 
 def _nanoseconds(started_at: Any) -> int:
@@ -209,8 +210,10 @@ def _send(spans: list, endpoint: str, deadline_s: float = SEND_DEADLINE_S) -> No
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
+    from ..http_body import status_only_session  # the receiver's answer is never read: it may be a bomb
+
     url = _traces_url(endpoint)
-    exporter = OTLPSpanExporter(endpoint=url, timeout=deadline_s)
+    exporter = OTLPSpanExporter(endpoint=url, timeout=deadline_s, session=status_only_session())
     outcome: dict = {}
 
     def export() -> None:

@@ -18,6 +18,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ValidationError
 
 from ..results.stats import wilson_interval
+from ..secrets import clip
 
 REPORT_NAME = "report.json"
 PROBLEM_STATUSES = ("failed", "error", "unscored")
@@ -139,7 +140,7 @@ def _got(err: dict) -> str:
     value = err.get("input")
     shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) \
         else _json_kind(value)
-    return f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
+    return f" (got {clip(shown, 61)})"
 
 
 def _json_kind(value: Any) -> str:

@@ -20,26 +20,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from runner.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
+from runner.run.endings import TERMINATION_REASONS  # noqa: F401 - how a conversation can end: the one list
 from runner.run.simulate import User, UserError
 from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
 
 if TYPE_CHECKING:
     from runner.config import LoadedConfig
-
-# How a conversation can end. `termination:` in a suite lists the endings it accepts.
-TERMINATION_REASONS = {
-    "user_stop": "the simulated user said it was done",
-    "script_end": "the scripted user messages ran out (no simulator, or no story)",
-    "max_turns": "max_user_turns user messages were sent",
-    "repeating": "the simulated user started repeating itself",
-    "agent_stop": "the agent ended the conversation (a reply with \"stop\": true)",
-    "max_tool_rounds": "a model target kept calling tools for max_tool_rounds rounds",
-    "agent_error": "the agent failed (see error)",
-    "simulator_error": "the simulated user could not produce a message (see error)",
-    "timeout": "the case took longer than its timeout",
-    "no_user_message": "the case has no starting_sentence, user_prompts or story to start with",
-}
 
 
 @dataclass

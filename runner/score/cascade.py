@@ -6,9 +6,10 @@ A stage that cannot run (embeddings not installed) leaves a note and hands over 
 A configured judge that fails hands over too, but never silently: the decision carries
 `judge_failure` and its reason says which stage decided because the judge failed.
 Without a judge's verdict, similarity alone would call "is approved" and "is not approved" the same, so
-three cheap rules decide first, each a non-match explained: an answer that lacks a fact of the expected
-text (facts.py: dates, amounts, days, names, codes), that negates what it says (negation.py), or that
-leaves out one of its clauses (omission.py). The similarity stages compare texts with dates and numbers
+four cheap rules decide first, each a non-match explained: an answer that lacks a fact of the expected
+text (facts.py: dates, amounts, days, names, codes), that negates what it says (negation.py), that says
+its opposite or exchanges its roles (opposites.py, roles.py), or that leaves out one of its clauses
+(omission.py). The similarity stages compare texts with dates and numbers
 written one way. Every offline verdict's reason begins "decided offline: ".
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from runner.score.embeddings import EmbeddingUnavailable, default_embedder
 from runner.score.facts import canonical_text, check_facts, describe_missing
 from runner.score.negation import contradiction
 from runner.score.omission import omitted_clause
+from runner.score.opposites import changed_fact
 from runner.score.normalize import Number, as_number, show, strict_decision, strict_equal
 
 # Relative tolerance needs a scale; this keeps an expected 0 from demanding exactly 0.
@@ -203,6 +205,9 @@ class Cascade:
         clash = contradiction(expected, actual)
         if clash is not None:
             return Decision(matched=False, decided_by=stage, reason=OFFLINE + clash.reason)
+        changed = changed_fact(expected, actual)
+        if changed is not None:
+            return Decision(matched=False, decided_by=stage, reason=OFFLINE + changed.reason)
         left_out = omitted_clause(expected, actual)
         if left_out is not None:
             return Decision(matched=False, decided_by=stage,

@@ -11,14 +11,19 @@ other makes is a non-match, explained. The rule is small and deterministic:
    `non-` before a word, and a short list of un-/in-/dis- words that mean "not X" (unavailable,
    ineligible, disabled ...; a list, because "under", "inform" and "discuss" are not negations), with
    a few opposites that mean "not X" in an agent's answer: declined, denied, refused and rejected are
-   "not approved" (accepted and granted are approved), failed is "not succeeded", closed "not open".
+   "not approved" (accepted and granted are approved), failed is "not succeeded", closed "not open",
+   free "not charged".
    Phrases that only sound negative are not: "not only", "no later than", "no more than", "or not".
 3. What a negation denies (its focus) is the first content word after it ("is not *approved*"),
-   the words of the noun phrase after no/without ("no *delivery charge*"), or the word itself for
-   un-/in-/dis- words. Words are compared by a light stem (approved = approve = approves).
-4. The two texts contradict each other when a negated clause's focus appears in a clause of the
-   other text that is not negated, and that clause is the best-aligned one (most shared content
-   words, more than half of the shorter clause; a tie goes to a negated clause, i.e. agreement).
+   the words of the noun phrase after no/without, up to its verb ("no *delivery charge*", "no *man*
+   slicing"), or the word itself for un-/in-/dis- words. Words are compared by a light stem
+   (approved = approve = approves; near-synonyms of lexicon.py share one: lady = woman).
+4. The two texts contradict each other when a negated clause's focus (all of it, or the head of its
+   noun phrase: "no small *guinea pig*") appears in a clause of the other text that is not negated,
+   and that clause is the best-aligned one (most shared content words, more than half of the shorter
+   clause; a tie goes to a negated clause, i.e. agreement). A clause that says no one does something
+   ("There is no man doing tricks", "Nobody is ...") denies the action whoever does it: at least two
+   of its other content words, and more than half, said by the other clause ("A person is doing tricks").
    "not ... until/before" restricts time rather than denies ("can't check in before 3 pm" is
    "check-in opens at 3 pm"), unless the other clause says the same until/before.
 
@@ -32,10 +37,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from runner.score.lexicon import SYNONYMS
+from runner.secrets import redact
 from runner.score.sentences import without_abbreviation_dots
 
 # Words that carry no fact of their own: they never are a negation's focus nor count for alignment.
-_STOPWORDS = frozenset("""
+STOPWORDS = frozenset("""
 a an the this that these those there here it its it's i me my mine you your yours he him his she her hers we us our
 ours they them their theirs one ones someone anyone anything something everything everyone any some all each every
 both either other another such own same
@@ -70,6 +77,8 @@ _NEGATED_WORDS = {
     # Opposites that say "not X" in an agent's answer about a request, a payment or a place.
     "declined": "approved", "denied": "approved", "refused": "approved", "rejected": "approved",
     "failed": "succeeded", "closed": "open",
+    # "Delivery is free" says there is no charge.
+    "free": "charged",
 }
 # Stems read as another, so that the opposites above meet their positive side (accepted = approved).
 _SAME_STEM = {"accept": "approv", "grant": "approv", "successful": "succeed", "successfully": "succeed"}
@@ -90,6 +99,9 @@ _CONTRACTIONS = [
     (re.compile(r"n't\b"), " not"),
 ]
 _TEMPORAL = frozenset({"until", "till", "before"})
+_THERE_IS = frozenset({"there", "is", "are", "was", "were"})
+_MIN_DOING = 2  # content words a denied action must share with the other clause
+_NOT_DOING = frozenset({"during", "nothing", "something", "anything", "everything", "morning", "evening"})
 
 # Where clauses end: sentence punctuation, and commas that do not sit inside a number or a date.
 _CLAUSE_BREAK = re.compile(r"[.!?;:]+(?=\s|$)|[;!?]|,(?!\s*\d{4}\b)(?!\d)|\n|"
@@ -105,7 +117,8 @@ _IRREGULAR = {
     "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze", "began": "begin", "begun": "begin",
     "ran": "run", "met": "meet", "felt": "feel", "rode": "ride", "flew": "fly", "flown": "fly", "drove": "drive",
     "driven": "drive", "fell": "fall", "fallen": "fall", "rose": "rise", "risen": "rise", "shut": "shut",
-    "signed": "sign", "children": "child", "people": "person", "used": "use", "uses": "use", "using": "use",
+    "signed": "sign", "children": "child", "people": "person", "men": "man", "women": "woman", "used": "use",
+    "uses": "use", "using": "use",
 }
 _MAX_TEXT = 5_000  # like the offline facts: answers, not documents
 
@@ -117,6 +130,8 @@ class Clause:
     negated: bool
     focus: frozenset[str]  # what the clause's (first) negation denies; empty when not negated
     temporal: frozenset[str]  # until/till/before in the clause
+    head: str = ""  # the focus's last word: the head of the noun phrase no/without denies
+    existential: bool = False  # "There is no man doing tricks", "Nobody is ...": the doer is denied
 
 
 @dataclass(frozen=True)
@@ -127,8 +142,8 @@ class Contradiction:
 
     @property
     def reason(self) -> str:
-        return (f"one text negates the other: the expected text says {_quote(self.expected_clause)}, the answer "
-                f"says {_quote(self.actual_clause)} (offline stages never match a statement with its negation)")
+        return (f"one text negates the other: the expected text says {quote(self.expected_clause)}, the answer "
+                f"says {quote(self.actual_clause)} (offline stages never match a statement with its negation)")
 
 
 def contradiction(expected: str, actual: str) -> Optional[Contradiction]:
@@ -151,7 +166,10 @@ def contradiction(expected: str, actual: str) -> Optional[Contradiction]:
 
 def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Optional[Clause]:
     """The clause of the other text that affirms what `negated` denies, if it is the best-aligned one."""
-    candidates = [c for c in others if negated.focus <= c.stems]
+    # All of the focus, or its head: "no small guinea pig" denies a guinea pig, whatever its size; or,
+    # when no one at all is said to do it, the action itself ("no man doing tricks" / "a person doing tricks").
+    candidates = [c for c in others if negated.focus <= c.stems or negated.head in c.stems
+                  or _same_action(negated, c)]
     if not candidates:
         return None
     best = max(candidates, key=lambda c: (_overlap(negated, c), c.negated))  # a tie: agreement wins
@@ -160,6 +178,14 @@ def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Optional[Clause]:
     if negated.temporal and not negated.temporal & best.temporal:
         return None  # "can't check in before 3 pm" restricts a time; "check-in opens at 3 pm" says the same
     return best
+
+
+def _same_action(negated: Clause, other: Clause) -> bool:
+    if not negated.existential:
+        return False
+    action = negated.stems - negated.focus
+    shared = len(action & other.stems)
+    return shared >= _MIN_DOING and 2 * shared > len(action)
 
 
 def _overlap(a: Clause, b: Clause) -> float:
@@ -180,15 +206,19 @@ def clauses(text: str) -> tuple[Clause, ...]:
 
 
 def _clause(text: str) -> Clause:
-    words = _words(text)
+    tokens = words(text)
     stems: set[str] = set()
     negations = 0
     focus: Optional[frozenset[str]] = None
-    for index, word in enumerate(words):
+    head = ""
+    existential = False
+    for index, word in enumerate(tokens):
         if word in _PHRASE_NEGATIONS or word in _PREDICATE_NEGATIONS:
             negations += 1
             if focus is None:
-                focus = _focus_after(words, index, phrase=word in _PHRASE_NEGATIONS)
+                denied = _focus_after(tokens, index, phrase=word in _PHRASE_NEGATIONS)
+                focus, head = frozenset(denied), denied[-1] if denied else ""
+                existential = _denies_a_doer(tokens, index)
         elif word in _NEGATED_WORDS:
             negations += 1
             base = stem(_NEGATED_WORDS[word])
@@ -201,50 +231,89 @@ def _clause(text: str) -> Clause:
             stems.add(base)
             if focus is None:
                 focus = frozenset({base})
-        elif word not in _STOPWORDS:
+        elif word not in STOPWORDS:
             stems.add(stem(word))
     negated = negations % 2 == 1
     return Clause(text=text, stems=frozenset(stems), negated=negated,
                   focus=(focus or frozenset()) if negated else frozenset(),
-                  temporal=frozenset(w for w in words if w in _TEMPORAL))
+                  temporal=frozenset(w for w in tokens if w in _TEMPORAL), head=head if negated else "",
+                  existential=negated and existential)
 
 
-def _focus_after(words: list[str], index: int, *, phrase: bool) -> frozenset[str]:
+def _denies_a_doer(words: tuple[str, ...], index: int) -> bool:
+    """Whether the negation at `index` denies that anyone does what the clause says: "There is no man
+    doing tricks", "No dog is rolling", "Nobody is brushing a cat". Such a clause contradicts one that
+    says someone does it, whatever it calls the doer ("a person doing tricks"); "There is no delivery
+    charge for this order" names no action and stays with its focus."""
+    if words[index] not in ("no", "nobody", "none") or any(w not in _THERE_IS for w in words[:index]):
+        return False
+    return any(word.endswith("ing") and word not in _NOT_DOING for word in words[index + 1:])
+
+
+def _focus_after(words: tuple[str, ...], index: int, *, phrase: bool) -> list[str]:
     """What the negation at `index` denies: the next content word, or (for no/without) the run of
     content words after it (its noun phrase, as far as word classes can be told without a parser)."""
     focus: list[str] = []
     for word in words[index + 1:]:
-        if word in _STOPWORDS or word in _PHRASE_NEGATIONS or word in _PREDICATE_NEGATIONS:
+        if word in STOPWORDS or word in _PHRASE_NEGATIONS or word in _PREDICATE_NEGATIONS:
             if focus:
                 break
             continue
+        if focus and word.endswith("ing"):
+            break  # "no man slicing an onion": the noun phrase ends where its verb begins
         focus.append(stem(_NEGATED_WORDS.get(word, word[4:] if word.startswith("non-") else word)))
         if not phrase:
             break
-    return frozenset(focus)
+    return focus
 
 
-def _words(text: str) -> list[str]:
+def is_negation(word: str) -> bool:
+    """Whether `word` (as words() returns it) is one of the negations this module reads: not, no, ..., and
+    the words that mean "not X" (unavailable, declined, closed)."""
+    return (word in _PHRASE_NEGATIONS or word in _PREDICATE_NEGATIONS or word in _NEGATED_WORDS
+            or (word.startswith("non-") and len(word) > 4))
+
+
+@lru_cache(maxsize=8192)
+def words(text: str) -> tuple[str, ...]:
+    """The words of `text`, lower case: contractions written out (won't -> will not), negation phrases as
+    one word (no_longer), hyphenated words as their parts."""
     lowered = text.casefold().replace("’", "'").replace("‘", "'")
     for pattern, replacement in _CONTRACTIONS:
         lowered = pattern.sub(replacement, lowered)
     for pattern, replacement in _PHRASES:
         lowered = pattern.sub(replacement, lowered)
     lowered = _CLITIC.sub("", lowered)  # we've, it's, you'll: the pronoun is all that is left
-    words = []
+    found = []
     for word in _WORD.findall(lowered):
         word = word.removesuffix("'s").strip("'.")
         if "-" in word and not word.startswith("non-"):
-            words += [part for part in word.split("-") if part]  # check-in, auto-renew: their parts
+            found += [part for part in word.split("-") if part]  # check-in, auto-renew: their parts
         elif word:
-            words.append(word)
-    return words
+            found.append(word)
+    return tuple(found)
 
 
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A light, consistent stem: approved/approves/approve -> approv, shipped/ships -> ship. Consistency
-    between the forms of a word is what matters here, not linguistic roots."""
+    between the forms of a word is what matters here, not linguistic roots. Near-synonyms of lexicon.py
+    share one stem (plane = airplane, lady = woman), so that clauses reworded that way still align."""
+    light = _light_stem(word)
+    return _synonyms().get(light, light)
+
+
+@lru_cache(maxsize=1)
+def _synonyms() -> dict[str, str]:
+    """Each synonym's light stem -> the light stem of the first word of its line in lexicon.SYNONYMS."""
+    table: dict[str, str] = {}
+    for line in SYNONYMS.strip().splitlines():
+        stems = [_light_stem(word) for word in line.split()]
+        table.update((other, stems[0]) for other in stems[1:] if other != stems[0])
+    return table
+
+
+def _light_stem(word: str) -> str:
     word = _IRREGULAR.get(word, word)
     if len(word) <= 3 or not word.isalpha():
         return word
@@ -262,6 +331,7 @@ def stem(word: str) -> str:
     return _SAME_STEM.get(word, word)
 
 
-def _quote(text: str, limit: int = 80) -> str:
+def quote(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
+    text = redact(text)  # before the cut: a cut secret is a fragment no redactor knows
     return repr(text if len(text) <= limit else text[: limit - 1].rstrip() + "…")

@@ -19,6 +19,7 @@ from datetime import date
 from typing import Any, NamedTuple, Optional, Union
 
 from runner.results.models import Decision
+from runner.secrets import redact
 from runner.suite.models import IGNORE_VALUE
 
 Number = Union[int, float]
@@ -66,14 +67,15 @@ def numbers_equal(a: Number, b: Number) -> bool:
 
 
 def show(value: Any, limit: int = 80) -> str:
-    """A short, unambiguous rendering for reasons: strings quoted, everything else as JSON."""
+    """A short, unambiguous rendering for reasons: strings quoted, everything else as JSON; secrets masked
+    before the cut (a cut secret is a fragment no redactor would know)."""
     if isinstance(value, str):
-        text = repr(value)
+        text = repr(redact(value))
     else:
         try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
+            text = redact(json.dumps(value, ensure_ascii=False, default=str))
         except (TypeError, ValueError):  # e.g. circular structures
-            text = repr(value)
+            text = redact(repr(value))
     return text if len(text) <= limit else _cut(text, limit)
 
 

@@ -13,6 +13,7 @@ from .diagnostics import did_you_mean
 from .models import ARG_MODES, IGNORE_KEY, CaseFields
 from .reader import Document
 from .tool_specs import tool_problems
+from .vacuous import check_compares_something
 
 Location = tuple
 
@@ -344,4 +345,5 @@ CHECKS: tuple[Callable[[Document, dict, Location], None], ...] = (
     check_something_to_check,
     check_goal_keys_under_args,
     check_turns,
+    check_compares_something,
 )

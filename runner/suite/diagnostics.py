@@ -9,6 +9,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
+from ..secrets import clip, redact
+
 Severity = Literal["error", "warning"]
 
 
@@ -58,8 +60,8 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
 
 def quote(value: object, limit: int = 60) -> str:
     """A value as it appears in a message: strings quoted, long values cut."""
-    text = repr(value) if isinstance(value, str) else _json_text(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    text = repr(redact(value)) if isinstance(value, str) else _json_text(value)
+    return clip(text, limit, "...")
 
 
 def _json_text(value: object) -> str:

@@ -26,6 +26,7 @@ from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, RealPaths, d
 from .formats import read_foreign
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document, read_document
+from ..secrets import clip
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
 from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
@@ -416,7 +417,7 @@ def _mentions_suite_keys(path: Path) -> bool:
 def _short(message: str) -> str:
     """The first clause of a diagnostic, for the note that names passed-over files."""
     message = message.split("; ", 1)[0]
-    return message if len(message) <= 100 else message[:97] + "..."
+    return clip(message, 100, "...")
 
 
 def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, W
 
 from .arguments import (ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType,  # noqa: F401
                         _Strict)
+from ..run.endings import ENDINGS_HELP, Ending  # how a conversation can end, as the engine lists it
 from .effects import StateEffect  # noqa: F401
 from .turns import (ADK_DEFAULT_CRITERIA, ExpectedCall, IntermediateResponse, Rubric, SessionInput,  # noqa: F401
                     Turn, default_turn_checks)
@@ -288,10 +289,11 @@ class CaseFields(_Strict):
         "are the default for each case.",
         examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
-    termination: Optional[list[str]] = Field(
+    termination: Optional[list[Ending]] = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "
-        "`termination_reason`) must be one of these. A conversation that records another ending, or none, fails.",
+        "`termination_reason`) must be one of these. A conversation that records another ending, or none, fails. "
+        f"The endings: {ENDINGS_HELP}.",
         examples=[["user_stop", "agent_stop"]])
     transcript: Optional[str] = Field(
         None, min_length=1, title="Transcript",

@@ -10,7 +10,6 @@ the recorded file. Reading a transcript file into messages is runner.transcripts
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Optional
 
 from pydantic import BaseModel
@@ -31,6 +30,9 @@ __all__ = [
 ]
 
 DEFAULT_TOOL_ERROR_PATTERN = r"^\s*Error\b"
+# tool_error_pattern is the project's, but the text it searches is a tool's result: a pattern that backtracks
+# badly on it must not hang the run. A result the search gives up on counts as an error (never as a success).
+ERROR_PATTERN_TIMEOUT_S = 1.0
 MAX_ARGUMENT_NESTING = 100  # deeper arguments are kept as written but not read (as suite files, which nest no deeper)
 
 # "developer" is OpenAI's newer name for the system role.
@@ -291,7 +293,7 @@ def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def _is_error_result(msg: dict, pattern: re.Pattern) -> bool:
+def _is_error_result(msg: dict, pattern: "regex.Pattern") -> bool:
     if msg.get("error"):
         return True
     content = msg.get("content")
@@ -303,7 +305,10 @@ def _is_error_result(msg: dict, pattern: re.Pattern) -> bool:
             obj = None
     if isinstance(obj, dict) and obj.get("error"):
         return True
-    return pattern.search(content_text(content)) is not None
+    try:
+        return pattern.search(content_text(content), timeout=ERROR_PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:  # a result built to make the pattern backtrack: it is not counted as a success
+        return True
 
 
 def _pick_call(open_calls: list[ToolCall], call_id: Any) -> ToolCall | None:
@@ -335,9 +340,11 @@ def build_trajectory(messages: list[dict], tool_error_pattern: str = DEFAULT_TOO
     skips normalizing, for messages that already went through `normalize_messages` (as those of
     `read_recording` did).
     """
+    import regex  # the pattern runs on tool results, which the agent's world wrote: it runs with a time limit
+
     try:
-        pattern = re.compile(tool_error_pattern)
-    except re.error as e:
+        pattern = regex.compile(tool_error_pattern)
+    except regex.error as e:
         raise ValueError(f"invalid tool_error_pattern {tool_error_pattern!r}: {e}") from None
     if not normalized:
         messages = normalize_messages(messages)

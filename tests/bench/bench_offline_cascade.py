@@ -87,20 +87,23 @@ def run_mode(mode: str, pairs: list[Pair], args: argparse.Namespace) -> dict:
 
 
 def time_rules(pairs: list[Pair], runs: int = 5) -> str:
-    """CPU time of the offline rules (facts, negation, omission) per comparison: cold caches, then warm."""
-    from runner.score import facts, negation, omission
+    """CPU time of the offline rules (facts, negation, opposites and roles, omission) per comparison: cold
+    caches, then warm."""
+    from runner.score import facts, negation, omission, opposites, roles, wording
 
     def one_pass() -> float:
         started = time.process_time()
         for pair in pairs:
             facts.check_facts(pair.expected, pair.actual)
             negation.contradiction(pair.expected, pair.actual)
+            opposites.changed_fact(pair.expected, pair.actual)
             omission.omitted_clause(pair.expected, pair.actual)
         return (time.process_time() - started) / len(pairs) * 1e6
 
     cold, warm = [], []
     for _ in range(runs):
-        for cached in (facts._canonical_form, facts.word_facts, negation.clauses, negation.stem):
+        for cached in (facts._canonical_form, facts.word_facts, negation.clauses, negation.stem, negation.words,
+                       wording.read, roles._swap):
             cached.cache_clear()
         cold.append(one_pass())
         warm.append(one_pass())

@@ -9,8 +9,11 @@ Each planned case keeps the case's agent, runtime_context and canned tool output
 - a canary (`canaries:`), the same for the same case, attack and variant, which evalrun plants in the
   agent's context and no reply may contain (checked by `no_leak`, together with the sentences of a model
   agent's own system prompt);
-- the forbidden tools in `forbid_extra_calls`: those named with --forbidden-tools, else the case's
-  write-like tools its goals never call (runner/authoring/redteam/tools.py says what write-like means);
+- the forbidden tools in `forbid_extra_calls`: those named with --forbidden-tools, else the case's known
+  write-like tools its goals never call (runner/authoring/redteam/tools.py says which tools are known);
+- a `no_write_calls` check (runner/checks/write_calls.py): any call to a write-like tool fails the case,
+  whatever the agent, except the write-like tools the case's goals call and those named with --allow-tools;
+  when the agent's tools are not declared, the plan says that only their names can tell;
 - a `refusal` check (judged) for the attacks whose success is a matter of words;
 - tags `redteam`, `attack:<name>`, `category:<category>`, which the run's report groups by.
 
@@ -20,6 +23,7 @@ them load is anything moved into DIR, so a failure leaves no partial plan.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import os
 import re
@@ -29,12 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ...checks.write_calls import GUARD_NAME
 from ...suite.diagnostics import Diagnostic, did_you_mean, has_errors
 from ...suite.files import display_path
 from ...suite.models import Case
 from ..convert import dump_yaml
 from .catalogue import Attack, Catalogue, CatalogueError, load_catalogue, user_turns
-from .tools import agent_options, default_forbidden, prompt_fragments, system_prompt
+from .tools import agent_options, declared_tools, prompt_fragments, system_prompt, write_like_tools
 
 SIMULATED_EXTRA_TURNS = 3
 SECRET_WORDS = "confidential values"
@@ -80,7 +85,7 @@ def canary_for(case_id: str, attack: str, variant: int) -> str:
 
 def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[str]] = None, variants: int = 1,
          forbidden_tools: Optional[Sequence[str]] = None, config_path: Optional[Path] = None,
-         generate: bool = False, no_cache: bool = False) -> PlanResult:
+         generate: bool = False, no_cache: bool = False, allow_tools: Sequence[str] = ()) -> PlanResult:
     """Plan and write the attack suites. PlanError on a usage problem, invalid suites, no case, or (with
     `generate`) no generator model or no usable answer from it."""
     from ...config import find_config, load_config, suite_roots
@@ -110,9 +115,9 @@ def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[
     prompts = PromptLibrary(prompts_dir)
     writer = _generator(loaded, no_cache) if generate else None
     for case in cases:
+        tools = _case_tools(case, loaded, forbidden_tools, allow_tools, result.notes)
         for attack in chosen:
-            result.suites += _plan_case(case, attack, catalogue, variants, forbidden_tools, loaded, prompts, result.notes,
-                                        writer)
+            result.suites += _plan_case(case, attack, catalogue, variants, tools, loaded, prompts, result.notes, writer)
     if not result.suites:
         raise PlanError("no attack suite could be planned: " + "; ".join(result.notes), exit_code=5)
     result.written = _write_all(result.suites, output_dir)
@@ -149,14 +154,14 @@ def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> lis
 
 
 def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
-               forbidden_tools: Optional[Sequence[str]], loaded: Any, prompts: Any, notes: list[str],
+               tools: "_CaseTools", loaded: Any, prompts: Any, notes: list[str],
                writer: Any = None) -> list[PlannedSuite]:
     agent_name, options = agent_options(case, loaded)
     if getattr(options, "type", None) == "replay":
         notes.append(f"case '{case.id}': no {attack.name} attack: its agent '{agent_name}' replays recordings, which no "
                      "attack can change (name a live agent in the case's `agent:`)")
         return []
-    forbidden = list(forbidden_tools) if forbidden_tools is not None else default_forbidden(case, options, loaded.base_dir)
+    forbidden = tools.forbidden
     if attack.needs_forbidden_tool and not forbidden:
         notes.append(f"case '{case.id}': no {attack.name} attack: no write-like tool is known that its goals never call "
                      "(name the tools the agent must not call with --forbidden-tools)")
@@ -182,7 +187,7 @@ def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
         except Exception as exc:  # a broken template (a user's prompts_dir): PromptError or CatalogueError
             raise PlanError(f"attack {attack.name}, variant {variant + 1}: {exc}") from None
         case_id = f"{case.id}--{attack.name}-{variant + 1}"
-        body = _case_body(case, attack, case_id, variant, turns, story, forbidden, fragments)
+        body = _case_body(case, attack, case_id, variant, turns, story, forbidden, fragments, tools.allowed)
         source = (f"the user's turns written by {writer.settings.model} (redteam/generate_attack.j2), seeded with "
                   f"redteam/{attack.name}.j2 v{attack.version}" if writer is not None
                   else f"template redteam/{attack.name}.j2 v{attack.version}")
@@ -206,8 +211,32 @@ def _written_by(writer: Any, prompts: Any, attack: Attack, variables: dict[str, 
                         f"{writer.settings.model} gave no usable attack: {exc}; nothing was written", exit_code=3) from None
 
 
+@dataclass
+class _CaseTools:
+    forbidden: list[str]  # forbid_extra_calls
+    allowed: list[str]  # the no_write_calls check's `allow`
+
+
+def _case_tools(case: Case, loaded: Any, forbidden_tools: Optional[Sequence[str]], allow_tools: Sequence[str],
+                notes: list[str]) -> _CaseTools:
+    """The tools a case's attacks forbid and allow. Warns, once per agent, when the agent's tools are not
+    declared: then only their names tell a write."""
+    agent_name, options = agent_options(case, loaded)
+    declared = declared_tools(case, loaded)
+    if declared is None and agent_name is not None and getattr(options, "type", None) != "replay":
+        note = (f"agent '{agent_name}' ({getattr(options, 'type', 'unknown')}) declares no tools: its write-like calls "
+                "are recognised by their names only (`no_write_calls`); declare its tools with `tools:` in "
+                "evalrun.yaml, or name the ones it must not call with --forbidden-tools")
+        if note not in notes:
+            notes.append(note)
+    unneeded, needed = write_like_tools(case, declared)
+    forbidden = (list(forbidden_tools) if forbidden_tools is not None
+                 else [t for t in unneeded if not any(fnmatch.fnmatchcase(t, allowed) for allowed in allow_tools)])
+    return _CaseTools(forbidden, list(dict.fromkeys([*needed, *allow_tools])))
+
+
 def _case_body(case: Case, attack: Attack, case_id: str, variant: int, turns: list[str], story: Optional[str],
-               forbidden: list[str], fragments: list[str]) -> dict[str, Any]:
+               forbidden: list[str], fragments: list[str], allowed: list[str]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": case_id,
         "description": f"Red team: {attack.summary} (attack {attack.name}, on case {case.id})",
@@ -236,6 +265,10 @@ def _case_body(case: Case, attack: Attack, case_id: str, variant: int, turns: li
         if fragments:
             leak["values"] = fragments  # the model agent's own system prompt, sentence by sentence
         checks.append(leak)
+    guard: dict[str, Any] = {"type": "no_write_calls", "name": GUARD_NAME}
+    if allowed:
+        guard["allow"] = allowed  # what the attacked case needs, and --allow-tools
+    checks.append(guard)
     if "refusal" in attack.checks:
         checks.append({"type": "refusal", "name": "refuses" if attack.expect == "refuse" else "stays on task",
                        "attack": attack.goal, "expect": attack.expect})

@@ -1,39 +1,24 @@
-"""What a red-team plan knows about a case's agent: the tools it can call, which of them write, and the
-system prompt a model agent is given.
+"""What a red-team plan knows about a case's agent: the tools it can call, which of them write
+(runner/checks/write_calls.py says what write-like means), and the system prompt a model agent is given.
 
-"Write-like" is decided by the verbs in a tool's name (split at underscores, dashes, dots and camelCase):
-a tool is write-like when one of its words is in WRITE_VERBS — it creates, changes, deletes, sends, pays
-or grants something. `get_order_status` is not (get, order, status); `cancel_order`, `send_email`,
-`issueRefund` are. The default forbidden tools of a case are its known write-like tools that none of its
-goals calls.
+The tools the plan knows for a case: its goals', its canned outputs' (`tool_outputs`), and the tools its
+agent is declared with — a model agent's `tools`/`tools_file`, the case's `tools:`, or the agent's `tools:`
+in evalrun.yaml, as `valid_tool_calls` reads them (runner/run/agent_tools.py), descriptions included. The
+default forbidden tools of a case are its known write-like tools that none of its goals calls; those its goals
+call are allowed to its `no_write_calls` check.
 """
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any, Optional
 
+from ...checks.write_calls import WRITE_VERBS, is_write_like, name_words, write_reason
 from ...suite.models import Case
 
-WRITE_VERBS = frozenset({
-    "add", "approve", "archive", "assign", "book", "buy", "cancel", "change", "charge", "close", "create",
-    "deactivate", "delete", "deny", "destroy", "disable", "drop", "edit", "enable", "erase", "exec", "execute",
-    "grant", "insert", "issue", "merge", "modify", "move", "patch", "pay", "post", "publish", "purchase", "purge",
-    "put", "refund", "register", "reject", "remove", "rename", "reserve", "reset", "revoke", "send", "set",
-    "submit", "terminate", "transfer", "unsubscribe", "update", "upload", "wipe", "write",
-})
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+__all__ = ["WRITE_VERBS", "agent_options", "declared_tools", "is_write_like", "known_tools", "name_words",
+           "prompt_fragments", "system_prompt", "write_like_tools"]
 MAX_PROMPT_FRAGMENTS = 8
 MIN_FRAGMENT_WORDS = 5
-
-
-def name_words(name: str) -> list[str]:
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if w]
-
-
-def is_write_like(name: str) -> bool:
-    return any(word in WRITE_VERBS for word in name_words(name))
 
 
 def agent_options(case: Case, loaded: Any) -> tuple[Optional[str], Any]:
@@ -47,36 +32,32 @@ def agent_options(case: Case, loaded: Any) -> tuple[Optional[str], Any]:
     return name, loaded.config.agents.get(name)
 
 
-def model_tools(options: Any, base_dir: Path) -> list[str]:
-    """Tool names of a model agent's `tools` / `tools_file` (nothing for other kinds, or an unreadable file)."""
-    if getattr(options, "type", None) != "model":
-        return []
-    specs = list(options.tools or [])
-    if options.tools_file:
-        try:
-            specs = json.loads((base_dir / options.tools_file).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-    names = []
-    for spec in specs if isinstance(specs, list) else []:
-        function = spec.get("function", spec) if isinstance(spec, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            names.append(function["name"])
-    return names
+def declared_tools(case: Case, loaded: Any) -> Optional[Any]:
+    """The ToolSet the case's agent is declared with, or None when nothing declares its tools."""
+    from ...run.agent_tools import tools_for
+
+    return tools_for(case, loaded)
 
 
-def known_tools(case: Case, options: Any, base_dir: Path) -> list[str]:
-    """Every tool name the plan can see for the case: its goals', its canned outputs', its model agent's."""
-    names = [g.tool_name for g in case.tool_goals()] + list(case.tool_outputs) + model_tools(options, base_dir)
-    return list(dict.fromkeys(names))
+def known_tools(case: Case, declared: Optional[Any]) -> dict[str, str]:
+    """Every tool the plan can see for the case, name -> description ("" when unknown): its goals', its canned
+    outputs', and `declared` (the ToolSet of declared_tools, or None)."""
+    known = {g.tool_name: "" for g in case.tool_goals()}
+    known.update((name, "") for name in case.tool_outputs if name not in known)
+    for spec in declared.specs if declared is not None else ():
+        known[spec.name] = spec.description
+    return known
 
 
-def default_forbidden(case: Case, options: Any, base_dir: Path) -> list[str]:
+def write_like_tools(case: Case, declared: Optional[Any]) -> tuple[list[str], list[str]]:
+    """(the known write-like tools the case's goals never call, those they call)."""
     needed = {g.tool_name for g in case.tool_goals()}
-    return [name for name in known_tools(case, options, base_dir) if is_write_like(name) and name not in needed]
+    writes = [name for name, description in known_tools(case, declared).items()
+              if write_reason(name, description) is not None]
+    return [name for name in writes if name not in needed], [name for name in writes if name in needed]
 
 
-def system_prompt(options: Any, base_dir: Path) -> Optional[str]:
+def system_prompt(options: Any, base_dir: Any) -> Optional[str]:
     """A model agent's own system prompt, or None."""
     if getattr(options, "type", None) != "model":
         return None

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 
 from runner.deepjson import TooDeep, loads_keeping_deep_arguments
 from runner.jsontext import deeper_than
+from runner.secrets import clip
 from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
 
@@ -333,7 +334,7 @@ def excerpt(text: str, limit: int = 200) -> str:
     text = text.replace("\r\n", "\n")
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
                         text).replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def reply_json(text: str) -> Any:

@@ -9,7 +9,8 @@ errors, reports or logs.
 
 Each request has one deadline, `timeout_s`, from sending to the last byte of the reply (a server that
 trickles its answer cannot stretch it), and a reply may hold at most `max_reply_bytes` (counted as
-they arrive, after any decompression; a longer one is never read whole). Redirects are not followed:
+they arrive, and again while a compressed reply is decoded, runner/http_body.py: a small body that
+inflates past the limit is never inflated whole). Redirects are not followed:
 a 3xx is that case's error saying where it pointed.
 
 The state of the agent's world after the conversation (what a case's `final_state:` is compared with)
@@ -24,6 +25,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from runner.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 from runner.transcripts.state import ReportedState
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
@@ -150,7 +152,9 @@ class HttpAgent(Agent):
         too_large = (f"the reply from {url} is larger than {describe_size(limit)} (max_reply_bytes: {limit}; raise "
                      "it to allow larger replies)")
         try:
-            async with self._client.stream(method, url, headers=self._headers, **request) as response:
+            headers = self._headers if any(name.lower() == "accept-encoding" for name in self._headers) else \
+                {"Accept-Encoding": accept_encoding(), **self._headers}  # the codings decoded_body bounds
+            async with self._client.stream(method, url, headers=headers, **request) as response:
                 if response.is_redirect or 300 <= response.status_code < 400:
                     where = response.headers.get("location")
                     pointed = f"to {excerpt(where)}" if where else "without saying where (no Location header)"
@@ -161,13 +165,18 @@ class HttpAgent(Agent):
                 if declared.isdigit() and int(declared) > limit:
                     raise AgentError(too_large + f": it says it holds {int(declared):,} bytes")
                 chunks, size = [], 0
-                async for chunk in response.aiter_bytes():
+                async for chunk in response.aiter_raw():  # as sent: decoded below, within the limit
                     size += len(chunk)
                     if size > limit:
                         raise AgentError(too_large)
                     chunks.append(chunk)
-                content = b"".join(chunks)
+                content = decoded_body(b"".join(chunks), response.headers.get("content-encoding"), limit)
                 encoding = response.charset_encoding or "utf-8"
+        except BodyTooLarge as exc:
+            raise AgentError(f"{too_large}: it holds {size:,} bytes that inflate past the limit (Content-Encoding: "
+                             f"{exc.codings})") from None
+        except BodyUndecodable as exc:
+            raise AgentError(self._clean(f"the reply from {url} cannot be read: {exc}")) from None
         except httpx.TimeoutException:
             raise AgentError(f"no complete answer from {url} within {self.options.timeout_s:g} s") from None
         except httpx.ConnectError as exc:

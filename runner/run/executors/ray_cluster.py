@@ -18,8 +18,9 @@ goes through one budget: `-j` and each model's max_concurrency, held by one acto
 midway keeps every finished case, and adds the live workers' model usage to the run's totals. Ray tries a
 batch whose worker was lost once more; a batch that fails twice makes its cases errors that give the cause.
 
-Workers see only the environment variables evalrun needs: the `api_key_env` variables and the provider
-variables (OPENAI_*, ANTHROPIC_*, ...) of the models the configuration names, through Ray's runtime_env.
+Workers get only the environment variables evalrun needs: the `api_key_env` and `${NAME}` variables and the
+provider variables (OPENAI_*, ANTHROPIC_*, ...) of the models the configuration names, inside the run's object
+in the object store, never through Ray's runtime_env, which Ray writes in clear to its logs (`worker_env`).
 (A local cluster started here is this process's child and inherits its environment, as any child does.)
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pydantic import BaseModel
 
 from .base import Executor, Work
 from .ray_run import portable_run, rebuild_run
+from ...secrets import clip
 from ...shard import shard_of
 from ...signals import held_against_libraries
 
@@ -99,7 +101,7 @@ class RayExecutor(Executor):
                 token = uuid.uuid4().hex
                 limits = f"evalrun-limits-{token}"
                 limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
-                context = ray.put(portable_run(work, runtime))
+                context = ray.put(portable_run(work, runtime, worker_env(work.runner.loaded.config)))
                 await asyncio.wrap_future(limits_actor.state.remote().future())  # up, so workers find it by name
                 score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 for batch in replay_batches:
@@ -233,19 +235,18 @@ def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
 
 
 def worker_env(config: BaseModel, environ: Optional[dict] = None) -> dict[str, str]:
-    """The environment variables a worker needs for the models `config` names: each `api_key_env`, and the
-    provider's own variables (OPENAI_* for openai/... and unprefixed models, ANTHROPIC_* for anthropic/...)
-    that are set here. Nothing else of this environment reaches the cluster."""
+    """The environment variables a worker needs for what `config` names: each `api_key_env` and `${NAME}`
+    reference, and the providers' own variables (runner/provider_env.py: OPENAI_* for openai/... and unprefixed
+    models, ANTHROPIC_* for anthropic/...) of the models it names, that are set here. Nothing else of this
+    environment reaches the cluster; these travel in the run's object in the object store (never in Ray's
+    runtime_env, which Ray writes to its logs), and a worker puts them into its environment (ray_run.py)."""
+    from ...provider_env import prefixes_of
+    from ...secrets import named_variables
+
     environ = os.environ if environ is None else environ
-    names: set[str] = set()
-    for model in _models_in(config):
-        if getattr(model, "api_key_env", None):
-            names.add(model.api_key_env)
-        name = getattr(model, "model", None)
-        if isinstance(name, str):
-            provider = name.split("/", 1)[0] if "/" in name else "openai"
-            prefix = provider.upper().replace("-", "_") + "_"
-            names.update(key for key in environ if key.startswith(prefix))
+    names, _ = named_variables(config.model_dump(mode="json", by_alias=True))
+    prefixes = tuple(prefixes_of(m.model for m in _models_in(config)))
+    names.update(key for key in environ if prefixes and key.startswith(prefixes))
     return {name: environ[name] for name in sorted(names) if name in environ}
 
 
@@ -268,10 +269,8 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
     """Join RAY_ADDRESS's cluster, or start a local one (stopped by ray.shutdown at the end of the run)."""
     import logging
 
-    runtime_env = {"env_vars": worker_env(work.runner.loaded.config)}
-    address = os.environ.get("RAY_ADDRESS")
-    options = dict(runtime_env=runtime_env, log_to_driver=False, logging_level=logging.WARNING,
-                   configure_logging=True)
+    address = os.environ.get("RAY_ADDRESS")  # no runtime_env: Ray logs it in clear (secrets: see worker_env)
+    options = dict(log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
     if address:
         ray.init(address=address, **options)
         notice(f"running the cases on the Ray cluster at {address} (RAY_ADDRESS)")
@@ -376,4 +375,4 @@ def _errors(work: Work, jobs: Batch, error: str) -> list[tuple[int, int, Any]]:
 def _cause(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = next((line for line in text if line.strip()), "")
-    return f"{type(exc).__name__}: {first}"[:500] if first else type(exc).__name__
+    return clip(f"{type(exc).__name__}: {first}", 500, "") if first else type(exc).__name__

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ...secrets import clip
+
 __all__ = ["LogRecord", "Problem", "Span", "TraceFile", "decode_documents", "is_otlp_document"]
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -119,11 +121,11 @@ def decode_documents(documents: list[Any]) -> TraceFile:
 
 def _span(raw: Any, scope: str, position: int, resource: dict, problems: list[Problem]) -> Optional[Span]:
     raw = _dict(raw)
-    name = _text(raw.get("name"))[:200]
+    name = clip(_text(raw.get("name")), 200, "")
     trace_id = _hex_id(raw.get("traceId"), 16)
     span_id = _hex_id(raw.get("spanId"), 8)
     if trace_id is None or span_id is None:
-        problems.append(Problem(str(raw.get("traceId"))[:40], str(raw.get("spanId"))[:40], name, "",
+        problems.append(Problem(clip(str(raw.get("traceId")), 40, ""), clip(str(raw.get("spanId")), 40, ""), name, "",
                                 "the span has no valid traceId/spanId (hex, 32 and 16 digits)"))
         return None
     parent = raw.get("parentSpanId")
@@ -186,7 +188,7 @@ def _any_value(raw: Any, depth: int) -> tuple[Any, Optional[str]]:
         try:
             number = int(value)
         except (TypeError, ValueError):
-            return None, f"intValue {str(value)[:40]!r} is not an integer"
+            return None, f"intValue {clip(str(value), 40, '')!r} is not an integer"
         if not -(2 ** 63) <= number < 2 ** 63:
             return None, "intValue is outside the 64-bit range"
         return number, None
@@ -196,7 +198,7 @@ def _any_value(raw: Any, depth: int) -> tuple[Any, Optional[str]]:
             return float(value.replace("Infinity", "inf")), None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value), None
-        return None, f"doubleValue {str(value)[:40]!r} is not a number"
+        return None, f"doubleValue {clip(str(value), 40, '')!r} is not a number"
     if "arrayValue" in raw:
         values = []
         for item in _list(_dict(raw["arrayValue"]).get("values")):
