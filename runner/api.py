@@ -190,16 +190,16 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
         stop = signals.stop = Stop()
         try:
             prepared = prepare_run(request)
+            signals.phase = "starting"  # here, so that no signal falls between collecting and starting
         except CollectionInterrupted as exc:
             return RunOutcome(EXIT_INTERRUPTED, notes=[
                 f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing was "
                 "run and no report was written: exit 2"])
         if isinstance(prepared, RunOutcome):
             return prepared
-        executor = prepared.executor()
+        executor = prepared.executor()  # importing Ray takes seconds: a signal then stops the run before it starts
         if isinstance(executor, RunOutcome):
             return executor
-        signals.phase = "starting"
         opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
         if isinstance(opened, RunOutcome):
             return opened
@@ -209,7 +209,8 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
         async def run_all() -> None:
             signals.loop = asyncio.get_running_loop()
             try:
-                await executor.run(work)
+                if stop.reason is None:  # else a signal came while the run was starting: no case starts
+                    await executor.run(work)
                 if stop.reason is not None:
                     await take_pending_stop()
             finally:

@@ -149,6 +149,7 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
     """`evaluate` for async code: the cases are played on the caller's event loop (an async agent may use
     what the caller set up on it); reading the suites and writing the report run in a worker thread.
     Cancelled, it cancels the cases in flight and still writes the report of those that finished."""
+    from .run.agents._agent_loop import on_callers_loop
     from .run.execute import run_cases
 
     with _Request(paths, agent, config, output_dir=output_dir, filters=filters, tags=tags, concurrency=concurrency,
@@ -162,6 +163,7 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
         if isinstance(opened, RunOutcome):
             return Report.of(opened)
         runner = prepared.case_runner(opened.folder.save_conversation)
+        promised = on_callers_loop.set(True)  # async agents play on this loop, as promised (not one of their own)
         try:
             await run_cases(prepared.index.refs, runner, opened.save, opened.stop, request.concurrency,
                             request.repeats)
@@ -169,6 +171,8 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
             opened.stop.request("cancelled", interrupted=True)
             opened.finish()  # on the loop, briefly: a cancelled task must not await again before it ends
             raise
+        finally:
+            on_callers_loop.reset(promised)
         return Report.of(await asyncio.to_thread(opened.finish))
 
 

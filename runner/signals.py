@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM during a run: from the first file collected to the last byte of the report, a
+"""SIGINT, SIGTERM and SIGHUP (a closed terminal or SSH session) during a run: from the first file collected to the last byte of the report, a
 signal never kills evalrun mid-way. What it does depends on how far the run got:
 
 - collecting (reading and checking the suites, which takes seconds for 10,000 files): collection is
@@ -10,7 +10,8 @@ signal never kills evalrun mid-way. What it does depends on how far the run got:
   report is not cut short.
 
 Held for the whole run, so there is no moment between two phases where a signal would fall back to
-Python's default and end the process with no word.
+Python's default and end the process with no word; and held against libraries that take them over while they
+start (Ray's init installs a SIGTERM handler that exits the process): `held_against_libraries`.
 """
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ import asyncio
 import functools
 import signal
 import threading
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 class CollectionInterrupted(BaseException):
@@ -60,3 +62,47 @@ class RunSignals:
             loop.call_soon_threadsafe(functools.partial(self.stop.request, name, interrupted=True))
         else:  # no loop runs yet: no case has started, and none will
             self.stop.request(name, interrupted=True)
+
+
+@contextmanager
+def held_against_libraries() -> Iterator[None]:
+    """While a library starts: its calls to `signal.signal` for SIGNALS are not obeyed (the handler in place
+    stays, and is what they are told was there), and every handler of SIGNALS is set again afterwards, which
+    also replaces any the library installed in C (Ray's core prints a stack for a SIGTERM, then exits). A no-op
+    outside the main thread, where no handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    real = signal.signal
+
+    def refuse(signum, handler):  # the signature of signal.signal
+        if signum in kept:
+            return kept[signum]
+        return real(signum, handler)
+
+    signal.signal = refuse
+    try:
+        yield
+    finally:
+        signal.signal = real
+        for sig, handler in kept.items():
+            if handler is not None:  # None: set outside Python, nothing to set back
+                real(sig, handler)
+
+
+@contextmanager
+def stops_like_ctrl_c() -> Iterator[None]:
+    """For the length of a command: SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does, where nothing else
+    handles them; so every command, and a run before and after the part `RunSignals` holds (printing its summary,
+    sending its spans), ends on them as on Ctrl-C ('interrupted', exit 2), never killed mid-write without a word."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in SIGNALS
+                if sig != signal.SIGINT and signal.getsignal(sig) is signal.SIG_DFL}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

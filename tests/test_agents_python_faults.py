@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -333,3 +334,124 @@ def test_a_surrogate_pair_written_as_two_code_points_becomes_the_character(tmp_p
     conversation = talk(make_case(starting_sentence="hi"), make_agent({"type": "python", "entrypoint": "pairs:respond"},
                                                                       tmp_path))
     assert conversation.messages[-1]["content"] == "smile \U0001f600, lone \\udc00 and \\ud83d"
+
+
+# ------------------------------------------------------------------ async agents: a loop of their own
+
+ROGUE_ASYNC = """
+    import asyncio, itertools, sys, time
+
+    class Odd(BaseException):
+        pass
+
+    async def boom():
+        raise KeyboardInterrupt
+
+    async def respond(messages, context):
+        kind = context.case_id.split("-")[0]
+        if kind == "block":  # a blocking call inside async def: evalrun's loop must not wait for it
+            time.sleep(30)
+        if kind == "stoploop":
+            asyncio.get_running_loop().stop()
+            await asyncio.sleep(0.5)
+        if kind == "cancelall":
+            for task in asyncio.all_tasks():
+                task.cancel()
+            await asyncio.sleep(0.5)
+        if kind == "exit":
+            sys.exit(3)
+        if kind == "odd":
+            raise Odd("strange")
+        if kind == "background":  # a task of its own that raises what asyncio does not catch
+            asyncio.get_running_loop().create_task(boom())
+            await asyncio.sleep(0.5)
+        if kind == "forever":  # a generator that never ends, consumed without an await
+            for _ in itertools.count():
+                pass
+        if kind == "keeps":  # what it keeps between turns stays usable: one loop per conversation
+            global LOOP
+            if context.turn == 1:
+                LOOP = asyncio.get_running_loop()
+            return f"same loop {asyncio.get_running_loop() is LOOP}"
+        await asyncio.sleep(0.01)
+        return "all good"
+    """
+
+# case id prefix -> (status, termination reason, the error)
+ROGUE_EXPECTED = {
+    "ok": ("passed", "script_end", None),
+    "keeps": ("passed", "script_end", None),
+    "block": ("error", "timeout", "the conversation did not finish within the case timeout of 2 s"),
+    "forever": ("error", "timeout", "the conversation did not finish within the case timeout of 2 s"),
+    "stoploop": ("error", "agent_error",
+                 "rogue:respond: the agent stopped its event loop (loop.stop()) before answering"),
+    "cancelall": ("error", "agent_error", "rogue:respond raised asyncio.exceptions.CancelledError"),
+    "exit": ("error", "agent_error", "rogue:respond raised SystemExit: 3 (at rogue.py:"),
+    "odd": ("error", "agent_error", "rogue:respond raised rogue.Odd: strange (at rogue.py:"),
+    "background": ("error", "agent_error", "rogue:respond: its event loop ended: KeyboardInterrupt (at rogue.py:"),
+}
+
+
+def rogue_project(root, kinds) -> list[str]:
+    write(root / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          rogue: {type: python, entrypoint: "rogue:respond"}
+        """)
+    write(root / "rogue.py", ROGUE_ASYNC)
+    ids = [f"{kind}-{n}" for kind in kinds for n in range(2)]
+    write(root / "suites" / "s.yaml", "agent: rogue\ncases:\n" + "".join(
+        f"  - {{id: {i}, starting_sentence: one, user_prompts: [two], timeout_s: 2,"
+        f" goal_details: [{{type: text, name: t, keywords: [{'same loop True' if i.startswith('keeps') else 'good'}]}}]}}\n"
+        for i in ids))
+    return ids
+
+
+def test_an_async_agent_that_blocks_stops_its_loop_or_cancels_everything_is_only_that_cases_error(tmp_path):
+    """On evalrun's own loop, one blocking call stalled every case (timeout_s not enforced: PASS after 30 s), and an
+    agent stopping the loop or cancelling every task ended the run with a traceback, exit 1 and no report."""
+    ids = rogue_project(tmp_path, ROGUE_EXPECTED)
+    started = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "8"],
+                               cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=120)
+    took = time.monotonic() - started
+    assert process.returncode == 3, out + err
+    assert "Traceback" not in err and "Task was destroyed" not in err, err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    cases = {c["id"]: c for c in report["cases"]}
+    assert sorted(cases) == sorted(ids)
+    for case_id, case in cases.items():
+        status, reason, error = ROGUE_EXPECTED[case_id.split("-")[0]]
+        assert (case["status"], case["termination_reason"]) == (status, reason), (case_id, case.get("error"))
+        assert (case.get("error") or "").startswith(error or ""), (case_id, case.get("error"))
+    assert took < 28, took  # the blocked agents were abandoned at their timeout, never waited for (30 s)
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_signal_ends_a_run_whose_async_agent_blocks_at_once(tmp_path, name):
+    """The stop reaches evalrun's loop while the agent's own loop is blocked: exit 2 with the report, not after
+    the agent's 30 s."""
+    rogue_project(tmp_path, ["ok", "block"])
+    process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "4"],
+                               cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = None
+    try:
+        deadline = time.monotonic() + 60
+        results = tmp_path / "out" / "results.jsonl"
+        while time.monotonic() < deadline:  # the ok cases finished: the blocked ones are blocking now
+            if results.exists() and results.read_text().count("\n") >= 2:
+                break
+            time.sleep(0.05)
+        started = time.monotonic()
+        process.send_signal(getattr(signal, name))
+        out, err = process.communicate(timeout=25)
+    finally:
+        process.kill()
+    took = time.monotonic() - started
+    assert process.returncode == 2, out + err
+    assert "Traceback" not in err, err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert sorted(c["id"] for c in report["cases"]) == ["ok-0", "ok-1"]
+    assert sorted(report["summary"]["not_run"]) == ["block-0", "block-1"]
+    assert took < 15, took

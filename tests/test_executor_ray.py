@@ -28,6 +28,8 @@ from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_ha
 
 ray = pytest.importorskip("ray")
 RAY_BIN = Path(sys.executable).with_name("ray")
+# `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
+RAY_CLI = [str(RAY_BIN)] if RAY_BIN.exists() else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
 
 
 def _free_port() -> int:
@@ -83,7 +85,7 @@ class Cluster:
         self.env = cli_env(HOME=str(self.home), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(self.temp),
                            RAY_USAGE_STATS_ENABLED="0")
         started = subprocess.run(
-            [str(RAY_BIN), "start", "--head", "--num-cpus", "2", "--port", str(self.port), "--temp-dir",
+            [*RAY_CLI, "start", "--head", "--num-cpus", "2", "--port", str(self.port), "--temp-dir",
              str(self.temp), "--include-dashboard=false", "--disable-usage-stats",
              "--dashboard-agent-listen-port", str(_free_port()),
              "--metrics-export-port", str(_free_port()), "--node-ip-address", "127.0.0.1"],

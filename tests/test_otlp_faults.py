@@ -253,3 +253,74 @@ def test_a_replay_agent_on_a_trace_cut_short_is_not_passed_and_neither_is_its_re
     [result] = [json.loads(line) for line in (tmp_path / "out2/results.jsonl").read_text().splitlines()]
     assert result["status"] == "unscored"
     assert "part of the recording could not be read" in result["unscored_reason"]
+
+
+class _TricklingReceiver:
+    """An OTLP/HTTP receiver on 127.0.0.1 that reads each request, then answers one byte every 0.2 s, for ever:
+    no single read ever waits long, so only a deadline on the whole export ends it."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.closing = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.closing.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
+
+    def _trickle(self, connection) -> None:
+        answer = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"z" * 100_000
+        with connection:
+            connection.recv(65536)
+            for byte in answer:
+                if self.closing.wait(0.2):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.closing.set()
+        self.server.close()
+
+
+def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_10_s_in_all(tmp_path):
+    """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.cli_helpers import cli_env, write_json
+
+    write(tmp_path / "suite.yaml", SUITE.format(transcript="paris.json"))
+    write_json(tmp_path / "paris.json", [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18"},
+        {"role": "assistant", "content": "It is 18°C in Paris."}])
+    with _TricklingReceiver() as receiver:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "runner", "run", "suite.yaml", "--output-dir", "out", "--otlp",
+                               receiver.url], cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - started
+    assert done.returncode == 3, done.stdout + done.stderr  # the run passed; the spans a team counts on did not arrive
+    assert (f"evalrun: --otlp: cannot send the spans to {receiver.url}/v1/traces: the receiver did not answer in "
+            "full within 10 s") in done.stderr.splitlines()
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["summary"]["passed"] == 1
+    assert took < 60, took  # 10 s of waiting, then the end: never the minutes the trickle would last
+    assert "Traceback" not in done.stderr

@@ -9,6 +9,7 @@ import sys
 import time
 
 import jsonschema
+import pytest
 
 from tests.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 
@@ -27,7 +28,8 @@ def many_cases(root, count, *, failing=()):
 
 def start(root, *args, **popen):
     return subprocess.Popen([sys.executable, "-m", "runner", "suites", *args], cwd=root, env=cli_env(),
-                            stdout=popen.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE, text=True, **popen)
+                            stdout=popen.pop("stdout", subprocess.PIPE), stderr=popen.pop("stderr", subprocess.PIPE),
+                            text=True, **popen)
 
 
 def valid_report(path):
@@ -53,20 +55,21 @@ def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_
     assert not (tmp_path / "out" / "report.json").exists()  # never half a report
 
 
-def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(tmp_path):
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])  # a hang-up (terminal or SSH session closed) is a stop too
+def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(tmp_path, name):
     many_cases(tmp_path, 400)
     process = start(tmp_path, "--output-dir", "out")
     assert process.stdout.readline().startswith("PASS")
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(getattr(signal, name))
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stderr
     report = valid_report(tmp_path / "out" / "report.json")
     summary = report["summary"]
     finished = [c["id"] for c in report["cases"]]
-    assert summary["interrupted"] and summary["stop_reason"] == "SIGTERM"
+    assert summary["interrupted"] and summary["stop_reason"] == name
     assert sorted(finished + summary["not_run"]) == sorted(f"c{n:04d}" for n in range(400))
     assert finished == sorted(finished)  # the report keeps collection order whatever order cases finished in
-    assert f"interrupted (SIGTERM): {len(finished)} of 400 cases finished: exit 2" in stdout.splitlines()
+    assert f"interrupted ({name}): {len(finished)} of 400 cases finished: exit 2" in stdout.splitlines()
     assert "Traceback" not in stderr
 
 
@@ -265,8 +268,10 @@ def test_memory_does_not_keep_results(tmp_path):
         assert code == "0", out.stderr
         return int(peak)
 
-    small, large = peak_kib(100), peak_kib(1000)
-    # 900 more results of ~20 KB each would be ~18 MB if kept; allow the index of refs and noise.
+    # Both runs use the pool's largest batches (its working set: a few batches in flight per worker), so the
+    # difference is what the run keeps: 1,500 more results of ~20 KB each would be ~30 MB if kept; allow the
+    # index of refs and noise.
+    small, large = peak_kib(1000), peak_kib(2500)
     assert large - small < 12_000, (small, large)
 
 
@@ -297,7 +302,8 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
 
 
-def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path):
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path, name):
     """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
     write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
     for n in range(6000):
@@ -307,9 +313,40 @@ def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path):
     process = start(tmp_path, "--output-dir", "out")
     assert process.stderr.readline() == "config: evalrun.yaml\n"  # printed just before collection starts
     time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(getattr(signal, name))
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stdout + stderr
-    assert stderr.splitlines() == ["interrupted (SIGTERM) while collecting the suites, before any case ran: nothing "
+    assert stderr.splitlines() == [f"interrupted ({name}) while collecting the suites, before any case ran: nothing "
                                    "was run and no report was written: exit 2"]
     assert stdout == "" and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("closed", ["2>&-", ">&-", ">&- 2>&-", "<&-"])
+def test_a_run_started_with_a_standard_stream_closed_runs_writes_its_report_and_keeps_its_exit_code(tmp_path, closed):
+    """With stderr closed, sys.stderr is None and nothing ran (exit 1); the free descriptor must not become a file
+    the run writes (results.jsonl would take fd 2, and any C-level write to stderr with it)."""
+    many_cases(tmp_path, 30, failing={4})
+    shell = f"exec {sys.executable} -m runner suites --output-dir out {closed}"
+    result = subprocess.run(["bash", "-c", shell], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr  # a case failed: the run's own code
+    report = valid_report(tmp_path / "out" / "report.json")
+    assert len(report["cases"]) == 30 and report["summary"]["failed"] == 1
+    assert len(results_lines(tmp_path / "out" / "results.jsonl")) == 30  # every line a result, nothing else
+    if ">&-" not in closed:
+        assert "1 case(s) failed: exit 1" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_a_stderr_whose_reader_is_gone_does_not_stop_the_run(tmp_path):
+    many_cases(tmp_path, 30, failing={4})
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stderr now fails (EPIPE)
+    try:
+        process = start(tmp_path, "--output-dir", "out", stderr=write_end)
+    finally:
+        os.close(write_end)
+    stdout, _ = process.communicate(timeout=120)
+    assert process.returncode == 1, stdout
+    assert len(valid_report(tmp_path / "out" / "report.json")["cases"]) == 30
+    assert "1 case(s) failed: exit 1" in stdout

@@ -109,6 +109,15 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from ..signals import stops_like_ctrl_c
+    from .streams import usable_standard_streams
+
+    # a command started with stderr (or stdout) closed still runs; SIGTERM and SIGHUP stop it as Ctrl-C does
+    with usable_standard_streams(), stops_like_ctrl_c():
+        return _main(argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     from ..plugins import skip_pydantic_plugins
 
     skip_pydantic_plugins()  # 0.2-0.3 s of every start with logfire installed (runner/plugins.py)

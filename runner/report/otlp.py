@@ -24,6 +24,7 @@ from ..secrets import clip
 __all__ = ["OtlpExportError", "export_report", "missing_otel", "report_spans"]
 
 _MAX_TEXT = 4096  # an explanation longer than this is cut: span attributes are not the place for a transcript
+SEND_DEADLINE_S = 10.0  # sending the spans takes at most this long in all, however slowly the receiver answers
 
 
 class OtlpExportError(Exception):
@@ -200,19 +201,37 @@ def _traces_url(endpoint: str) -> str:
     return endpoint.rstrip("/") + "/v1/traces" if parts.path in ("", "/") else endpoint
 
 
-def _send(spans: list, endpoint: str) -> None:
+def _send(spans: list, endpoint: str, deadline_s: float = SEND_DEADLINE_S) -> None:
+    """POST the spans, all of it within `deadline_s`. The exporter's timeout bounds each read only (a receiver
+    that answers a byte at a time never reaches it), so the export runs in a thread of its own, abandoned at the
+    deadline: the run's process then ends as it would have, the thread with it."""
+    import threading
+
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     from ..http_body import status_only_session  # the receiver's answer is never read: it may be a bomb
 
-    exporter = OTLPSpanExporter(endpoint=_traces_url(endpoint), timeout=10, session=status_only_session())
-    try:
-        result = exporter.export(spans)
-    except Exception as exc:  # the exporter's transport errors are many; each is this run's export failing
-        raise OtlpExportError(f"cannot send the spans to {_traces_url(endpoint)}: {exc}") from None
-    finally:
-        exporter.shutdown()
-    if result is not SpanExportResult.SUCCESS:
-        raise OtlpExportError(f"cannot send the spans to {_traces_url(endpoint)}: the receiver did not accept them "
+    url = _traces_url(endpoint)
+    exporter = OTLPSpanExporter(endpoint=url, timeout=deadline_s, session=status_only_session())
+    outcome: dict = {}
+
+    def export() -> None:
+        try:
+            outcome["result"] = exporter.export(spans)
+        except Exception as exc:  # noqa: BLE001 - the exporter's transport errors are many; each is this export failing
+            outcome["error"] = exc
+        finally:
+            exporter.shutdown()
+
+    sending = threading.Thread(target=export, name="evalrun-otlp-export", daemon=True)
+    sending.start()
+    sending.join(deadline_s)
+    if sending.is_alive():
+        raise OtlpExportError(f"cannot send the spans to {url}: the receiver did not answer in full within "
+                              f"{deadline_s:g} s")
+    if "error" in outcome:
+        raise OtlpExportError(f"cannot send the spans to {url}: {outcome['error']}")
+    if outcome.get("result") is not SpanExportResult.SUCCESS:
+        raise OtlpExportError(f"cannot send the spans to {url}: the receiver did not accept them "
                               "(see the message above)")

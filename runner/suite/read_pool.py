@@ -4,24 +4,25 @@ Collecting 10,000 suite files takes seconds of CPU, all before the first case ru
 idling through it costs the run that much wall time. Once the cases a run keeps loaded are read (in the
 run's process: runner.run.case_index), the files left are shared out: this process reads one share and
 forked processes read the others, sending back what `keep` made of their cases (small references, never
-loaded cases). The outcomes come back in file order, the same as one process would have made them.
+loaded cases), each over a socket of its own (runner.forked). The outcomes come back in file order, the same as one process would have made them.
 
 Forking is only done when it is safe and pays: a long list, more than one usable CPU, no other thread in
-this process (a fork copies the locks other threads hold). When a reading process dies, its share is
-read here instead. Ctrl-C reaches the whole process group: the readers ignore it and this process,
+this process (a fork copies the locks other threads hold). When a reading process dies, at any moment (while
+it sends a part, too), the parts it did not send whole are read here instead. Ctrl-C reaches the whole process group: the readers ignore it and this process,
 which decides what a stop means (runner.signals), ends them on its way out.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
-import sys
+import pickle
+import socket
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
+
+from ..forked import become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
 
 Read = Callable[..., Any]  # read(path, explicit, may_hold=True) -> the file's outcome (runner.suite.load.FileReading)
 
@@ -38,60 +39,90 @@ def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], process
     if processes < 2 or len(files) < MIN_FILES or not _can_fork():
         return None
     _reading = reading
-    pool = ProcessPoolExecutor(processes - 1, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_start_reader)
-    finished = False
+    readers: list[_Reader] = []
     try:
         # Process n reads files n, n + processes, ...: suites and their transcripts (listed apart, the
         # transcripts far quicker to read) are then shared out evenly. The readers' shares go in parts, so
         # that no reader holds (and sends at once) the outcomes of thousands of files.
-        futures = []
         for n in range(1, processes):
             share = list(range(n, len(files), processes))
-            for start in range(0, len(share), PART):
-                part = share[start:start + PART]
-                futures.append((part, pool.submit(_read_share, [files[i] for i in part])))
+            parts = [share[start:start + PART] for start in range(0, len(share), PART)]
+            readers.append(_Reader.fork(files, parts, readers))
+        for reader in readers:  # threads only once every reader is forked
+            reader.receive_in_background()
         outcomes: list = [None] * len(files)
         for i in range(0, len(files), processes):
             outcomes[i] = reading(*files[i])
-        for part, future in futures:
-            try:
-                read = future.result()
-            except BrokenProcessPool:  # a reader died (killed, out of memory): its part is read here
-                read = [reading(*files[i], may_hold=False) for i in part]
-            for i, outcome in zip(part, read):
-                outcomes[i] = outcome
-        finished = True
+        for reader in readers:
+            received = reader.received()
+            for part, read in zip(reader.parts, received):
+                for i, outcome in zip(part, read):
+                    outcomes[i] = outcome
+            for part in reader.parts[len(received):]:  # the reader died (killed, out of memory): read here
+                for i in part:
+                    outcomes[i] = reading(*files[i], may_hold=False)
         return outcomes
     finally:
         _reading = None
-        if not finished:  # interrupted: the readers still at work are ended, not waited for
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                try:
-                    process.kill()
-                except (OSError, ValueError):
-                    pass
-        pool.shutdown(wait=True, cancel_futures=True)
+        for reader in readers:  # interrupted: the readers still at work are ended, not waited for
+            reader.end()
         _threads_gone()  # the run may fork its replay pool next, which it does only with no other thread
+
+
+class _Reader:
+    """A forked process reading its parts of the list, and the thread here that receives each part as it comes
+    over its own socket (runner.forked: a reader killed mid-message ends only its own stream)."""
+
+    def __init__(self, pid: int, sock: socket.socket, parts: list[list[int]]):
+        self.pid, self.sock, self.parts = pid, sock, parts
+        self._received: list = []
+        self._thread: Optional[threading.Thread] = None
+
+    @classmethod
+    def fork(cls, files: Sequence[tuple[Path, bool]], parts: list[list[int]], siblings: list["_Reader"]) -> "_Reader":
+        def read_parts(sock: socket.socket, parent: int) -> None:
+            become_worker(parent)
+            sock.setblocking(True)
+            for part in parts:
+                write_frame(sock.fileno(), pickle.dumps(_read_share([files[i] for i in part]), pickle.HIGHEST_PROTOCOL))
+
+        pid, sock = fork_with_socket(read_parts, [sibling.sock for sibling in siblings])
+        return cls(pid, sock, parts)
+
+    def receive_in_background(self) -> None:
+        self._thread = threading.Thread(target=self._receive, name="evalrun-suite-reader", daemon=True)
+        self._thread.start()
+
+    def _receive(self) -> None:
+        try:
+            while len(self._received) < len(self.parts):
+                frame = read_frame(self.sock.fileno())
+                if frame is None:
+                    return
+                self._received.append(pickle.loads(frame))
+        except Exception:  # noqa: BLE001 - whatever did not come whole is read by the collecting process
+            return
+
+    def received(self) -> list:
+        """The parts that came whole, in order, once the reader is done (or dead)."""
+        if self._thread is not None:
+            self._thread.join()  # a signal interrupts this wait (runner.signals)
+        return self._received
+
+    def end(self) -> None:
+        kill_and_reap(self.pid)  # a reader that finished is gone already; one still at work is ended
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the receiving thread, should it still wait
+        except OSError:
+            pass
+        if self._thread is not None:
+            self._thread.join()
+        self.sock.close()
 
 
 def _read_share(files: Sequence[tuple[Path, bool]]) -> list:
     assert _reading is not None, "the readers are forked from read_in_processes"
     return [_reading(path, explicit, may_hold=False) for path, explicit in files]
-
-
-def _start_reader() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the collecting process decides what Ctrl-C means
-    for name in ("SIGTERM", "SIGHUP"):  # not the run's handlers, inherited with the fork: just end
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    if sys.platform == "linux":  # and a reader never outlives the collecting process, even killed outright
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
 
 
 def _threads_gone(patience_s: float = 0.05) -> None:

@@ -13,9 +13,11 @@ case asks for it; without one, from the `state` of the last reply that carried o
 (`{"messages": [...], "state": {...}}`).
 
 `isolate` says where it runs. `none` (the default): in evalrun's own process, a plain function in a
-thread of its own so that a slow one does not hold up the other cases. Whatever it raises — SystemExit,
-KeyboardInterrupt, any BaseException — is that case's error; but `os._exit`, a crash of the
-interpreter or a background task it started itself can take the whole run down. `process`: in a
+thread of its own so that a slow one does not hold up the other cases, an `async def` one on an event loop
+of its own in a thread of its own, one per conversation (runner.run.agents._agent_loop), so that a blocking
+call, a stopped loop or cancelled tasks stay its own: the case timeout and a stop still act at once, and an
+agent that does not answer in time is abandoned. Whatever it raises — SystemExit, KeyboardInterrupt, any
+BaseException — is that case's error; but `os._exit` or a crash of the interpreter takes the whole run down. `process`: in a
 worker process of its own for each case (runner.run.agents._worker), the module imported once per
 worker; a worker that dies is that case's error, naming its exit code or signal, and the other cases
 go on. Messages, context and replies then travel as JSON.
@@ -39,6 +41,7 @@ from runner.transcripts.state import ReportedState
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, check_state, excerpt,
                     parse_reply, reply_json)
+from ._agent_loop import AgentLoop, AgentLoopEnded, on_callers_loop
 from ._entrypoint import exception_summary, load_object
 from ._process import ProcessChannel
 from ._base import tools_field
@@ -108,6 +111,7 @@ class PythonAgent(Agent):
         self.state_function: Callable[..., Any] | None = None
         self.worker: ProcessChannel | None = None
         self.worker_has_state = False
+        self.loop: AgentLoop | None = None  # an async agent's own event loop (runner.run.agents._agent_loop)
 
     async def start(self, case) -> None:
         if self.options.isolate == "process":
@@ -149,13 +153,22 @@ class PythonAgent(Agent):
         assert function is not None, "start() was not called"
         what = what or self.options.entrypoint
         try:
+            callers_loop = on_callers_loop.get()  # aevaluate: the caller's loop, promised to its agents
             if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
-                return await function(*args)
-            result, failed = await _in_daemon_thread(function, *args)
+                if callers_loop:
+                    return await function(*args)
+                result, failed = await self._own_loop().call(lambda: function(*args))
+            else:
+                result, failed = await _in_daemon_thread(function, *args)
+                if not failed and inspect.isawaitable(result):  # a plain function that returned a coroutine
+                    if callers_loop:
+                        return await result
+                    awaited = result
+                    result, failed = await self._own_loop().call(lambda: _awaited(awaited))
             if failed:
+                if isinstance(result, AgentLoopEnded):
+                    raise AgentError(f"{what}: {result}") from None
                 raise result  # here, not in the helper: a StopIteration must not cross a coroutine's edge
-            if inspect.isawaitable(result):
-                result = await result
             return result
         except (AgentError, AgentStop):
             raise
@@ -165,6 +178,12 @@ class PythonAgent(Agent):
             raise AgentError(f"{what} raised {exception_summary(exc)}") from None
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit...: the agent's, never the run's
             raise AgentError(f"{what} raised {exception_summary(exc)}") from None
+
+    def _own_loop(self) -> AgentLoop:
+        """The event loop this conversation's async agent runs on: its own, never evalrun's."""
+        if self.loop is None:
+            self.loop = AgentLoop(self.options.entrypoint)
+        return self.loop
 
     # ------------------------------------------------------------------ isolate: process
 
@@ -227,10 +246,14 @@ class PythonAgent(Agent):
         return self.worker.stderr_tail() if self.worker is not None else []
 
     async def close(self) -> None:
+        if self.loop is not None:
+            await self.loop.close()
         if self.worker is not None:
             await self.worker.close()
 
     def kill(self) -> None:
+        if self.loop is not None:
+            self.loop.stop()  # abandoned: an agent blocked in a call is never waited for
         if self.worker is not None:
             self.worker.kill()
 
@@ -267,6 +290,10 @@ async def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> tuple[A
 
     threading.Thread(target=work, name="evalrun-python-agent", daemon=True).start()
     return await future
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 Options = PythonAgentOptions  # the registry reads each kind's Options

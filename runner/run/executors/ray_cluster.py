@@ -38,6 +38,7 @@ from .base import Executor, Work
 from .ray_run import portable_run, rebuild_run
 from ...secrets import clip
 from ...shard import shard_of
+from ...signals import held_against_libraries
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
@@ -66,7 +67,8 @@ class RayExecutor(Executor):
 
         runtime = current_runtime()  # the calls workers make count in this run's totals
         try:
-            _connect(ray, work, self.notice)
+            with held_against_libraries():  # Ray's init takes SIGTERM over (it exits the process, exit 15)
+                _connect(ray, work, self.notice)
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         except Exception as exc:  # noqa: BLE001 - no cluster: every case says why it did not run, no traceback
             where = os.environ.get("RAY_ADDRESS")
@@ -74,7 +76,8 @@ class RayExecutor(Executor):
                    "a local Ray cluster could not be started")
             jobs = [(position, repeat) for position in range(len(work.refs)) for repeat in range(work.repeats)]
             ReplayPoolExecutor._save(work, (_errors(work, jobs, f"{why}: {_cause(exc)}"), []), runtime)
-            ray.shutdown()  # whatever part of it had started
+            with held_against_libraries():  # Ray's shutdown resets SIGTERM to its default (death, no report)
+                ray.shutdown()  # whatever part of it had started
             return
         task = asyncio.current_task()
         assert task is not None
@@ -133,10 +136,13 @@ class RayExecutor(Executor):
             if work.stop.reason is None:
                 raise
         finally:
+            for future in futures:  # what a cancelled batch's reference then says is nobody's to read
+                future.cancel()
             for ref, (worker, _) in pending.items():
                 ray.cancel(ref, force=worker is None)  # an actor's call cannot be forced (that would end the actor)
             players.add_usage(runtime)
-            ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
+            with held_against_libraries():  # Ray's shutdown resets SIGTERM to its default (death, no report)
+                ray.shutdown()  # stops the local cluster started here; only disconnects from RAY_ADDRESS's
 
 
 class _Players:

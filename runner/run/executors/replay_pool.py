@@ -1,31 +1,33 @@
 """The replay pool: recorded cases scored in worker processes, one per usable CPU.
 
 Scoring a recording is pure CPU (read the transcript, build the trajectory, score it), so threads share
-one core; processes use them all. The pool is forked once the run is planned: each worker starts with
-the run's collected cases and its case runner already in memory (nothing is pickled to start it, and
-the cases collection kept loaded are not read again). This process hands out batches of job numbers, a
-few per worker in flight so that no worker waits; each batch comes back as its cases' results (and the
-model calls they made, counted in this run's totals), and each result is saved at once, as the local
-executor would. A worker sends each result as its digest (runner.results.digest): its line of results.jsonl
-and the few fields this process reads, so this process, which writes every worker's lines, never validates
-a line back into a CaseResult unless something asks for the whole result. Workers ignore Ctrl-C: this process decides what a stop means. A worker that dies
-takes only its batch with it: those cases become errors that say so, and a new pool runs the rest.
+one core; processes use them all. The workers are forked once the run is planned: each starts with the run's
+collected cases and its case runner already in memory (nothing is pickled to start it, and the cases
+collection kept loaded are not read again). This process hands out batches of job numbers, two per worker in
+flight so that no worker waits; each batch comes back as its cases' results (and the model calls they made,
+counted in this run's totals), and each result is saved at once, as the local executor would. A worker sends
+each result as its digest (runner.results.digest): its line of results.jsonl and the few fields this process
+reads, so this process, which writes every worker's lines, never validates a line back into a CaseResult
+unless something asks for the whole result.
+
+Each worker talks over a socket of its own (runner.run.executors.pool_process), so a worker that dies, at any
+moment, costs only what it held: the batch it was playing is tried again in another worker (a batch that kills
+its worker twice is lost: its cases become errors that say how the worker ended), the batches queued behind it
+go to the others, and a new worker takes its place. Workers ignore Ctrl-C and hang-ups: this process decides
+what a stop means, and on a stop it ends every worker at once (what they were playing counts as not run).
 """
 from __future__ import annotations
 
 import asyncio
 import gc
-import multiprocessing
 import os
-import signal
-import sys
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections import deque
 from typing import Any, Optional
 
 from .base import Executor, Work
+from .pool_process import WorkerProcess, stop_workers
 from ..execute import PARTS_PER_REPEAT, CaseRunner
 from ...results.digest import ResultDigest
 from ...results.models import CaseResult
@@ -33,11 +35,13 @@ from ...results.models import CaseResult
 MAX_BATCH = 64
 MIN_BATCH = 4
 BATCHES_PER_WORKER = 8  # enough for the workers to finish together; few enough to cost little to hand out
+IN_FLIGHT = 2  # batches a worker holds: the one it plays, and the next, so that it never waits for this process
+DEATHS = 2  # a batch whose worker died this many times while playing it is lost (the message says twice)
 
 Batch = list[tuple[int, int]]  # jobs: (a case's position in the run, which repeat)
 Played = list[tuple[int, int, "CaseResult | ResultDigest"]]  # (position, part, the result or its digest)
 
-# The worker's copy of the run (set before the pool forks, so each worker inherits it)
+# The worker's copy of the run (set before the workers fork, so each inherits it)
 _work: Optional[Work] = None
 
 
@@ -55,7 +59,7 @@ class ReplayPoolExecutor(Executor):
         runtime = current_runtime()  # the calls workers make count in this run's totals
         task = asyncio.current_task()
         assert task is not None
-        work.stop.watch([task])  # a stop cancels the waits below; the pool then drops what was not started
+        work.stop.watch([task])  # a stop cancels the waits below; the workers are then ended at once
         _work = work
         try:
             # The first case is scored here: the modules scoring imports on first use are then imported once,
@@ -71,12 +75,9 @@ class ReplayPoolExecutor(Executor):
                         return
                     await asyncio.sleep(0)  # a signal's stop request runs here
                 return
+            await asyncio.sleep(0)  # a stop asked while the first case was scored lands before any fork
             gc.freeze()  # the workers' collector then never walks (and so copies) the run's collected cases
-            loop = asyncio.get_running_loop()
-            while batches and work.stop.reason is None:
-                suspects, batches = await self._run_pool(work, batches, loop, runtime, self.processes)
-                if suspects and not await self._run_suspects(work, suspects, loop, runtime):
-                    return
+            await _Pool(work, runtime, self.processes).play(batches)
         except asyncio.CancelledError:
             if work.stop.reason is None:
                 raise
@@ -98,62 +99,77 @@ class ReplayPoolExecutor(Executor):
                 return False
         return True
 
-    async def _run_pool(self, work: Work, batches: list[Batch], loop: asyncio.AbstractEventLoop, runtime: Any,
-                        processes: int) -> tuple[list[Batch], list[Batch]]:
-        """Run `batches` in a new pool of `processes`. When a worker dies, the pool is gone: returns the
-        batches that were in flight (one of them killed it) and those not started; else two empty lists."""
-        pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_start_worker)
-        waiting: dict[asyncio.Future, Batch] = {}
-        left = iter(batches)
-        broken = False
+
+class _Pool:
+    """The workers of one run and the batches they play. A batch is handed out again when the worker holding it
+    died: to the next worker free, first of what is left, so no case is played twice and none is forgotten."""
+
+    def __init__(self, work: Work, runtime: Any, processes: int):
+        self.work, self.runtime, self.processes = work, runtime, processes
+        self.workers: list[WorkerProcess] = []
+        self.events: asyncio.Queue = asyncio.Queue()
+        self.deaths: dict[int, int] = {}  # id(batch) -> how often a worker died playing it
+
+    async def play(self, batches: list[Batch]) -> None:
+        left: deque[Batch] = deque(batches)
         try:
-            def submit_next() -> None:
-                batch = next(left, None)
-                if batch is not None:
-                    waiting[asyncio.wrap_future(pool.submit(_play_batch, batch), loop=loop)] = batch
-
-            for _ in range(processes * 2):
-                submit_next()
-            while waiting:
-                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    try:
-                        played = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        break
-                    waiting.pop(future)
-                    if not self._save(work, played, runtime):
-                        return [], []
-                    submit_next()
-                if broken:
-                    _kill_workers(pool)  # the survivors may be blocked writing results nobody will read now
-                    return list(waiting.values()), list(left)
-            return [], []
+            for _ in range(min(self.processes, len(left))):
+                await self._start_worker()
+            self._feed(left)
+            while any(worker.in_flight for worker in self.workers):
+                worker, answer = await self.events.get()
+                if answer is None:
+                    if not await self._lost_worker(worker, left):
+                        return
+                    continue
+                batch = worker.in_flight.pop(0)
+                self._feed(left)  # the next batch goes out before this one is saved: no worker waits on the disk
+                if not ReplayPoolExecutor._save(self.work, self._results(batch, answer), self.runtime):
+                    return
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            await stop_workers(self.workers, patient=self.work.stop.reason is None)
 
-    async def _run_suspects(self, work: Work, suspects: list[Batch], loop: asyncio.AbstractEventLoop,
-                            runtime: Any) -> bool:
-        """The batches in flight when a worker died, each alone in a pool of its own: the one that kills its
-        worker again is lost (its cases errors that say so), the others are scored. False once stopped."""
-        for batch in suspects:
-            again, _ = await self._run_pool(work, [batch], loop, runtime, 1)
-            if again and not self._save(work, (_lost(work, batch), []), runtime):
-                return False
-            if work.stop.reason is not None:
-                return False
+    async def _start_worker(self) -> None:
+        worker = WorkerProcess.fork(_play_batch, self.workers)
+        self.workers.append(worker)
+        await worker.listen(self.events)
+
+    def _feed(self, left: deque) -> None:
+        for worker in self.workers:
+            while left and worker.status is None and len(worker.in_flight) < IN_FLIGHT:
+                worker.send(left.popleft())
+
+    async def _lost_worker(self, worker: WorkerProcess, left: deque) -> bool:
+        """A worker's socket ended: the batch it was playing is tried again elsewhere, or lost after DEATHS tries;
+        the ones queued behind it go back first in line; a new worker takes its place. False once stopped."""
+        from ..agents._process import exit_description
+
+        code = await worker.ended()
+        self.workers.remove(worker)
+        held, worker.in_flight = worker.in_flight, []
+        if held:
+            playing = held[0]
+            self.deaths[id(playing)] = self.deaths.get(id(playing), 0) + 1
+            if self.deaths[id(playing)] >= DEATHS:
+                held.pop(0)
+                why = (f"the worker process scoring this case's batch of {len(playing)} ended while scoring it, "
+                       f"twice (the last time it {exit_description(code)}); the other cases went on")
+                if not ReplayPoolExecutor._save(self.work, (_errors(self.work, playing, why), []), self.runtime):
+                    return False
+            left.extendleft(reversed(held))
+        if self.work.stop.reason is not None:
+            return False
+        if left and len(self.workers) < self.processes:
+            await self._start_worker()
+        self._feed(left)
         return True
 
-
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    # Python 3.11's pool joins the surviving workers of a broken pool without ending them (3.12 ends them)
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        try:
-            process.kill()
-        except (OSError, ValueError):
-            pass
+    def _results(self, batch: Batch, answer: tuple) -> tuple[list, list]:
+        kind, value = answer
+        if kind == "played":
+            return value
+        return _errors(self.work, batch, f"scoring this case's batch of {len(batch)} in a worker process failed: "
+                                         f"{value}; the other cases went on"), []
 
 
 def _batches(jobs: Batch, processes: int):
@@ -181,22 +197,11 @@ def _alone(patience_s: float = 0.05) -> bool:
     return True
 
 
-def _start_worker() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the run's process decides
-    if sys.platform == "linux":  # and a worker never outlives it, even when it is killed outright
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-
-
 def _play_batch(jobs: Batch) -> tuple[Played, list]:
     """In a worker: the results of a batch's jobs as (position, part, the result's digest, which carries its
     line of results.jsonl) (the result itself when there is no run folder to serialise for), and the model
     calls made."""
-    assert _work is not None, "the pool is forked from a run"
+    assert _work is not None, "the workers are forked from a run"
     runner: CaseRunner = _work.runner
     repeats = _work.repeats
     serialise = _work.serialise
@@ -213,12 +218,10 @@ def _play_batch(jobs: Batch) -> tuple[Played, list]:
     return out, calls
 
 
-def _lost(work: Work, batch: Batch) -> Played:
-    """The results of a batch that killed its worker process twice: each case an error that says so."""
+def _errors(work: Work, batch: Batch, error: str) -> Played:
+    """Each job of `batch` as an error result saying `error`."""
     from ..execute import case_error
 
-    error = (f"the worker process scoring this case's batch of {len(batch)} ended abruptly, twice (killed, or "
-             "crashed in native code); the other cases went on")
     return [(position, repeat * PARTS_PER_REPEAT, case_error(work.refs[position], repeat if work.repeats > 1 else None,
                                                              error))
             for position, repeat in batch]
