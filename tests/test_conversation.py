@@ -37,7 +37,7 @@ def test_max_user_turns_cuts_the_script(echo):
     conversation = talk(make_case(starting_sentence="a", user_prompts=["b", "c"], max_user_turns=2), echo)
     assert (conversation.termination_reason, conversation.user_turns) == ("max_turns", 2)
     exact = talk(make_case(starting_sentence="a", user_prompts=["b"], max_user_turns=2), echo)
-    assert exact.termination_reason == "script_end"  # the script ended exactly at the limit
+    assert exact.termination_reason == "script_end", exact.error  # the script ended exactly at the limit
 
 
 def test_user_prompts_alone_start_the_conversation(echo):

@@ -82,7 +82,10 @@ def test_validate_warns_when_a_live_case_has_a_story_and_no_simulator(tmp_path):
 
 
 def test_a_recorded_case_with_a_story_gets_no_warning(tmp_path):
-    live_project(tmp_path, ASKING_AGENT, cases=STORY_CASE.replace("starting_sentence:", "transcript: t.json\n"
-                                                                   "        starting_sentence:"))
-    write(tmp_path / "suites" / "t.json", '[{"role": "user", "content": "hi"}]')
+    # replayed, so no agent (naming one beside a transcript is a warning of its own), and the recording opens
+    # with the case's sentence (else it is not this case's conversation)
+    recorded = STORY_CASE.replace("    agent: bot\n", "").replace("starting_sentence:", "transcript: t.json\n"
+                                                                 "        starting_sentence:")
+    live_project(tmp_path, ASKING_AGENT, cases=recorded)
+    write(tmp_path / "suites" / "t.json", '[{"role": "user", "content": "I need my assignment id."}]')
     assert run_cli("validate", "suites", cwd=tmp_path).stdout == ""

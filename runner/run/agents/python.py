@@ -246,14 +246,16 @@ class PythonAgent(Agent):
         return self.worker.stderr_tail() if self.worker is not None else []
 
     async def close(self) -> None:
-        if self.loop is not None:
-            await self.loop.close()
+        loop, self.loop = self.loop, None  # the next conversation of this agent gets a loop of its own
+        if loop is not None:
+            await loop.close()
         if self.worker is not None:
             await self.worker.close()
 
     def kill(self) -> None:
-        if self.loop is not None:
-            self.loop.stop()  # abandoned: an agent blocked in a call is never waited for
+        loop, self.loop = self.loop, None
+        if loop is not None:
+            loop.stop()  # abandoned: an agent blocked in a call is never waited for
         if self.worker is not None:
             self.worker.kill()
 
