@@ -66,9 +66,12 @@ class RunSignals:
 
 @contextmanager
 def held_against_libraries() -> Iterator[None]:
-    """While a library starts: its calls to `signal.signal` for SIGNALS are not obeyed (the handler in place
-    stays, and is what they are told was there), and every handler of SIGNALS is set again afterwards, which
-    also replaces any the library installed in C (Ray's core prints a stack for a SIGTERM, then exits). A no-op
+    """While a library starts or stops: its calls to `signal.signal` for SIGNALS are not obeyed (the handler in
+    place stays, and is what they are told was there), and every handler of SIGNALS is set again afterwards,
+    which also replaces any the library installed in C (Ray's core prints a stack for a SIGTERM, then exits).
+    Meanwhile SIGNALS are blocked in this thread, and so in the threads the library starts (they inherit the
+    mask): Ray's shutdown sets SIGTERM back to its default in C for about a second, and a signal arriving then
+    would end the process with no report; blocked, it waits, and is handled once the handlers are back. A no-op
     outside the main thread, where no handler can be set."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -82,6 +85,7 @@ def held_against_libraries() -> Iterator[None]:
         return real(signum, handler)
 
     signal.signal = refuse
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
         yield
     finally:
@@ -89,6 +93,7 @@ def held_against_libraries() -> Iterator[None]:
         for sig, handler in kept.items():
             if handler is not None:  # None: set outside Python, nothing to set back
                 real(sig, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # what arrived meanwhile is handled now
 
 
 @contextmanager
