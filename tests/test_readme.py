@@ -20,7 +20,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
     bash = code_blocks("bash")
     main_command, test_command = bash[0].strip(), bash[1].strip()
     assert main_command.endswith("evalrun suites/")
-    assert test_command.endswith("python -m pytest")
+    assert test_command.endswith("python -m pytest -n auto")  # pytest-xdist: one worker per core
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert test_command in ci.splitlines()
 
