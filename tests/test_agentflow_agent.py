@@ -93,8 +93,10 @@ def test_a_graph_plays_the_eval_set_and_the_verdicts_are_agentflows_own(tmp_path
     project(tmp_path)
     with FakeOpenAI(default=weather_model) as fake:
         env = cli_env(WEATHER_LLM_URL=fake.base_url, AGENTFLOW_IMPORT=import_name)
+        # four conversations at once (-j 4): each records only its own calls and node visits
         done = subprocess.run([str(python), "-m", "runner", "run", "evals", "--config", "evalrun.yaml", "--output-dir",
-                               "out", "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                               "out", "--quiet", "-j", "4"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
         theirs = subprocess.run([str(python), "own_evaluator.py", "evals/weather.evalset.json",
                                  "evals/eval_config.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=300)

@@ -11,6 +11,7 @@ answer, no rubric) skips the criterion (Agentflow: 1.0), which never passes a ca
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..base import CheckContext, Verdict
@@ -34,7 +35,7 @@ def _read(reply: dict) -> Any:
 
 def _hallucination_context(ctx: CheckContext, options: AgentflowJudgeOptions) -> str:
     """Agentflow's context: each recorded call's non-empty result, then the case's metadata.context."""
-    parts = [f"Tool {c.name} returned: {c.result if isinstance(c.result, str) else c.result!r}"
+    parts = [f"Tool {c.name} returned: {c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)}"
              for c in ctx.trajectory.tool_calls if not c.is_error and c.result not in (None, "")]
     if options.context:
         parts.append(f"Reference context: {options.context}")
