@@ -14,7 +14,8 @@ reworded, partial or missing answers. The same files and actuals go two ways:
   oracle: a replay graph feeds the actuals into its own TrajectoryCollector;
 - to evalrun, the real CLI in a subprocess: `evalrun run FOLDERS --replay DIR`, the actuals as recordings (the
   node visits in the recording's state, where an Agentflow agent reports them).
-It prints the agreement on case verdicts and criterion verdicts (status and score, float for float), every
+Then the eval sets go through `evalrun convert` and the YAML is scored on the same recordings: its verdicts
+must be the JSON files'. It prints the agreement on case verdicts and criterion verdicts (status and score, float for float), every
 disagreement with --show, and the cases where evalrun differs on purpose (a config that checks nothing: Agentflow
 passes, evalrun reports unscored) apart. Exit 0 when the agreement reaches --target (default 99 %), else 1; 2 when
 the comparison could not be made.
@@ -285,8 +286,31 @@ def evalrun_side(jobs: list[dict], work: Path) -> dict[str, dict]:
             rec = recording(user_texts(case), job["actuals"][case["eval_id"]])
             (replay / f"{case['eval_id']}.json").write_text(json.dumps(rec), encoding="utf-8")
     (work / "evalrun.yaml").write_text(OFFLINE, encoding="utf-8")
-    out = work / "out"
-    command = [sys.executable, "-m", "runner", "run", str(work / "sets"), "--replay", str(replay), "--config",
+    return run_evalrun(work / "sets", work, work / "out")
+
+
+def converted_side(work: Path) -> dict[str, dict]:
+    """The same eval sets after `evalrun convert` (YAML), scored on the same recordings."""
+    target = work / "converted"
+    shutil.rmtree(target, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-m", "runner", "convert", str(work / "sets"), "-o", str(target)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Broken(f"evalrun convert exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return run_evalrun(target, work, work / "out-converted")
+
+
+def same_verdicts(ours: dict[str, dict], converted: dict[str, dict]) -> list[str]:
+    def verdicts(case: dict) -> tuple:
+        return case["status"], [(c["name"], c["status"], c.get("score")) for c in case.get("checks", [])]
+
+    return [f"{case_id}: converted {verdicts(converted.get(case_id, {'status': 'missing'}))} vs {verdicts(case)}"
+            for case_id, case in ours.items() if case_id not in converted or verdicts(converted[case_id]) != verdicts(case)]
+
+
+def run_evalrun(target: Path, work: Path, out: Path) -> dict[str, dict]:
+    replay = work / "replay"
+    command = [sys.executable, "-m", "runner", "run", str(target), "--replay", str(replay), "--config",
                str(work / "evalrun.yaml"), "--output-dir", str(out), "--quiet"]
     done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
     if done.returncode not in (0, 1, 3) or not (out / "report.json").is_file():
@@ -351,6 +375,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--show", type=int, default=10, help="print this many disagreements")
     parser.add_argument("--target", type=float, default=99.0, help="the agreement (%%) to reach")
+    parser.add_argument("--no-convert", action="store_true", help="skip scoring the `evalrun convert` YAML too")
     args = parser.parse_args(argv)
     if not Path(args.library_python).exists():
         print(f"no interpreter at {args.library_python}: make one with the library (see tests/bench/README.md)")
@@ -366,6 +391,7 @@ def main(argv: list[str]) -> int:
         oracle = library_side(args.library_python, jobs, work)
         ours = evalrun_side(jobs, work)
         tally = compare(jobs, oracle, ours, args.show)
+        converted_differs = None if args.no_convert else same_verdicts(ours, converted_side(work))
     except Broken as exc:
         print(f"the comparison could not be made: {exc}")
         return 2
@@ -382,8 +408,13 @@ def main(argv: list[str]) -> int:
         print(f"{tally['refused']} config(s) refused by the library")
     for line in tally["disagreements"]:
         print(f"  {line}")
+    if converted_differs is not None:
+        print(f"after `evalrun convert`: {len(ours) - len(converted_differs)}/{len(ours)} cases give the same verdicts "
+              "and scores as the JSON files")
+        for line in converted_differs[: args.show]:
+            print(f"  {line}")
     print(f"{time.monotonic() - started:.1f} s")
-    return 0 if min(case_pct, crit_pct) >= args.target and not tally["refused"] else 1
+    return 0 if min(case_pct, crit_pct) >= args.target and not tally["refused"] and not converted_differs else 1
 
 
 if __name__ == "__main__":
