@@ -178,3 +178,30 @@ def test_the_schema_checks_an_agentflow_config_against_agentflows_model():
     assert list(check.iter_errors(eval_config(rouge_match=criterion(1.5))))
     assert not list(check.iter_errors({"criteria": {"tool_trajectory_avg_score": 1.0}}))
 
+
+
+def test_convert_both_ways_keeps_the_verdicts_and_names_what_agentflow_cannot_carry(tmp_path):
+    project(tmp_path, CONFIG)
+    done = run_cli("convert", "evals", "-o", "yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    suite = (tmp_path / "yaml" / "weather.yaml").read_text()
+    assert "type: agentflow_trajectory" in suite and "check_args: true" in suite
+    # back to Agentflow's files, with an evalrun check and an argument mode it cannot carry
+    edited = suite.replace("  checks:\n", "  checks:\n  - {type: contains, value: Paris}\n", 1).replace(
+        "      args:\n        city: Paris\n", "      args:\n        city: Paris\n      arg_matching: {city: fuzzy}\n", 1)
+    (tmp_path / "yaml" / "weather.yaml").write_text(edited)
+    done = run_cli("convert", "yaml/weather.yaml", "--to", "agentflow", "-o", "back", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "case 'moved': check 'contains' is evalrun's own: Agentflow's config cannot carry it" in done.stderr
+    assert "case 'moved': turn 1: the argument modes of get_weather are not carried" in done.stderr
+    assert "wrote back/weather/weather.evalset.json and its eval_config.json: 5 case(s)" in done.stdout
+    written = json.loads((tmp_path / "back" / "weather" / "eval_config.json").read_text())
+    assert written == CONFIG | {"criteria": {**CONFIG["criteria"], "llm_judge": None}}  # off stays off
+    back = tmp_path / "back" / "weather"
+    for case, actual in CASES:
+        write_json(tmp_path / "replay" / f"{case['eval_id']}.json", recording(user_texts(case), actual))
+    done = run_cli("run", str(back), "--replay", "replay", "--config", "evalrun.yaml", "--output-dir", "out2",
+                   "--quiet", cwd=tmp_path)
+    report = json.loads((tmp_path / "out2" / "report.json").read_text())
+    assert {c["id"]: (c["status"] == "passed", {k["name"]: k["score"] for k in c["checks"]})
+            for c in report["cases"]} == FIXED

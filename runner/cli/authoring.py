@@ -99,6 +99,9 @@ def add_convert(sub) -> None:
     add_output_dir(convert, help="where to write the YAML (a folder keeps its layout under DIR; default: beside each "
                                  "file)")
     add_eval_config(convert, help="the eval config to convert with, instead of the one beside each file")
+    convert.add_argument("--to", choices=("evalrun", "agentflow"), default="evalrun",
+                         help="agentflow: write evalrun YAML suites as Agentflow eval sets and eval configs "
+                              "(DIR/<name>/<name>.evalset.json and eval_config.json), saying what they cannot carry")
 
 
 def add_import(sub) -> None:
@@ -177,9 +180,24 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun convert: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.to == "agentflow":
+        return _convert_to_agentflow(args)
     result = convert(args.paths, args.output_dir, args.eval_config)
     for diagnostic in result.diagnostics:
         print(diagnostic, file=sys.stderr)
     for done in result.written:
         print(f"wrote {display_path(done.target)}: {done.cases} case(s) from {display_path(done.source)} {done.note}")
     return 0 if result.ok else EXIT_USAGE
+
+
+def _convert_to_agentflow(args: argparse.Namespace) -> int:
+    from ..api import EXIT_USAGE
+    from ..authoring.to_agentflow import write_agentflow
+    from ..suite.files import display_path
+
+    written, diagnostics = write_agentflow(args.paths, args.output_dir)
+    for diagnostic in diagnostics:
+        print(diagnostic, file=sys.stderr)
+    for target, cases in written:
+        print(f"wrote {display_path(target)} and its eval_config.json: {cases} case(s)")
+    return EXIT_USAGE if any(d.severity == "error" for d in diagnostics) or not written else 0

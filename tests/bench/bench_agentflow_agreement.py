@@ -15,7 +15,8 @@ reworded, partial or missing answers. The same files and actuals go two ways:
 - to evalrun, the real CLI in a subprocess: `evalrun run FOLDERS --replay DIR`, the actuals as recordings (the
   node visits in the recording's state, where an Agentflow agent reports them).
 Then the eval sets go through `evalrun convert` and the YAML is scored on the same recordings: its verdicts
-must be the JSON files'. It prints the agreement on case verdicts and criterion verdicts (status and score, float for float), every
+must be the JSON files'; and the YAML is written back as Agentflow files (`evalrun convert --to agentflow`), on
+which the library's evaluator must give its first verdicts again. It prints the agreement on case verdicts and criterion verdicts (status and score, float for float), every
 disagreement with --show, and the cases where evalrun differs on purpose (a config that checks nothing: Agentflow
 passes, evalrun reports unscored) apart. Exit 0 when the agreement reaches --target (default 99 %), else 1; 2 when
 the comparison could not be made.
@@ -300,6 +301,27 @@ def converted_side(work: Path) -> dict[str, dict]:
     return run_evalrun(target, work, work / "out-converted")
 
 
+def round_trip(python: str, jobs: list[dict], oracle: list[dict], work: Path) -> list[str]:
+    """The converted YAML written back as Agentflow files (`evalrun convert --to agentflow`): the library's evaluator
+    must give them the verdicts it gave the originals."""
+    back = work / "back"
+    shutil.rmtree(back, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-m", "runner", "convert", str(work / "converted"), "--to", "agentflow", "-o",
+                           str(back)], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Broken(f"evalrun convert --to agentflow exited {done.returncode}:\n{done.stderr[-3000:]}")
+    again = [{**job, "key": job["key"], "folder": str(back / Path(job["folder"]).name / "cases"), "to_file": False}
+             for job in jobs]
+    jobs_file = work / "jobs-back.json"
+    jobs_file.write_text(json.dumps(again), encoding="utf-8")
+    done = subprocess.run([python, str(LIBRARY), "oracle", str(jobs_file)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Broken(f"the library's evaluator failed on the files written back:\n{done.stderr[-3000:]}")
+    first = {r["key"]: r for r in oracle}
+    return [f"{r['key']}: {r.get('refused') or 'different verdicts'}" for r in json.loads(done.stdout)
+            if r != first[r["key"]]]
+
+
 def same_verdicts(ours: dict[str, dict], converted: dict[str, dict]) -> list[str]:
     def verdicts(case: dict) -> tuple:
         return case["status"], [(c["name"], c["status"], c.get("score")) for c in case.get("checks", [])]
@@ -392,6 +414,7 @@ def main(argv: list[str]) -> int:
         ours = evalrun_side(jobs, work)
         tally = compare(jobs, oracle, ours, args.show)
         converted_differs = None if args.no_convert else same_verdicts(ours, converted_side(work))
+        back_differs = None if args.no_convert else round_trip(args.library_python, jobs, oracle, work)
     except Broken as exc:
         print(f"the comparison could not be made: {exc}")
         return 2
@@ -413,8 +436,13 @@ def main(argv: list[str]) -> int:
               "and scores as the JSON files")
         for line in converted_differs[: args.show]:
             print(f"  {line}")
+    if back_differs is not None:
+        print(f"written back with `evalrun convert --to agentflow`: the library gives {len(jobs) - len(back_differs)}/"
+              f"{len(jobs)} eval sets the verdicts it gave the originals")
+        for line in back_differs[: args.show]:
+            print(f"  {line}")
     print(f"{time.monotonic() - started:.1f} s")
-    return 0 if min(case_pct, crit_pct) >= args.target and not tally["refused"] and not converted_differs else 1
+    return 0 if min(case_pct, crit_pct) >= args.target and not tally["refused"] and not converted_differs and not back_differs else 1
 
 
 if __name__ == "__main__":
