@@ -205,3 +205,15 @@ def test_convert_both_ways_keeps_the_verdicts_and_names_what_agentflow_cannot_ca
     report = json.loads((tmp_path / "out2" / "report.json").read_text())
     assert {c["id"]: (c["status"] == "passed", {k["name"]: k["score"] for k in c["checks"]})
             for c in report["cases"]} == FIXED
+
+
+def test_an_agentflow_config_beside_an_adk_eval_set_says_which_is_which(tmp_path):
+    from tests.adk_files import HOME
+
+    write_json(tmp_path / "evals" / "home.evalset.json", HOME)
+    write_json(tmp_path / "evals" / "eval_config.json", eval_config(trajectory=criterion(1.0)))
+    done = run_cli("validate", "evals", cwd=tmp_path)
+    assert done.returncode == 4
+    assert "'trajectory' is an Agentflow criterion, but this eval set is ADK's: an Agentflow eval config applies to " \
+           "Agentflow eval sets (invocations with expected_tool_trajectory); use ADK's criteria (known: " \
+           "tool_trajectory_avg_score," in done.stdout, done.stdout

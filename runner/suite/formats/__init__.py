@@ -43,7 +43,8 @@ def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = Non
         from .adk_config import eval_config_of
         from .agentflow.detect import is_agentflow_config
 
-        if is_agentflow_config(doc.data, agentflow_eval_set=_beside_agentflow_eval_set(path)):
+        if is_agentflow_config(doc.data) or (is_agentflow_config(doc.data, agentflow_eval_set=True)
+                                             and _beside_agentflow_eval_set(path)):  # only read when it decides
             from .agentflow.config import config_of
 
             return ForeignFile("Agentflow eval config", diagnostics=config_of(doc).diagnostics, is_suite=False)
