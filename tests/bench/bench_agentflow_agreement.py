@@ -263,6 +263,31 @@ def generate(rng: random.Random, configs: int, cases_per_config: int, work: Path
     return jobs
 
 
+def coverage(jobs: list[dict]) -> str:
+    """What the generated files exercise, counted: criteria by option, thresholds, actual conversations."""
+    from collections import Counter
+
+    seen: Counter = Counter()
+    thresholds = set()
+    for job in jobs:
+        criteria = job["config"].get("criteria") or {}
+        for name, options in criteria.items():
+            if not options:
+                continue
+            thresholds.add(round(options.get("threshold", 0.8), 3))
+            extra = (f" {options.get('match_type', 'EXACT')}" if name in ("trajectory", "node_order") else "") + \
+                (f" check_args={bool(options.get('check_args'))}" if name == "trajectory" else "")
+            seen[name + extra + (" (enabled: false)" if options.get("enabled") is False else "")] += 1
+        if not any(criteria.values()):
+            seen["no criterion on"] += 1
+    variants = Counter(case["eval_id"].split("-", 2)[2] for job in jobs for case in job["eval_set"]["eval_cases"])
+    turns = Counter(len(case["conversation"]) for job in jobs for case in job["eval_set"]["eval_cases"])
+    return ("configs per criterion: " + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())) +
+            f"\nthresholds: {', '.join(f'{t:g}' for t in sorted(thresholds))}\nactual conversations: " +
+            ", ".join(f"{k} {v}" for k, v in sorted(variants.items())) +
+            f"\ncases by turns: {', '.join(f'{k} turn(s) {v}' for k, v in sorted(turns.items()))}")
+
+
 # ================================================================== the two sides
 
 def library_side(python: str, jobs: list[dict], work: Path) -> list[dict]:
@@ -410,6 +435,7 @@ def main(argv: list[str]) -> int:
         n_cases = sum(len(j["eval_set"]["eval_cases"]) for j in jobs)
         print(f"{len(jobs)} eval configs and sets ({sum(j['to_file'] for j in jobs)} written by the library's to_file, "
               f"the others by hand), {n_cases} eval cases (seed {args.seed})")
+        print(coverage(jobs))
         oracle = library_side(args.library_python, jobs, work)
         ours = evalrun_side(jobs, work)
         tally = compare(jobs, oracle, ours, args.show)
