@@ -36,6 +36,9 @@ def weather_model(request: dict):
         return "Here is what I found: " + "; ".join(results)
     text = last.get("content") if isinstance(last.get("content"), str) else " ".join(
         p.get("text", "") for p in last.get("content") or () if isinstance(p, dict))
+    if match := re.search(r"forecast in ([A-Z]\w*) and ([A-Z]\w*)", text):  # run at once, finish in any order
+        return Reply(tool_calls=[tool_call("get_forecast", {"location": match.group(1)}, "call_f1"),
+                                 tool_call("get_forecast", {"location": match.group(2)}, "call_f2")])
     if match := re.search(r"weather in ([A-Z]\w*) and ([A-Z]\w*)", text):
         return Reply(tool_calls=[tool_call("get_weather", {"location": match.group(1)}, "call_a"),
                                  tool_call("get_weather", {"location": match.group(2)}, "call_b")])
@@ -54,13 +57,17 @@ CASES = eval_set("weather", *[
     eval_case("two_cities", invocation("What's the weather in Oslo and Rome?",
                                        [call("get_weather", {"location": "Rome"}), call("get_weather", {"location": "Oslo"})],
                                        "Oslo sunny, Rome sunny", invocation_id="t1")),
+    # Slowtown's call is made first and finishes last: Agentflow records (and scores) the order they finish in
+    eval_case("forecast", invocation("What's the forecast in Slowtown and Fastville?",
+                                     [call("get_forecast", {"location": "Fastville"}),
+                                      call("get_forecast", {"location": "Slowtown"})], "rain", invocation_id="f1")),
     eval_case("broken_tool", invocation("Please break", [call("get_weather", {"location": "Atlantis"})],
                                         "I could not get the weather.", invocation_id="b1")),
     eval_case("two_turns", invocation("hi", [], "Hello!", invocation_id="h1"),
               invocation("now convert 20", [call("to_fahrenheit", {"celsius": 20})], "That is 68.0 F",
                          nodes=("MAIN", "MAIN"), invocation_id="h2")),
 ])
-CONFIG = eval_config(tool_name_match=criterion(0.8), trajectory=criterion(1.0, match_type="ANY_ORDER", check_args=True),
+CONFIG = eval_config(tool_name_match=criterion(0.8), trajectory=criterion(1.0, match_type="EXACT", check_args=True),
                      node_order=criterion(1.0, match_type="IN_ORDER"), rouge_match=criterion(0.5),
                      contains_keywords=criterion(0.5, keywords=["sunny", "F"]))
 
@@ -105,7 +112,7 @@ def test_a_graph_plays_the_eval_set_and_the_verdicts_are_agentflows_own(tmp_path
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     ours = {case["id"]: case for case in report["cases"]}
     own = json.loads(theirs.stdout)
-    assert set(ours) == set(own) == {"paris", "two_cities", "broken_tool", "two_turns"}
+    assert set(ours) == set(own) == {"paris", "two_cities", "forecast", "broken_tool", "two_turns"}
     for eval_id, verdict in own.items():
         case = ours[eval_id]
         assert case["status"] == ("passed" if verdict["passed"] else "failed"), (eval_id, case, verdict)
@@ -113,6 +120,7 @@ def test_a_graph_plays_the_eval_set_and_the_verdicts_are_agentflows_own(tmp_path
             {RESULT_NAMES[k]: v for k, v in verdict["scores"].items()}, eval_id
     assert [ours[k]["status"] for k in ("paris", "two_cities", "broken_tool", "two_turns")] == \
         ["passed", "failed", "failed", "passed"]  # two_cities: ROUGE 0.46 < 0.5
+    assert next(c for c in ours["forecast"]["checks"] if c["name"] == "trajectory")["score"] == 1.0
     # what Agentflow scores: the arguments the tool received (not the undeclared `bogus`), node visits with
     # __start__, the failed call kept in the conversation but marked failed
     paris = next(line for line in (tmp_path / "out" / "conversations.jsonl").read_text().splitlines()

@@ -177,11 +177,14 @@ class AgentflowAgent(Agent):
 def turn_messages(produced: list[Any], collector: Any) -> list[dict]:
     """The graph's new messages as OpenAI chat messages, tool-call arguments as the collector recorded them."""
     recorded = {call.call_id: call.args for call in collector.tool_calls if call.call_id}
+    # parallel calls of one message are recorded as they complete, which is the order Agentflow scores
+    order = {call.call_id: n for n, call in enumerate(collector.tool_calls) if call.call_id}
     out: list[dict] = []
     for message in produced:
         role = getattr(message, "role", "")
         if role == "assistant":
             calls = [_call(c, recorded) for c in getattr(message, "tools_calls", None) or ()]
+            calls.sort(key=lambda c: order.get(c["id"], len(order)))  # stable; unrecorded ones last, in their order
             text = message.text() or None
             if calls or text:
                 out.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
