@@ -24,7 +24,7 @@ def write(path: Path, text: str) -> Path:
 # ------------------------------------------------------------------ registry and schema
 
 def test_the_registry_holds_one_kind_per_module_and_the_schema_lists_them():
-    assert KINDS == ("adk", "command", "http", "model", "python", "replay")
+    assert KINDS == ("adk", "agentflow", "10xgraph", "command", "http", "model", "python", "replay")
     agent = build_schema("config")["properties"]["agents"]["additionalProperties"]
     assert agent["properties"]["type"]["enum"] == list(KINDS)
     assert [b["then"]["$ref"] for b in agent["allOf"]] == [
@@ -51,7 +51,8 @@ def test_a_typo_in_an_agent_is_reported_at_its_key_with_a_suggestion(tmp_path):
     assert [f"{d.line}:{d.column}: {d.severity}: {d.message}" for d in sorted(diagnostics)] == [
         "3:5: error: agents.hr is missing the required key 'entrypoint'",
         "4:5: error: unknown key 'entry_point' in agents.hr (did you mean 'entrypoint'?)",
-        "6:11: error: agents.other.type: 'pyhton' is not one of adk, command, http, model, python, replay "
+        "6:11: error: agents.other.type: 'pyhton' is not one of adk, agentflow, 10xgraph, command, http, model, python, "
+        "replay "
         "(did you mean 'python'?)",
     ]
 

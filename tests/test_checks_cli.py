@@ -46,7 +46,7 @@ def test_every_registered_check_has_a_description_and_only_judged_ones_need_a_mo
     for family in families():
         assert family.description and 0 <= family.default_threshold <= 1
     assert sorted(f.type for f in families() if f.needs_model) == [
-        "assert", "factual_accuracy", "groundedness", "helpfulness", "intent_resolution",
+        "agentflow_judge", "assert", "factual_accuracy", "groundedness", "helpfulness", "intent_resolution",
         "per_turn_user_simulator_quality_v1", "refusal", "response_completeness", "rubric", "safety", "semantic_match",
         "task_adherence", "tool_call_accuracy"]
 

@@ -38,7 +38,7 @@ OPTIONS = {
     "schema": "kind",
     "calibrate": "labels -c/--config --cache>no_cache --no-cache --min-kappa --format",
     "init": "directory",
-    "convert": "paths -o/--output-dir --eval-config",
+    "convert": "paths -o/--output-dir --eval-config --from>from_ --python --to",
     "import": "sources -o/--output --agent",
     "redteam list": "-c/--config",
     "redteam plan": "paths -o/--output-dir --attacks -n>variants --forbidden-tools --allow-tools --generate "

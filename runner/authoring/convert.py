@@ -30,8 +30,8 @@ from ..suite.reader import read_document, reads_as_text
 
 # What a converted case writes, in this order. starting_sentence and user_prompts are derived from turns,
 # and runtime_context from the session's state, unless the file is a conversation scenario.
-_CASE_KEYS = ("id", "description", "tags", "starting_sentence", "story", "max_user_turns", "session_input", "turns",
-              "final_session_state", "rubrics", "checks")
+_CASE_KEYS = ("id", "description", "tags", "starting_sentence", "story", "max_user_turns", "session_input",
+              "runtime_context", "turns", "final_session_state", "rubrics", "checks")
 
 
 @dataclass
@@ -106,10 +106,14 @@ def _convert_one(source: Path, target: Path, eval_config: Optional[Path], result
         return
     config = eval_config if eval_config is not None else config_beside(source)[0]
     said = f"with {display_path(config)}" if config is not None else "with ADK's default criteria (no eval config)"
+    agentflow = any(str(spec.get("type", "")).startswith("agentflow_") for case in foreign.cases for spec in case.checks)
+    meaning = ("# meaning: Agentflow's criteria, scored per case as Agentflow's evaluator scores them (agentflow_* checks).\n"
+               if agentflow else
+               "# meaning. Arguments compare as ADK compares them (exactly) unless `arg_matching` says otherwise.\n")
     header = (f"# Converted by `evalrun convert` from {display_path(source)} ({foreign.kind}) {said}.\n"
               "# The same cases as the original, in evalrun's language: each turn is one user message with the calls\n"
-              "# and the answer expected before the next one; the checks are the eval config's criteria, with ADK's\n"
-              "# meaning. Arguments compare as ADK compares them (exactly) unless `arg_matching` says otherwise.\n")
+              f"# and the answer expected before the next one; the checks are the eval config's criteria, with "
+              f"{'Agentflow' if agentflow else 'ADK'}'s\n" + meaning)
     body = suite_of(foreign.cases, foreign.named_ids, stem=target.stem)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(header + dump_yaml(body), encoding="utf-8")
@@ -144,6 +148,8 @@ def _case_entry(case: Case, keep_id: bool) -> dict[str, Any]:
             continue
         if key in ("starting_sentence",) and case.turns:
             continue  # played from the turns
+        if key == "runtime_context" and case.session_input is not None:
+            continue  # made from the session's state (an Agentflow case keeps its user_id and run config here)
         if key in data:
             entry[key] = data[key]
     if "turns" in entry:

@@ -57,7 +57,8 @@ def compares_nothing(family: CheckFamily, options: CheckOptions) -> Optional[str
 _THRESHOLD_DECIDES = {"trajectory", "tool_name_f1", "valid_tool_calls", "final_state", "response_match", "rubric",
                       "groundedness", "factual_accuracy", "safety", "tool_call_accuracy", "intent_resolution",
                       "task_adherence", "response_completeness", "helpfulness", "average", "weighted", "python",
-                      "per_turn_user_simulator_quality_v1"}
+                      "per_turn_user_simulator_quality_v1", "agentflow_trajectory", "agentflow_tool_name_match",
+                      "agentflow_node_order", "agentflow_rouge_match", "agentflow_contains_keywords", "agentflow_judge"}
 
 
 def threshold_decides(family: CheckFamily, check_type: str) -> bool:
@@ -269,6 +270,10 @@ RULES: dict[str, Rule] = {
     # ADK's efficiency metrics never gate: they report, and pass nothing
     "tool_call_count_v1": _nothing, "inference_call_count_v1": _nothing, "token_usage_v1": _nothing,
     "invocation_duration_v1": _nothing,
+    # Agentflow's criteria score as Agentflow does (runner/checks/agentflow); an empty config is its own check
+    **{kind: _nothing for kind in ("agentflow_trajectory", "agentflow_tool_name_match", "agentflow_node_order",
+                                   "agentflow_rouge_match", "agentflow_contains_keywords", "agentflow_judge",
+                                   "agentflow_no_criteria")},
 }
 
 

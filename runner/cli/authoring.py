@@ -99,6 +99,15 @@ def add_convert(sub) -> None:
     add_output_dir(convert, help="where to write the YAML (a folder keeps its layout under DIR; default: beside each "
                                  "file)")
     add_eval_config(convert, help="the eval config to convert with, instead of the one beside each file")
+    convert.add_argument("--from", dest="from_", choices=("eval-files", "agentflow-python"), default="eval-files",
+                         help="agentflow-python: import a 10xGraph project's Python evals (*_eval.py, eval_*.py, "
+                              "confeval.py) with --python and write them as Agentflow JSON files under -o DIR. It runs "
+                              "the project's code, so only when asked")
+    convert.add_argument("--python", metavar="PY", help="with --from agentflow-python: the project's interpreter, which "
+                                                        "has Agentflow or 10xGraph (default: this one)")
+    convert.add_argument("--to", choices=("evalrun", "agentflow"), default="evalrun",
+                         help="agentflow: write evalrun YAML suites as Agentflow eval sets and eval configs "
+                              "(DIR/<name>/<name>.evalset.json and eval_config.json), saying what they cannot carry")
 
 
 def add_import(sub) -> None:
@@ -177,9 +186,43 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if problem:
         print(f"evalrun convert: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.from_ == "agentflow-python":
+        return _convert_python_evals(args)
+    if args.to == "agentflow":
+        return _convert_to_agentflow(args)
     result = convert(args.paths, args.output_dir, args.eval_config)
     for diagnostic in result.diagnostics:
         print(diagnostic, file=sys.stderr)
     for done in result.written:
         print(f"wrote {display_path(done.target)}: {done.cases} case(s) from {display_path(done.source)} {done.note}")
     return 0 if result.ok else EXIT_USAGE
+
+
+def _convert_to_agentflow(args: argparse.Namespace) -> int:
+    from ..api import EXIT_USAGE
+    from ..authoring.to_agentflow import write_agentflow
+    from ..suite.files import display_path
+
+    written, diagnostics = write_agentflow(args.paths, args.output_dir)
+    for diagnostic in diagnostics:
+        print(diagnostic, file=sys.stderr)
+    for target, cases in written:
+        print(f"wrote {display_path(target)} and its eval_config.json: {cases} case(s)")
+    return EXIT_USAGE if any(d.severity == "error" for d in diagnostics) or not written else 0
+
+
+def _convert_python_evals(args: argparse.Namespace) -> int:
+    from ..api import EXIT_USAGE
+    from ..authoring.from_agentflow_python import export_python_evals
+    from ..suite.files import display_path
+
+    if args.output_dir is None or len(args.paths) != 1:
+        print("evalrun convert --from agentflow-python: name one evals folder (or file) and the output folder, "
+              "-o DIR", file=sys.stderr)
+        return EXIT_USAGE
+    written, diagnostics = export_python_evals(args.paths[0], args.output_dir, args.python)
+    for diagnostic in diagnostics:
+        print(diagnostic, file=sys.stderr)
+    for target, cases, config in written:
+        print(f"wrote {display_path(target)}: {cases} case(s), config from {config}")
+    return EXIT_USAGE if any(d.severity == "error" for d in diagnostics) or not written else 0

@@ -42,6 +42,8 @@ def build_schema(kind: str) -> dict[str, Any]:
         _branch_by_key(schema, {"InvocationEvents": "invocation_events", "Message": "content"})
         if kind == "adk-evalset":
             _eval_file_by_shape(schema)
+        else:
+            schema = _with_agentflow_config(schema)
         _titles_from_refs(schema)
     elif kind == "report":
         from ..results.models import RunReport
@@ -156,6 +158,25 @@ def _eval_file_by_shape(schema: dict[str, Any]) -> None:
         "else": {"if": {"type": "array", "contains": {"type": "object", "required": ["query"]}},
                  "then": {"type": "array", "items": {"$ref": "#/$defs/OldTurn"}},
                  "else": {"type": "array", "items": {"$ref": "#/$defs/OldSession"}}}})
+
+
+def _with_agentflow_config(adk: dict[str, Any]) -> dict[str, Any]:
+    """An eval config is ADK's or Agentflow's own (runner/suite/formats/agentflow/detect.py): one naming an Agentflow
+    criterion, or written with Agentflow's other keys, is checked against Agentflow's model, any other against ADK's."""
+    from .formats.agentflow.detect import CRITERIA, TOP_LEVEL
+    from .formats.agentflow.models import AgentflowEvalConfig
+
+    agentflow = _simplify(AgentflowEvalConfig.model_json_schema(), keep_null=True)
+    defs = {**adk.pop("$defs", {}), **agentflow.pop("$defs", {})}
+    defs["AdkEvalConfig"], defs["AgentflowEvalConfig"] = adk, agentflow
+    own_keys = [key for key in TOP_LEVEL if key not in ("criteria", "user_simulator_config")]
+    is_agentflow = {"type": "object", "anyOf": [
+        {"required": ["criteria"], "properties": {"criteria": {"type": "object",
+                                                               "anyOf": [{"required": [c]} for c in CRITERIA]}}},
+        *({"required": [key]} for key in own_keys)]}
+    return {"title": "ADK or Agentflow eval config", "description": adk.get("description", ""), "$defs": defs,
+            "if": is_agentflow, "then": {"$ref": "#/$defs/AgentflowEvalConfig"},
+            "else": {"$ref": "#/$defs/AdkEvalConfig"}}
 
 
 def _goal_items_by_type(schema: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""The agent kinds, found as the modules of this package: each has KIND, Options and create()."""
+"""The agent kinds, found as the modules of this package: each has KIND (and maybe ALIASES), Options and create()."""
 from __future__ import annotations
 
 import importlib
@@ -22,6 +22,8 @@ def _discover() -> dict[str, ModuleType]:
         kind = getattr(module, "KIND", None)
         if kind is not None:
             found[kind] = module
+            for alias in getattr(module, "ALIASES", ()):  # another name for the same kind (`10xgraph`)
+                found[alias] = module
     return found
 
 

@@ -3,7 +3,8 @@
 `read_foreign(path, doc)` is the loader's one hook: it says whether a file is one of these formats (by its
 name or its content) and, if so, what it holds. A file that looks like one of them but is broken is an
 error with its position, never passed over. Each format is one module: adk.py (Google ADK eval sets, its
-older list formats, the Agentflow eval set) with adk_config.py (their eval configs).
+older list formats, the Agentflow eval set) with adk_config.py (their eval configs); agentflow/ reads an Agentflow
+eval set whose config is Agentflow's own with Agentflow's meaning.
 """
 from __future__ import annotations
 
@@ -40,6 +41,13 @@ def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = Non
     named_eval_set = name.endswith(EVAL_SET_SUFFIXES)
     if is_eval_config_name(path) and _is_eval_config(path, doc):
         from .adk_config import eval_config_of
+        from .agentflow.detect import is_agentflow_config
+
+        if is_agentflow_config(doc.data) or (is_agentflow_config(doc.data, agentflow_eval_set=True)
+                                             and _beside_agentflow_eval_set(path)):  # only read when it decides
+            from .agentflow.config import config_of
+
+            return ForeignFile("Agentflow eval config", diagnostics=config_of(doc).diagnostics, is_suite=False)
 
         return ForeignFile("ADK eval config", diagnostics=eval_config_of(doc).diagnostics, is_suite=False)
     if doc.data is None:  # unreadable: an error when its name says what it should have been
@@ -54,6 +62,13 @@ def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = Non
         return ForeignFile("ADK eval set", diagnostics=doc.diagnostics)
     from . import adk
 
+    if kind == adk.AGENTFLOW:  # read with Agentflow's meaning when its config is Agentflow's own
+        from .agentflow.evalset import agentflow_config_for, read_agentflow_eval_set
+
+        config = agentflow_config_for(path, eval_config)
+        if config is not None:
+            read = read_agentflow_eval_set(doc, config)
+            return ForeignFile(kind, cases=read.cases, diagnostics=read.diagnostics, named_ids=read.named_ids)
     read = adk.read_eval_file(path, doc, kind, eval_config)
     return ForeignFile(kind, cases=read.cases, diagnostics=read.diagnostics, named_ids=read.named_ids)
 
@@ -67,3 +82,19 @@ def _is_eval_config(path: Path, doc: Document) -> bool:
         return any(entry.name.lower().endswith(EVAL_SET_SUFFIXES) for entry in path.parent.iterdir())
     except OSError:
         return False
+
+
+def _beside_agentflow_eval_set(path: Path) -> bool:
+    """Whether an eval set beside this config is Agentflow's (which makes a config naming no criterion Agentflow's)."""
+    import json
+
+    from .kinds import AGENTFLOW, shape_of
+
+    try:
+        for entry in path.parent.iterdir():
+            if entry.name.lower().endswith(EVAL_SET_SUFFIXES) and entry.stat().st_size < 5_000_000:
+                if shape_of(json.loads(entry.read_text(encoding="utf-8"))) == AGENTFLOW:
+                    return True
+    except (OSError, ValueError, RecursionError):
+        return False
+    return False

@@ -133,11 +133,15 @@ def eval_config_of(doc: Document) -> EvalConfig:
 def _criterion(doc: Document, name: str, value: Any) -> Optional[dict[str, Any]]:
     from ...checks.adk import EFFICIENCY, KNOWN_CRITERIA
     from ...checks.run import check_problem
+    from .agentflow.detect import CRITERIA as AGENTFLOW_CRITERIA
 
     where = ("criteria", name)
     if name not in KNOWN_CRITERIA:
         if name in VERTEX_ONLY:
             why = f"ADK runs '{name}' on Google's Vertex AI service; evalrun has no equivalent"
+        elif name in AGENTFLOW_CRITERIA:
+            why = (f"'{name}' is an Agentflow criterion, but this eval set is ADK's: an Agentflow eval config applies "
+                   "to Agentflow eval sets (invocations with expected_tool_trajectory); use ADK's criteria")
         else:
             why = f"unknown criterion '{name}'{did_you_mean(name, KNOWN_CRITERIA)}"
         doc.error(where, f"{why} (known: {', '.join(KNOWN_CRITERIA)})", "unknown-criterion", key=True)
