@@ -12,22 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
 from tests.cli_helpers import tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
 
-
-@pytest.fixture
-def evalrun(monkeypatch, capsys):
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def call(cwd: Path, *args: str) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 class Judge:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
 from tests.cli_helpers import tool_call_messages, write, write_json
 
 AGENT = """
@@ -25,18 +24,6 @@ BOTH_WARNING = ("warning: case 'recorded-refund' names agent 'shop' and has a `t
                 "replayed and 'shop' is never called (its lines say `replayed`); remove `transcript:` to play it "
                 "live against the agent, or `agent:` to say it is replayed")
 
-
-@pytest.fixture
-def evalrun(monkeypatch, capsys):
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def call(cwd: Path, *args: str) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def shop(root: Path) -> None:

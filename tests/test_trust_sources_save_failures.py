@@ -10,25 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
 from tests.cli_helpers import tool_call_messages, write, write_json
 
 LONG = "refund-the-whole-order-of-a-customer-who-was-charged-twice-for-one-lamp-and-wa"  # 78: with "-x1" and "-x2" two ids alike in their first 80
 assert len(LONG) == 78
 
-
-@pytest.fixture
-def evalrun(monkeypatch, capsys):
-    """The CLI in-process, started in `cwd`: (exit code, stdout, stderr)."""
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def call(cwd: Path, *args: str) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def refund_project(root: Path) -> dict[str, int]:
