@@ -1,0 +1,37 @@
+"""The report formats' registry: INDEX (what the command's help names without importing a format) says what the
+modules declare, and the registries of every extension kind read their own modules, not a hand-kept list."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runner.report import formats
+
+
+def test_the_index_is_what_the_format_modules_declare():
+    # a format added as a module with FORMAT and not indexed (or the reverse) fails here;
+    # `python -m runner.report.formats` prints the INDEX to paste
+    assert set(formats.discover()) == set(formats.INDEX)
+
+
+def test_every_transcript_format_is_found_and_the_chat_messages_are_the_fallback():
+    from runner.transcripts import formats as transcripts
+
+    assert [f.name for f in transcripts.builtin()] == ["otlp", "messages"]
+    assert transcripts.find([{"role": "user", "content": "hi"}]).name == "messages"
+    assert transcripts.find({"dialogue": []}) is None  # no plugin installed here
+
+
+def test_a_file_no_format_claims_is_read_as_messages_and_says_what_a_transcript_is(tmp_path):
+    from runner.transcripts.recording import TranscriptError
+    from runner.transcripts.transcript_file import read_recording
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(42))
+    try:
+        read_recording(path)
+    except TranscriptError as exc:
+        assert str(exc) == (f"{Path(path)}: expected a JSON list of messages or an object with a 'messages' list, "
+                            "got number")
+    else:
+        raise AssertionError("a number was read as a transcript")
