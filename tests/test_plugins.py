@@ -7,14 +7,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import pytest
 
 from tests.cli_helpers import REPO, cli_env, write, write_json
 
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the example's pyproject read as an installer reads it
 EXAMPLE = REPO / "tests" / "data" / "plugin_example"
 DIST = "evalrun_plugin_example-0.1.0.dist-info"
 
@@ -60,7 +63,7 @@ def project(root: Path) -> Path:
 
 
 def evalrun(root: Path, site: Path, *args: str) -> subprocess.CompletedProcess:
-    env = cli_env(PYTHONPATH=f"{REPO}{__import__('os').pathsep}{site}")
+    env = cli_env(PYTHONPATH=f"{REPO}{os.pathsep}{site}")
     return subprocess.run([sys.executable, "-m", "runner", *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=300)
 
@@ -113,6 +116,7 @@ def test_a_broken_plugin_is_left_out_with_a_line_naming_it_never_a_traceback(tmp
             + "the name 'json' is already taken (by evalrun itself or by another plugin); a plugin never replaces "
             "one: give the entry point another name") in done.stderr
     assert ("evalrun: entry point evalrun.transcripts:misnamed (misnamed = evalrun_plugin_example.transcript:FORMAT) "
-            + where + "its format is named 'dialogue', not 'misnamed': name the entry point as the format") in done.stderr
+            + where + "its format is named 'dialogue', not 'misnamed': name the entry point as the format"
+            ) in done.stderr
     run_dir = tmp_path / "out"
     assert json.loads((run_dir / "report.json").read_text())["cases"]  # json is still evalrun's own

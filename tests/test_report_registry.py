@@ -35,3 +35,25 @@ def test_a_file_no_format_claims_is_read_as_messages_and_says_what_a_transcript_
                             "got number")
     else:
         raise AssertionError("a number was read as a transcript")
+
+
+def test_a_plugin_transcript_format_never_takes_a_file_a_built_in_format_reads(monkeypatch):
+    from runner.transcripts import formats as transcripts
+
+    greedy = transcripts.TranscriptFormat("greedy", "claims everything", lambda data: True, lambda data: [])
+    monkeypatch.setattr(transcripts, "_plugins", lambda: ((greedy, "entry point evalrun.transcripts:greedy"),))
+    assert transcripts.find([{"role": "user", "content": "hi"}]).name == "messages"
+    assert transcripts.find({"messages": []}).name == "messages"
+    assert transcripts.find({"log": []}) is greedy  # what no built-in claims
+
+
+def test_a_plugin_check_may_not_take_a_built_in_type_even_as_an_alias():
+    import pytest
+
+    from runner.checks import CheckFamily, _plugin_checked, registry
+    from runner.extensions import PluginProblem
+
+    contains = registry()["contains"]
+    family = CheckFamily(types=("mine", "contains"), description="", options=contains.options, run=contains.run)
+    with pytest.raises(PluginProblem, match="check type 'contains' is evalrun's own; a plugin never replaces it"):
+        _plugin_checked("mine", family)

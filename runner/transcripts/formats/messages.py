@@ -59,6 +59,6 @@ def message_recording(data: Any, path: "Path | str") -> Recording:
         raise TranscriptError(f"{path}: {e}") from None
 
 
-FORMAT = TranscriptFormat("messages", "chat messages (OpenAI, Anthropic, watsonx Orchestrate, tau2-bench): a JSON list, "
-                          "JSON Lines, or an object with `messages`", sniff, normalize, markers=(b'"messages"',),
+FORMAT = TranscriptFormat("messages", "chat messages (OpenAI, Anthropic, watsonx Orchestrate, tau2-bench): a JSON "
+                          "list, JSON Lines, or an object with `messages`", sniff, normalize, markers=(b'"messages"',),
                           conversations=conversations)
