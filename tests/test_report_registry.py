@@ -57,3 +57,15 @@ def test_a_plugin_check_may_not_take_a_built_in_type_even_as_an_alias():
     family = CheckFamily(types=("mine", "contains"), description="", options=contains.options, run=contains.run)
     with pytest.raises(PluginProblem, match="check type 'contains' is evalrun's own; a plugin never replaces it"):
         _plugin_checked("mine", family)
+
+
+def test_a_suites_folder_and_the_transcript_reader_agree_on_what_a_trace_file_is(tmp_path):
+    # suite/shape.py kept its own copy of the sniffing, which knew `resourceSpans` but not OTLP's `resourceLogs`
+    # (a file the transcript reader reads as a trace): both now ask the transcript formats' registry
+    from runner.suite.shape import conversation_shaped, looks_like_transcript
+
+    logs = {"resourceLogs": [{"scopeLogs": []}]}
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps(logs))
+    assert looks_like_transcript(logs)
+    assert conversation_shaped(path, path.read_bytes())

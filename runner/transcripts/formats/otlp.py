@@ -28,5 +28,5 @@ def conversations(data: Any, path: Path) -> Conversations:
 
 
 FORMAT = TranscriptFormat("otlp", "OpenTelemetry traces (OTLP/JSON), one document or one per line; FILE#ID names "
-                          "one conversation of many", sniff, normalize, markers=(b'"resourceSpans"',),
+                          "one conversation of many", sniff, normalize, markers=(b'"resourceSpans"', b'"resourceLogs"'),
                           conversations=conversations)
