@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .run.agents._registry import KINDS as AGENT_KINDS
+from .run.agents._registry import agent_kinds
 from .run.agents._registry import AgentDefinition
 from .llm.settings import GeneratorSettings, JudgeSettings
 from .run.simulate import SimulatorSettings
@@ -48,8 +48,8 @@ def _agents_by_type(schema: dict) -> None:
     schema["additionalProperties"] = {
         "title": "Agent", "type": "object", "required": ["type"],
         "description": "An agent target; `type` picks the kind and its options.",
-        "properties": {"type": {"title": "Kind", "enum": list(AGENT_KINDS),
-                                "description": "The kind of target: " + ", ".join(AGENT_KINDS) + ".",
+        "properties": {"type": {"title": "Kind", "enum": list(agent_kinds()),
+                                "description": "The kind of target: " + ", ".join(agent_kinds()) + ".",
                                 "examples": ["python"]}},
         "allOf": [{"if": {"properties": {"type": {"const": kind}}, "required": ["type"]}, "then": {"$ref": ref}}
                   for kind, ref in by_kind.items()],

@@ -34,7 +34,9 @@ def validator(kind: str):
     """
     from jsonschema import Draft202012Validator
 
-    shipped = load_shipped(kind)
+    from .schema_plugins import with_plugins
+
+    shipped = with_plugins(kind, load_shipped(kind))
     return Draft202012Validator({**_inline_refs(shipped, shipped.get("$defs", {}), ()), "$defs": shipped.get("$defs", {})})
 
 

@@ -96,10 +96,14 @@ def conversation_shaped(path: Path, raw: bytes) -> bool:
     from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
     from .formats.kinds import shape_of
 
+    from ..transcripts.formats import marked
+
     start = _FIRST_NON_SPACE.match(raw)
     first = raw[start.end():start.end() + 1] if start else b""
-    if not (first == b"[" or (first == b"{" and (b'"messages"' in raw or b'"resourceSpans"' in raw))):
+    if first not in (b"[", b"{"):
         return False
+    if first == b"{" and not marked(raw):
+        return False  # no transcript format's mark in it: not parsed twice
     if is_eval_config_name(path) or path.name.lower().endswith(EVAL_SET_SUFFIXES):
         return False
     try:
@@ -113,4 +117,7 @@ _FIRST_NON_SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def looks_like_transcript(data: Any) -> bool:
-    return isinstance(data, list) or (isinstance(data, dict) and ("messages" in data or "resourceSpans" in data))
+    """A list (never a suite) or what a transcript format claims (runner.transcripts.formats)."""
+    from ..transcripts.formats import sniffed
+
+    return isinstance(data, list) or sniffed(data)

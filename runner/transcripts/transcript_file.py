@@ -1,7 +1,7 @@
 """A transcript file -> the conversations it holds (`Recording`: normalised messages, how it ended, the state).
 
-Which kind of file it is (a JSON list or object of messages, JSON Lines, OpenTelemetry traces, a live run's
-conversations.jsonl), its JSON read within the limits suites are held to (size, nesting: arguments nested too
+Which kind of file it is (a live run's conversations.jsonl, else the transcript format that claims its JSON:
+runner.transcripts.formats), its JSON read within the limits suites are held to (size, nesting: arguments nested too
 deep are kept as text), `FILE#ID` for a file of many. What the messages mean is runner.transcripts.read's.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from ..deepjson import loads_keeping_deep_arguments
 from ..jsontext import may_hold_surrogates, replace_lone_surrogates
-from .read import MAX_ARGUMENT_NESTING, json_type_word, normalize_messages, parse_failure_reason
+from .formats.messages import message_recording
+from .read import MAX_ARGUMENT_NESTING, parse_failure_reason
 from .recording import ConversationRef, Recording, TranscriptError
-from .state import ReportedState
 
 __all__ = ["read_conversations", "read_recording", "read_transcript"]
 
@@ -74,12 +74,9 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
                                   "...}; a run killed while saving leaves its last line cut): name the conversations "
                                   "to read as FILE#KEY")
         return [(key, _saved_recording(path, key)) for key in index.lines]
-    data = _read_json(path)
-    from .otlp import is_otlp, trace_recordings
+    from .formats import conversations
 
-    if is_otlp(data):
-        return trace_recordings(data, path)
-    return [(None, _message_recording(data, path))]
+    return conversations(_read_json(path), path)
 
 
 def _may_be_saved(path: Path, selection: Optional[str]) -> bool:
@@ -109,7 +106,7 @@ def _saved_recording(path: Path, key: Optional[str]) -> Recording:
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript file {path}: {exc.strerror or exc}") from None
     where = f"{path}#{key}"
-    recording = _message_recording(_json_of_text(text, where, lines=False), where)
+    recording = message_recording(_json_of_text(text, where, lines=False), where)
     recording.conversation_id = key
     return recording
 
@@ -148,38 +145,6 @@ def _json_of_text(text: str, path: "Path | str", *, lines: Optional[bool]) -> An
     if may_hold_surrogates(text):  # an escaped lone surrogate could not be written to the report: show it
         data = replace_lone_surrogates(data, visible=True)
     return data
-
-
-def _message_recording(data: Any, path: Path) -> Recording:
-    termination = None
-    state = ReportedState.none(f"the transcript {path} has no `state` entry (a live run saves the state its agent "
-                               "reported there; a hand-written transcript can add `\"state\": {...}`)")
-    problems: list[str] = []
-    if isinstance(data, dict):
-        if "state" in data:
-            state = ReportedState(value=data["state"], source=f"the `state` saved in {path}")
-        if "messages" not in data:
-            raise TranscriptError(f"{path}: JSON object has no 'messages' key")
-        if isinstance(data.get("problems"), list):  # a saved replay of a trace that could not be read whole
-            problems = [str(p) for p in data["problems"]]
-        termination = data.get("termination_reason")
-        if termination is not None and not isinstance(termination, str):
-            raise TranscriptError(f"{path}: 'termination_reason' must be text, got {json_type_word(termination)}")
-        data = data["messages"]
-        if not isinstance(data, list):
-            raise TranscriptError(
-                f"{path}: 'messages' must be a list, got {json_type_word(data)}")
-    elif not isinstance(data, list):
-        raise TranscriptError(f"{path}: expected a JSON list of messages or an object "
-                              f"with a 'messages' list, got {json_type_word(data)}")
-    if not data:
-        raise TranscriptError(f"{path}: the transcript has no messages")
-    try:
-        return Recording(messages=normalize_messages(data), termination_reason=termination, state=state,
-                         problems=problems)
-    except TranscriptError as e:
-        raise TranscriptError(f"{path}: {e}") from None
-
 
 
 def _deep_arguments_only(text: str) -> Any:
