@@ -2,8 +2,8 @@
 
 Looked up in $EVALRUN_SHARED_DATA, else in `shared/data` next to the repository or next to one of the
 folders above it (a git worktree lives one level further down than its clone). When it is missing a
-test skips on a developer's machine but fails under CI (CI=true), where a silent skip would hide a
-test that never ran.
+test skips with the reason (a bare clone has none), and fails where EVALRUN_REQUIRE_SHARED_DATA=1 says
+the data must be there (tests/external.py).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-import pytest
+from tests.external import missing
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,20 +27,13 @@ def shared_data_dir() -> Optional[Path]:
     return None
 
 
-def under_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
-
-
 def require_shared(*parts: str) -> Path:
-    """The path `parts` under the shared data folder; skips (or fails under CI) when it is absent."""
+    """The path `parts` under the shared data folder; skips (or fails when insisted on) when it is absent."""
     base = shared_data_dir()
     target = base.joinpath(*parts) if base is not None else None
     if target is None or not target.exists():
-        message = (f"shared reference data {'/'.join(parts)} not found (looked in $EVALRUN_SHARED_DATA and "
-                   f"shared/data beside {REPO} and its parent folders)")
-        if under_ci():
-            pytest.fail(message + "; under CI this is a failure, not a skip", pytrace=False)
-        pytest.skip(message)
+        missing(f"shared reference data {'/'.join(parts) or '.'} not found (looked in $EVALRUN_SHARED_DATA and "
+                f"shared/data beside {REPO} and its parent folders)", "EVALRUN_REQUIRE_SHARED_DATA")
     return target
 
 

@@ -354,8 +354,8 @@ def test_fixture_multi_case_defaults():
 
 
 def test_the_watsonx_examples_are_there():
-    """Fails under CI (skips elsewhere) when the shared data is missing, so the tests below cannot
-    vanish from the run unnoticed."""
+    """Fails where EVALRUN_REQUIRE_SHARED_DATA=1 (skips elsewhere) when the shared data is missing, so the
+    tests below cannot vanish from a CI run unnoticed."""
     assert len(shared_files("watsonx-examples", "evaluate*__*.json")) >= 5 or require_shared("watsonx-examples")
 
 
