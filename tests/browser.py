@@ -23,6 +23,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def chromium_or_skip() -> str:
+    __tracebackhide__ = True  # the skip is reported at the test that needs it
     for name in BROWSERS:
         found = shutil.which(name)
         if found:

@@ -17,6 +17,7 @@ def insisted(variable: str) -> bool:
 
 def missing(message: str, variable: str) -> NoReturn:
     """Skips with `message`, or fails with it when $`variable` insists."""
+    __tracebackhide__ = True  # pytest reports the skip at the test that needed the thing, not here
     if insisted(variable):
         pytest.fail(f"{message}; {variable} is set, so this is a failure, not a skip", pytrace=False)
     pytest.skip(f"{message} (set {variable}=1 to make this a failure)")

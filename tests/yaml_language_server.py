@@ -31,6 +31,7 @@ def server_path() -> Optional[Path]:
 
 
 def require_server() -> Path:
+    __tracebackhide__ = True  # the skip is reported at the test that needs it
     path = server_path()
     if path is None:
         missing("yaml-language-server not found (install it with `npm ci --prefix .ci/yaml-language-server`, "
