@@ -4,7 +4,7 @@
 
 (they live in runner.evaluation and are imported on first use: `import runner` and `evalrun --help` stay quick)
 """
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (dynamic), tests and reports import it
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
 

@@ -1,8 +1,8 @@
 """Headless Chromium driven over the DevTools protocol (a websocket, through aiohttp, which litellm
 already brings): open a page, run script in it, take a screenshot. No selenium, no driver binary.
 
-`chromium_or_skip()` skips when Chromium is not installed, except under CI (CI=true), where the
-browser test must run: `.ci/run` installs the Debian package.
+`chromium_or_skip()` skips when Chromium is not installed, and fails where EVALRUN_REQUIRE_BROWSER=1
+(`.ci/run` installs the Debian package and sets it: there the browser test must run).
 """
 from __future__ import annotations
 
@@ -17,22 +17,18 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-import pytest
-
-from .shared_data import under_ci
+from .external import missing
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def chromium_or_skip() -> str:
+    __tracebackhide__ = True  # the skip is reported at the test that needs it
     for name in BROWSERS:
         found = shutil.which(name)
         if found:
             return found
-    message = "headless Chromium is not installed (apt-get install chromium)"
-    if under_ci():
-        pytest.fail(message + "; under CI the browser test must run", pytrace=False)
-    pytest.skip(message)
+    missing("headless Chromium is not installed (apt-get install chromium)", "EVALRUN_REQUIRE_BROWSER")
 
 
 class Browser:

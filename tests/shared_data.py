@@ -2,16 +2,18 @@
 
 Looked up in $EVALRUN_SHARED_DATA, else in `shared/data` next to the repository or next to one of the
 folders above it (a git worktree lives one level further down than its clone). When it is missing a
-test skips on a developer's machine but fails under CI (CI=true), where a silent skip would hide a
-test that never ran.
+test skips with the reason (a bare clone has none), and fails where EVALRUN_REQUIRE_SHARED_DATA=1 says
+the data must be there (tests/external.py).
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
+
+from tests.external import missing
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,26 +29,35 @@ def shared_data_dir() -> Optional[Path]:
     return None
 
 
-def under_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
-
-
 def require_shared(*parts: str) -> Path:
-    """The path `parts` under the shared data folder; skips (or fails under CI) when it is absent."""
+    """The path `parts` under the shared data folder; skips (or fails when insisted on) when it is absent."""
+    __tracebackhide__ = True  # pytest reports the skip at the test that asked, not here
     base = shared_data_dir()
     target = base.joinpath(*parts) if base is not None else None
     if target is None or not target.exists():
-        message = (f"shared reference data {'/'.join(parts)} not found (looked in $EVALRUN_SHARED_DATA and "
-                   f"shared/data beside {REPO} and its parent folders)")
-        if under_ci():
-            pytest.fail(message + "; under CI this is a failure, not a skip", pytrace=False)
-        pytest.skip(message)
+        what = " ".join(["shared reference data", "/".join(parts)]).strip()
+        missing(f"{what} not found (looked in $EVALRUN_SHARED_DATA and shared/data beside {REPO} and its parent "
+                "folders)", "EVALRUN_REQUIRE_SHARED_DATA")
     return target
 
 
 def shared_files(subfolder: str, pattern: str) -> list[Path]:
-    """Files for parametrize, at collection time; [] when the folder is missing (a test using
-    `require_shared` then reports why)."""
+    """The files matching `pattern` in `subfolder`, at collection time; [] when the folder is missing."""
     base = shared_data_dir()
     folder = base / subfolder if base is not None else None
     return sorted(folder.glob(pattern)) if folder is not None and folder.is_dir() else []
+
+
+def shared_params(subfolder: str, pattern: str) -> list[Any]:
+    """`shared_files` for parametrize. With none, one parameter `None`, which `shared_file` turns into the skip
+    with its reason (an empty list would skip with pytest's 'got empty parameter set' and no reason)."""
+    return shared_files(subfolder, pattern) or [pytest.param(None, id=f"{subfolder}-missing")]
+
+
+def shared_file(path: Optional[Path], subfolder: str, pattern: str) -> Path:
+    """A test's `shared_params` parameter: the file, or the skip (or failure) saying what is missing."""
+    __tracebackhide__ = True
+    if path is None:
+        require_shared(subfolder)
+        missing(f"no {pattern} in the shared reference data {subfolder}", "EVALRUN_REQUIRE_SHARED_DATA")
+    return path

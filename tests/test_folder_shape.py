@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import __version__
 from runner.suite.load import load_suites
 from tests.cli_helpers import run_cli, write, write_json
 from tests.shared_data import require_shared
@@ -53,8 +54,8 @@ def test_other_files_are_passed_over_with_one_note(project):
     write(project / "suites" / "a.yaml", SUITE.replace("transcript: transcripts/t.json\n", ""))
     write(project / "suites" / "agent.yaml", "spec_version: v1\nkind: native\nname: hr_agent\ntools: [a, b]\n")
     write(project / "suites" / "config.yaml", "test_paths: [a.json]\noutput_dir: out\n")
-    write_json(project / "suites" / "report.json", {"version": 1, "evalrun_version": "0.1.0", "started_at": "2025-01-01",
-                                                     "config": {}, "cases": [], "summary": {}})
+    write_json(project / "suites" / "report.json", {"version": 1, "evalrun_version": __version__,
+                                                     "started_at": "2025-01-01", "config": {}, "cases": [], "summary": {}})
     write(project / "suites" / "results.jsonl", '{"id": "a"}\n')
     result = load_suites([Path("suites")])
     assert [c.id for c in result.cases] == ["a"]

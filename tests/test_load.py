@@ -9,7 +9,7 @@ import pytest
 
 from runner.api import validate
 from runner.suite.load import Exclusion, load_file, load_suites
-from tests.shared_data import require_shared, shared_files
+from tests.shared_data import require_shared, shared_file, shared_files, shared_params
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "suites"
@@ -354,13 +354,14 @@ def test_fixture_multi_case_defaults():
 
 
 def test_the_watsonx_examples_are_there():
-    """Fails under CI (skips elsewhere) when the shared data is missing, so the tests below cannot
-    vanish from the run unnoticed."""
+    """Fails where EVALRUN_REQUIRE_SHARED_DATA=1 (skips elsewhere) when the shared data is missing, so the
+    tests below cannot vanish from a CI run unnoticed."""
     assert len(shared_files("watsonx-examples", "evaluate*__*.json")) >= 5 or require_shared("watsonx-examples")
 
 
-@pytest.mark.parametrize("path", shared_files("watsonx-examples", "evaluate*__*.json"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", shared_params("watsonx-examples", "evaluate*__*.json"), ids=lambda p: p.name)
 def test_watsonx_datasets_validate_unmodified(path):
+    path = shared_file(path, "watsonx-examples", "evaluate*__*.json")
     cases, diagnostics, _ = load_file(path)
     assert [str(d) for d in diagnostics] == []
     assert len(cases) == 1 and cases[0].goal_details

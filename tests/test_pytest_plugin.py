@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import __version__
 from tests.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 
 AGENT = """
@@ -225,7 +226,7 @@ def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
         """)
     done = pytest_in(tmp_path, "-v")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "evalrun-0.1.0" in done.stdout  # the plugin was loaded
+    assert f"evalrun-{__version__}" in done.stdout  # the plugin was loaded
 
 
 def test_evalrun_s_own_tests_collect_the_same_with_and_without_the_plugin():

@@ -273,11 +273,12 @@ def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on
         other.close()
 
 
-def test_a_missing_browser_skips_locally_but_fails_under_ci(monkeypatch, tmp_path):
+def test_a_missing_browser_skips_even_under_ci_but_fails_where_insisted_on(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no chromium on it
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="under CI the browser test must run"):
-        chromium_or_skip()
-    monkeypatch.setenv("CI", "")
+    monkeypatch.delenv("EVALRUN_REQUIRE_BROWSER", raising=False)
     with pytest.raises(pytest.skip.Exception, match="headless Chromium is not installed"):
+        chromium_or_skip()
+    monkeypatch.setenv("EVALRUN_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="EVALRUN_REQUIRE_BROWSER is set, so this is a failure"):
         chromium_or_skip()

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from runner import __version__
+
 ROOT = Path(__file__).resolve().parents[1]
 LIGHT_DEPS = ["pyyaml>=6.0", "jsonschema>=4.18", "jinja2>=3.1", "pydantic>=2.5"]  # enough for validate/schema
-SOURCES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "runner", "schemas", "prompts"]
+SOURCES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "runner", "schemas", "prompts"]
 
 pytestmark = pytest.mark.slow
 
@@ -63,8 +65,11 @@ def test_wheel_ships_schemas_and_prompts(wheel):
     for required in ("runner/_data/prompts/semantic_match.j2", "runner/_data/schemas/suite.schema.json",
                      "runner/_data/schemas/config.schema.json", "runner/_data/schemas/report.schema.json",
                      "runner/cli/__init__.py", "runner/suite/load.py", "runner/_data/prompts/redteam/catalogue.yaml",
-                     "runner/_data/prompts/redteam/crescendo.j2", "runner/_data/prompts/redteam/check_refusal.j2"):
+                     "runner/_data/prompts/redteam/crescendo.j2", "runner/_data/prompts/redteam/check_refusal.j2",
+                     "runner/py.typed", f"evalrun-{__version__}.dist-info/licenses/LICENSE"):
         assert required in names
+    metadata = zipfile.ZipFile(wheel).read(f"evalrun-{__version__}.dist-info/METADATA").decode()
+    assert f"\nVersion: {__version__}\n" in metadata  # pyproject reads it from runner.__version__
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "evalrun = runner.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     assert not any(n.startswith(("tests/", "suites/")) for n in names)
@@ -83,7 +88,7 @@ def test_installed_evalrun_works_outside_the_checkout(venv, tmp_path):
     workdir.mkdir()
 
     done = _run([evalrun, "--version"], cwd=workdir)
-    assert (done.returncode, done.stdout.strip()) == (0, "evalrun 0.1.0")
+    assert (done.returncode, done.stdout.strip()) == (0, f"evalrun {__version__}")
 
     done = _run([evalrun, "schema", "suite"], cwd=workdir)
     assert done.returncode == 0, done.stderr

@@ -3,8 +3,8 @@ LSP messages, as VS Code drives it: what an editor underlines in a suite under o
 
 It is installed by `.ci/run` (`npm ci --prefix .ci/yaml-language-server`, pinned by the lockfile there);
 $EVALRUN_YAML_LANGUAGE_SERVER may name the server's `bin/yaml-language-server` instead. When it is
-missing, a test skips on a developer's machine and fails under CI (CI=true), where a skip would hide a
-test that never ran (as tests/shared_data.py does for the reference data).
+missing, a test skips with the reason, and fails where EVALRUN_REQUIRE_YAML_LANGUAGE_SERVER=1 (`.ci/run`
+sets it), where a skip would hide a test that never ran (tests/external.py).
 """
 from __future__ import annotations
 
@@ -18,9 +18,7 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Optional
 
-import pytest
-
-from tests.shared_data import under_ci
+from tests.external import missing
 
 REPO = Path(__file__).resolve().parent.parent
 INSTALLED = REPO / ".ci" / "yaml-language-server" / "node_modules" / "yaml-language-server" / "bin" / "yaml-language-server"
@@ -33,13 +31,12 @@ def server_path() -> Optional[Path]:
 
 
 def require_server() -> Path:
+    __tracebackhide__ = True  # the skip is reported at the test that needs it
     path = server_path()
     if path is None:
-        message = ("yaml-language-server not found (install it with `npm ci --prefix .ci/yaml-language-server`, "
-                   "as .ci/run does, or set $EVALRUN_YAML_LANGUAGE_SERVER), or node is not on PATH")
-        if under_ci():
-            pytest.fail(message + "; under CI this is a failure, not a skip", pytrace=False)
-        pytest.skip(message)
+        missing("yaml-language-server not found (install it with `npm ci --prefix .ci/yaml-language-server`, "
+                "as .ci/run does, or set $EVALRUN_YAML_LANGUAGE_SERVER), or node is not on PATH",
+                "EVALRUN_REQUIRE_YAML_LANGUAGE_SERVER")
     return path
 
 

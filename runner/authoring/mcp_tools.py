@@ -1,6 +1,7 @@
 """An MCP server's tools, listed over stdio with the `mcp` package (an optional extra: evalrun[mcp])."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .tool_defs import ToolsError, without_titles
@@ -77,10 +78,26 @@ def _devnull():
     return open(os.devnull, "w")
 
 
+def _exception_group() -> type[BaseException] | tuple[()]:
+    """The class anyio wraps failures in: the builtin from 3.11, the `exceptiongroup` backport (which anyio
+    requires before 3.11) on 3.10."""
+    if sys.version_info >= (3, 11):
+        return BaseExceptionGroup
+    try:
+        from exceptiongroup import BaseExceptionGroup as backport
+    except ImportError:  # no anyio, so nothing raised a group
+        return ()
+    return backport
+
+
 def _mcp_reason(exc: BaseException) -> str:
     """The innermost cause of an exception group (anyio wraps the server's failure), worded."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    group = _exception_group()
+    while isinstance(exc, group):
+        inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+        if not inner:
+            break
+        exc = inner[0]
     if isinstance(exc, TimeoutError):
         return "it did not answer in time"
     if isinstance(exc, FileNotFoundError):
