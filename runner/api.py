@@ -92,6 +92,18 @@ class RunOutcome:
     redact: Callable[[str], str] = str
     extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
 
+    @property
+    def verdict(self) -> "Verdict":
+        """The run's one verdict (runner.session.verdict): its exit code and why."""
+        from .session.verdict import Verdict
+
+        if self.summary is not None:
+            return Verdict(self.exit_code, self.summary.exit_reason)
+        errors = [str(d) for d in self.diagnostics if d.severity == "error"]
+        why = errors[0] if errors else {EXIT_NO_CASES: "no case to run", EXIT_INTERRUPTED: "interrupted"}.get(
+            self.exit_code, "the run did not start")
+        return Verdict(self.exit_code, f"{why}: exit {self.exit_code}")
+
     def results(self, *, only_problems: bool = False) -> Iterator[CaseResult]:
         """Every saved result (or only those that did not pass), in collection order, read back from
         the run's results.jsonl."""
@@ -482,18 +494,15 @@ class OpenRun:
         reason = stop_reason if stop_reason is not None else stop.reason
         interrupted = stop.interrupted if interrupted is None else interrupted
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
+        baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
         summary = self.tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
                                      else loaded.config.min_pass_rate,
                                      judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                     stop_reason=None if first_failure else reason, interrupted=interrupted,
-                                     elapsed_s=elapsed, model_usage=usage)
+                                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed,
+                                     model_usage=usage, first_failure=first_failure[0] if first_failure else None,
+                                     baseline=baseline)  # the verdict: runner.session.verdict.decide
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
-        if first_failure:
-            summary.stop_reason = first_failure[0]
-            summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
-                                   f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
-        if gate is not None:
-            gate.check(summary, self.tally.policy)
+        summary.baseline = record
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
                   "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
@@ -507,8 +516,11 @@ class OpenRun:
             problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
                                                                   f"{describe_os_error(exc)}; the results of the "
                                                                   f"finished cases are in {folder.results_path}", "io")
-            code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
-            return RunOutcome(code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
+            from .session.verdict import Verdict, not_written
+
+            verdict = not_written(Verdict(summary.exit_code, summary.exit_reason), "report.json not written")
+            summary.exit_code, summary.exit_reason = verdict.exit_code, verdict.reason
+            return RunOutcome(verdict.exit_code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
         from .report.render import render_beside
 
         extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []

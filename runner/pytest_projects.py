@@ -57,9 +57,12 @@ class Project:
     def request(self):
         from .api import RunRequest
 
-        output_dir = self.session.config.getoption("evalrun_output_dir")
+        config = self.session.config
+        output_dir, baseline = config.getoption("evalrun_output_dir"), config.getoption("evalrun_baseline")
         return RunRequest(self.paths(), output_dir=self.folder if output_dir is not None else None,
-                          formats=list(self.session.config.getoption("evalrun_formats")))
+                          formats=list(config.getoption("evalrun_formats")),
+                          baseline=config.invocation_params.dir / baseline if baseline is not None else None,
+                          max_regression=config.getoption("evalrun_max_regression"))
 
     def _load(self) -> None:
         if self._by_file is not None:
