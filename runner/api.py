@@ -31,11 +31,12 @@ from .results.digest import ResultDigest
 from .results.models import CaseResult, Selection, Summary
 from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from .secrets import Redactor, protect_config
+from .session.ended import RunEnded
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
 from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
 
-__all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
+__all__ = ["RunEnded", "EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
            "OpenRun", "PreparedRun", "RunOutcome", "RunRequest", "collect", "prepare_run", "run", "run_request",
            "validate"]
 
@@ -200,21 +201,18 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
         stop = signals.stop = Stop()
-        try:
-            prepared = prepare_run(request)
-            signals.phase = "starting"  # here, so that no signal falls between collecting and starting
-        except CollectionInterrupted as exc:
-            return RunOutcome(EXIT_INTERRUPTED, notes=[
-                f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing was "
-                "run and no report was written: exit 2"])
-        if isinstance(prepared, RunOutcome):
-            return prepared
-        executor = prepared.executor()  # importing Ray takes seconds: a signal then stops the run before it starts
-        if isinstance(executor, RunOutcome):
-            return executor
-        opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
-        if isinstance(opened, RunOutcome):
-            return opened
+        try:  # the steps that may end the run before it plays raise RunEnded, caught here only
+            try:
+                prepared = prepare_run(request)
+                signals.phase = "starting"  # here, so that no signal falls between collecting and starting
+            except CollectionInterrupted as exc:
+                raise RunEnded(RunOutcome(EXIT_INTERRUPTED, notes=[
+                    f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing "
+                    "was run and no report was written: exit 2"])) from None
+            executor = prepared.executor()  # importing Ray takes seconds: a signal then stops the run before it starts
+            opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
+        except RunEnded as ended:
+            return ended.outcome
         work = prepared.work(opened, on_notice)
         on_start(work.jobs)
 
@@ -300,8 +298,8 @@ class PreparedRun:
                           eval_config=request.eval_config, quick=request.quick)
 
     def executor(self):
-        """The executor for this run (runner.run.executors), or the RunOutcome when the one asked for
-        (--executor) cannot run it."""
+        """The executor for this run (runner.run.executors); RunEnded when the one asked for (--executor)
+        cannot run it."""
         from .run.executors import ExecutorUnavailable, choose_executor
 
         request = self.request
@@ -310,8 +308,8 @@ class PreparedRun:
                                    concurrency=request.concurrency, config=self.loaded.config,
                                    options=self.run_options)
         except ExecutorUnavailable as exc:
-            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error", str(exc),
-                                                                         "usage")])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error",
+                                                                                  str(exc), "usage")])) from None
 
     def work(self, opened: "OpenRun", on_notice: Callable[[str], None] = lambda message: None):
         """What an executor runs: every selected case, played by this run's case runner, saved in `opened`."""
@@ -324,8 +322,8 @@ class PreparedRun:
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None, on_result: Optional[Callable[[CaseResult], None]] = None,
              on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None,
-             keep_conversations: bool = False) -> "OpenRun | RunOutcome":
-        """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
+             keep_conversations: bool = False) -> "OpenRun":
+        """The run's folder, ready for results (RunEnded with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
         `on_result`/`on_saved`: as `run` has them; `stop`: the run's runner.run.execute.Stop when the caller
         made it already (signals hold it); `keep_conversations`: the conversations already saved in the folder
@@ -340,18 +338,18 @@ class PreparedRun:
             folder.start_results(keep_conversations=keep_conversations or reads_own)
         except (OSError, ResultsNotSaved) as exc:
             reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
-            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
-                                                                         f"cannot write the run's results to "
-                                                                         f"'{folder_path}': {reason}", "io")])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(
+                str(folder_path), 1, 1, "error", f"cannot write the run's results to '{folder_path}': {reason}",
+                "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop, on_saved)
 
 
-def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
-    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or the
-    RunOutcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
+def prepare_run(request: RunRequest) -> "PreparedRun":
+    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or RunEnded
+    with the outcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
     if request.loaded is not None:  # a configuration given as an object (runner.evaluation): no file is read
         loaded, config_problems = request.loaded, []
     else:
@@ -379,15 +377,13 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
                                    eval_config=request.eval_config, referenceless=request.quick, processes=readers)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
-        return RunOutcome(EXIT_USAGE, diagnostics)
+        raise RunEnded(RunOutcome(EXIT_USAGE, diagnostics))
     usage = _usage_problems(request, loaded)
     if usage:
-        return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
+        raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, *usage]))
     prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
                            {"filters": list(request.filters), "tags": list(request.tags), "only": None})
-    ended = _narrow(request, prepared)
-    if ended is not None:
-        return ended
+    _narrow(request, prepared)
     if request.baseline is not None:
         from .report.compare import Baseline
         from .report.saved import NotAReport
@@ -395,11 +391,11 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
         try:
             prepared.gate = Baseline(request.baseline, request.max_regression)
         except NotAReport as exc:
-            return RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])) from None
     return prepared
 
 
-def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
+def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
     """The cases of the selection: --shard's part, the saved run's own selection (rescore), the cases
     --last-failed finds; -k and --tag were applied while collecting. Records what was applied."""
     index = prepared.index
@@ -426,16 +422,16 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
         try:
             latest, failed = last_failed_ids(prepared.reports_root)
         except NoLatestReport as exc:
-            return RunOutcome(EXIT_USAGE, [*prepared.diagnostics, _option_problem("--last-failed", str(exc))])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*prepared.diagnostics,
+                                                   _option_problem("--last-failed", str(exc))])) from None
         index.refs = [ref for ref in index.refs if ref.id in failed]
         prepared.selection["only"] = [ref.id for ref in index.refs]
         if not index.refs:
-            return RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
+            raise RunEnded(RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
                 "--last-failed", f"no case to rerun: {display_path(latest)} has no failed, errored or unscored case"
-                + (" among the cases selected" if failed else ""), "warning")])
+                + (" among the cases selected" if failed else ""), "warning")]))
     if not index.refs:
-        return RunOutcome(EXIT_NO_CASES, prepared.diagnostics)
-    return None
+        raise RunEnded(RunOutcome(EXIT_NO_CASES, prepared.diagnostics))
 
 
 def _option_problem(option: str, message: str, severity: str = "error") -> Diagnostic:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from .api import EXIT_USAGE, RunOutcome, RunRequest, prepare_run, run_request
+from .session.ended import RunEnded
 from .config import Config, LoadedConfig, find_config, load_config
 from .results.models import CaseResult, Summary
 from .session.verdict import Verdict
@@ -159,12 +160,11 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
     with _Request(paths, agent, config, options) as request:
         if isinstance(request, Report):
             return request
-        prepared = await asyncio.to_thread(prepare_run, request)
-        if isinstance(prepared, RunOutcome):
-            return Report.of(prepared)
-        opened = await asyncio.to_thread(prepared.open)
-        if isinstance(opened, RunOutcome):
-            return Report.of(opened)
+        try:
+            prepared = await asyncio.to_thread(prepare_run, request)
+            opened = await asyncio.to_thread(prepared.open)
+        except RunEnded as ended:  # the session's boundary for the steps before the play
+            return Report.of(ended.outcome)
         runner = prepared.case_runner(opened.folder.save_conversation)
         promised = on_callers_loop.set(True)  # async agents play on this loop, as promised (not one of their own)
         try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -281,3 +280,20 @@ def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, 
     assert summary["exit_code"] == 2 and summary["interrupted"], summary
     assert summary["exit_reason"].startswith("interrupted (")
     assert 2 <= summary["passed"] < 40
+
+
+def test_no_front_end_inspects_an_outcome_to_learn_whether_the_run_goes_on():
+    """A step that ends the run raises RunEnded, caught at the session's boundary (runner.session.ended)."""
+    runner = Path(__file__).resolve().parent.parent / "runner"
+    found = [f"{path.relative_to(runner)}:{n}" for path in sorted(runner.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if "isinstance(" in line and "RunOutcome)" in line]
+    assert found == []
+
+
+def test_an_unknown_option_is_a_type_error_naming_the_known_ones(tmp_path):
+    from runner.evaluation import evaluate
+
+    with pytest.raises(TypeError, match=r"unknown option 'min_passrate'; did you mean 'min_pass_rate'\? \(known: .*"
+                                        r"baseline, .*exitfirst"):
+        evaluate(tmp_path, min_passrate=0.5)
