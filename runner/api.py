@@ -113,8 +113,9 @@ class RunOutcome:
                 yield result
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRequest:
+    """A run's options, all of them (frozen: a front end builds it; the session only reads it)."""
     paths: Sequence[Path]
     config_path: Optional[Path] = None
     replay_dir: Optional[Path] = None

@@ -297,3 +297,13 @@ def test_an_unknown_option_is_a_type_error_naming_the_known_ones(tmp_path):
     with pytest.raises(TypeError, match=r"unknown option 'min_passrate'; did you mean 'min_pass_rate'\? \(known: .*"
                                         r"baseline, .*exitfirst"):
         evaluate(tmp_path, min_passrate=0.5)
+
+
+def test_a_run_request_is_frozen(tmp_path):
+    import dataclasses
+
+    from runner.api import RunRequest
+
+    request = RunRequest([tmp_path])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.exitfirst = True
