@@ -160,10 +160,12 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result, whole, as it is saved (a result scored in a worker process is then read back
     from its line: 0.1-0.6 ms each); `on_saved` sees each saved result's digest (runner.results.digest: what
     the console's line reads, and `whole()`); `on_notice` hears of a pause ahead (a model loading)."""
-    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
-                         quick=quick, executor=executor)
+    request = RunRequest(paths, config_path=config_path, replay_dir=replay_dir, filters=filters, tags=tags,
+                         output_dir=output_dir, concurrency=concurrency, no_cache=no_cache, agent=agent,
+                         conversations_dir=conversations_dir, formats=formats, min_pass_rate=min_pass_rate,
+                         exitfirst=exitfirst, baseline=baseline, max_regression=max_regression, repeats=repeats,
+                         repeat_policy=repeat_policy, shard=shard, last_failed=last_failed, profile=profile,
+                         saved_selection=saved_selection, eval_config=eval_config, quick=quick, executor=executor)
     return run_request(request, on_start=on_start, on_result=on_result, on_saved=on_saved, on_notice=on_notice,
                        handle_signals=handle_signals)
 
