@@ -31,11 +31,12 @@ from .results.digest import ResultDigest
 from .results.models import CaseResult, Selection, Summary
 from .results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from .secrets import Redactor, protect_config
+from .session.ended import RunEnded
 from .suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .suite.load import Exclusion, LoadResult, load_suites
 from .results.summary import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE, Tally
 
-__all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
+__all__ = ["RunEnded", "EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_CASES", "EXIT_OK", "EXIT_USAGE",
            "OpenRun", "PreparedRun", "RunOutcome", "RunRequest", "collect", "prepare_run", "run", "run_request",
            "validate"]
 
@@ -92,6 +93,18 @@ class RunOutcome:
     redact: Callable[[str], str] = str
     extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
 
+    @property
+    def verdict(self) -> "Verdict":
+        """The run's one verdict (runner.session.verdict): its exit code and why."""
+        from .session.verdict import Verdict
+
+        if self.summary is not None:
+            return Verdict(self.exit_code, self.summary.exit_reason)
+        errors = [str(d) for d in self.diagnostics if d.severity == "error"]
+        why = errors[0] if errors else {EXIT_NO_CASES: "no case to run", EXIT_INTERRUPTED: "interrupted"}.get(
+            self.exit_code, "the run did not start")
+        return Verdict(self.exit_code, f"{why}: exit {self.exit_code}")
+
     def results(self, *, only_problems: bool = False) -> Iterator[CaseResult]:
         """Every saved result (or only those that did not pass), in collection order, read back from
         the run's results.jsonl."""
@@ -100,8 +113,9 @@ class RunOutcome:
                 yield result
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRequest:
+    """A run's options, all of them (frozen: a front end builds it; the session only reads it)."""
     paths: Sequence[Path]
     config_path: Optional[Path] = None
     replay_dir: Optional[Path] = None
@@ -146,10 +160,12 @@ def run(paths: Sequence[Path], *, config_path: Optional[Path] = None, replay_dir
     `on_result` sees each result, whole, as it is saved (a result scored in a worker process is then read back
     from its line: 0.1-0.6 ms each); `on_saved` sees each saved result's digest (runner.results.digest: what
     the console's line reads, and `whole()`); `on_notice` hears of a pause ahead (a model loading)."""
-    request = RunRequest(paths, config_path, replay_dir, filters, tags, output_dir, concurrency, no_cache, agent,
-                         conversations_dir, formats, min_pass_rate, exitfirst, baseline, max_regression,
-                         repeats, repeat_policy, shard, last_failed, profile, saved_selection, eval_config,
-                         quick=quick, executor=executor)
+    request = RunRequest(paths, config_path=config_path, replay_dir=replay_dir, filters=filters, tags=tags,
+                         output_dir=output_dir, concurrency=concurrency, no_cache=no_cache, agent=agent,
+                         conversations_dir=conversations_dir, formats=formats, min_pass_rate=min_pass_rate,
+                         exitfirst=exitfirst, baseline=baseline, max_regression=max_regression, repeats=repeats,
+                         repeat_policy=repeat_policy, shard=shard, last_failed=last_failed, profile=profile,
+                         saved_selection=saved_selection, eval_config=eval_config, quick=quick, executor=executor)
     return run_request(request, on_start=on_start, on_result=on_result, on_saved=on_saved, on_notice=on_notice,
                        handle_signals=handle_signals)
 
@@ -188,21 +204,18 @@ def _run(request: RunRequest, on_start: Callable[[int], None], on_result: Option
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
         stop = signals.stop = Stop()
-        try:
-            prepared = prepare_run(request)
-            signals.phase = "starting"  # here, so that no signal falls between collecting and starting
-        except CollectionInterrupted as exc:
-            return RunOutcome(EXIT_INTERRUPTED, notes=[
-                f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing was "
-                "run and no report was written: exit 2"])
-        if isinstance(prepared, RunOutcome):
-            return prepared
-        executor = prepared.executor()  # importing Ray takes seconds: a signal then stops the run before it starts
-        if isinstance(executor, RunOutcome):
-            return executor
-        opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
-        if isinstance(opened, RunOutcome):
-            return opened
+        try:  # the steps that may end the run before it plays raise RunEnded, caught here only
+            try:
+                prepared = prepare_run(request)
+                signals.phase = "starting"  # here, so that no signal falls between collecting and starting
+            except CollectionInterrupted as exc:
+                raise RunEnded(RunOutcome(EXIT_INTERRUPTED, notes=[
+                    f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing "
+                    "was run and no report was written: exit 2"])) from None
+            executor = prepared.executor()  # importing Ray takes seconds: a signal then stops the run before it starts
+            opened = prepared.open(on_result=on_result, on_saved=on_saved, stop=stop)
+        except RunEnded as ended:
+            return ended.outcome
         work = prepared.work(opened, on_notice)
         on_start(work.jobs)
 
@@ -288,8 +301,8 @@ class PreparedRun:
                           eval_config=request.eval_config, quick=request.quick)
 
     def executor(self):
-        """The executor for this run (runner.run.executors), or the RunOutcome when the one asked for
-        (--executor) cannot run it."""
+        """The executor for this run (runner.run.executors); RunEnded when the one asked for (--executor)
+        cannot run it."""
         from .run.executors import ExecutorUnavailable, choose_executor
 
         request = self.request
@@ -298,8 +311,8 @@ class PreparedRun:
                                    concurrency=request.concurrency, config=self.loaded.config,
                                    options=self.run_options)
         except ExecutorUnavailable as exc:
-            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error", str(exc),
-                                                                         "usage")])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error",
+                                                                                  str(exc), "usage")])) from None
 
     def work(self, opened: "OpenRun", on_notice: Callable[[str], None] = lambda message: None):
         """What an executor runs: every selected case, played by this run's case runner, saved in `opened`."""
@@ -312,8 +325,8 @@ class PreparedRun:
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None, on_result: Optional[Callable[[CaseResult], None]] = None,
              on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None,
-             keep_conversations: bool = False) -> "OpenRun | RunOutcome":
-        """The run's folder, ready for results (a RunOutcome with the problem when it cannot be written).
+             keep_conversations: bool = False) -> "OpenRun":
+        """The run's folder, ready for results (RunEnded with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
         `on_result`/`on_saved`: as `run` has them; `stop`: the run's runner.run.execute.Stop when the caller
         made it already (signals hold it); `keep_conversations`: the conversations already saved in the folder
@@ -328,18 +341,18 @@ class PreparedRun:
             folder.start_results(keep_conversations=keep_conversations or reads_own)
         except (OSError, ResultsNotSaved) as exc:
             reason = str(exc) if isinstance(exc, ResultsNotSaved) else describe_os_error(exc)
-            return RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(str(folder_path), 1, 1, "error",
-                                                                         f"cannot write the run's results to "
-                                                                         f"'{folder_path}': {reason}", "io")])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic(
+                str(folder_path), 1, 1, "error", f"cannot write the run's results to '{folder_path}': {reason}",
+                "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop, on_saved)
 
 
-def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
-    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or the
-    RunOutcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
+def prepare_run(request: RunRequest) -> "PreparedRun":
+    """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or RunEnded
+    with the outcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
     if request.loaded is not None:  # a configuration given as an object (runner.evaluation): no file is read
         loaded, config_problems = request.loaded, []
     else:
@@ -367,15 +380,13 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
                                    eval_config=request.eval_config, referenceless=request.quick, processes=readers)
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
-        return RunOutcome(EXIT_USAGE, diagnostics)
+        raise RunEnded(RunOutcome(EXIT_USAGE, diagnostics))
     usage = _usage_problems(request, loaded)
     if usage:
-        return RunOutcome(EXIT_USAGE, [*diagnostics, *usage])
+        raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, *usage]))
     prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
                            {"filters": list(request.filters), "tags": list(request.tags), "only": None})
-    ended = _narrow(request, prepared)
-    if ended is not None:
-        return ended
+    _narrow(request, prepared)
     if request.baseline is not None:
         from .report.compare import Baseline
         from .report.saved import NotAReport
@@ -383,11 +394,11 @@ def prepare_run(request: RunRequest) -> "PreparedRun | RunOutcome":
         try:
             prepared.gate = Baseline(request.baseline, request.max_regression)
         except NotAReport as exc:
-            return RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])) from None
     return prepared
 
 
-def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
+def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
     """The cases of the selection: --shard's part, the saved run's own selection (rescore), the cases
     --last-failed finds; -k and --tag were applied while collecting. Records what was applied."""
     index = prepared.index
@@ -414,16 +425,16 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> Optional[RunOutcome]:
         try:
             latest, failed = last_failed_ids(prepared.reports_root)
         except NoLatestReport as exc:
-            return RunOutcome(EXIT_USAGE, [*prepared.diagnostics, _option_problem("--last-failed", str(exc))])
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*prepared.diagnostics,
+                                                   _option_problem("--last-failed", str(exc))])) from None
         index.refs = [ref for ref in index.refs if ref.id in failed]
         prepared.selection["only"] = [ref.id for ref in index.refs]
         if not index.refs:
-            return RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
+            raise RunEnded(RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
                 "--last-failed", f"no case to rerun: {display_path(latest)} has no failed, errored or unscored case"
-                + (" among the cases selected" if failed else ""), "warning")])
+                + (" among the cases selected" if failed else ""), "warning")]))
     if not index.refs:
-        return RunOutcome(EXIT_NO_CASES, prepared.diagnostics)
-    return None
+        raise RunEnded(RunOutcome(EXIT_NO_CASES, prepared.diagnostics))
 
 
 def _option_problem(option: str, message: str, severity: str = "error") -> Diagnostic:
@@ -482,18 +493,15 @@ class OpenRun:
         reason = stop_reason if stop_reason is not None else stop.reason
         interrupted = stop.interrupted if interrupted is None else interrupted
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
+        baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
         summary = self.tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
                                      else loaded.config.min_pass_rate,
                                      judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                     stop_reason=None if first_failure else reason, interrupted=interrupted,
-                                     elapsed_s=elapsed, model_usage=usage)
+                                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed,
+                                     model_usage=usage, first_failure=first_failure[0] if first_failure else None,
+                                     baseline=baseline)  # the verdict: runner.session.verdict.decide
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
-        if first_failure:
-            summary.stop_reason = first_failure[0]
-            summary.exit_reason = (f"stopped after the first failure ({first_failure[0]}), "
-                                   f"{len(summary.not_run)} case(s) not run; {summary.exit_reason}")
-        if gate is not None:
-            gate.check(summary, self.tally.policy)
+        summary.baseline = record
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
                   "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
@@ -507,8 +515,11 @@ class OpenRun:
             problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
                                                                   f"{describe_os_error(exc)}; the results of the "
                                                                   f"finished cases are in {folder.results_path}", "io")
-            code = summary.exit_code if summary.exit_code in (EXIT_INTERRUPTED, EXIT_ERRORS) else EXIT_ERRORS
-            return RunOutcome(code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
+            from .session.verdict import Verdict, not_written
+
+            verdict = not_written(Verdict(summary.exit_code, summary.exit_reason), "report.json not written")
+            summary.exit_code, summary.exit_reason = verdict.exit_code, verdict.reason
+            return RunOutcome(verdict.exit_code, [*prepared.diagnostics, problem], summary, None, folder, notes, redact)
         from .report.render import render_beside
 
         extra_reports = render_beside(request.formats, report_path, notes) if request.formats else []

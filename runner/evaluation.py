@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from .api import EXIT_OK, EXIT_USAGE, RunOutcome, RunRequest, prepare_run, run_request
+from .api import EXIT_USAGE, RunOutcome, RunRequest, prepare_run, run_request
+from .session.ended import RunEnded
 from .config import Config, LoadedConfig, find_config, load_config
 from .results.models import CaseResult, Summary
+from .session.verdict import Verdict
 from .suite.diagnostics import Diagnostic
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
@@ -65,8 +67,16 @@ class Report:
                    list(outcome.notes), outcome)
 
     @property
+    def verdict(self) -> Verdict:
+        """The run's one verdict (runner.session.verdict), as the CLI exits with it and pytest reports it."""
+        if self.outcome is not None:
+            return self.outcome.verdict
+        errors = [str(d) for d in self.diagnostics if d.severity == "error"]
+        return Verdict(self.exit_code, f"{errors[0] if errors else 'the run did not start'}: exit {self.exit_code}")
+
+    @property
     def passed(self) -> bool:
-        return self.exit_code == EXIT_OK
+        return self.verdict.ok
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -121,17 +131,15 @@ class Report:
 
 
 def evaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
-             config: Union[None, PathLike, dict, Config] = None, output_dir: Optional[PathLike] = None,
-             filters: Sequence[str] = (), tags: Sequence[str] = (), concurrency: int = 8,
-             formats: Sequence[str] = (), repeats: int = 1, profile: Optional[str] = None,
-             min_pass_rate: Optional[float] = None) -> Report:
+             config: Union[None, PathLike, dict, Config] = None, **options: Any) -> Report:
     """Run the suites under `paths` (files or folders) as `evalrun PATHS` does and return the Report.
-    The keyword arguments are the CLI's options: `filters` (-k), `tags` (--tag), `output_dir`,
-    `concurrency` (-j), `formats` (--format), `repeats` (--repeat), `profile`, `min_pass_rate`.
+    The other keyword arguments are the run's options, RunRequest's fields as the CLI's flags set them:
+    `filters` (-k), `tags` (--tag), `output_dir`, `concurrency` (-j), `formats` (--format), `repeats`
+    (--repeat), `profile`, `min_pass_rate`, `baseline`, `max_regression`, `exitfirst` (-x), ...; an unknown
+    one is a TypeError naming the known ones.
     Ctrl-C stops the cases in flight, writes the report of those that finished, then raises
     KeyboardInterrupt."""
-    with _Request(paths, agent, config, output_dir=output_dir, filters=filters, tags=tags, concurrency=concurrency,
-                  formats=formats, repeats=repeats, profile=profile, min_pass_rate=min_pass_rate) as request:
+    with _Request(paths, agent, config, options) as request:
         if isinstance(request, Report):
             return request
         in_main_thread = threading.current_thread() is threading.main_thread()
@@ -142,26 +150,21 @@ def evaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
 
 
 async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
-                    config: Union[None, PathLike, dict, Config] = None, output_dir: Optional[PathLike] = None,
-                    filters: Sequence[str] = (), tags: Sequence[str] = (), concurrency: int = 8,
-                    formats: Sequence[str] = (), repeats: int = 1, profile: Optional[str] = None,
-                    min_pass_rate: Optional[float] = None) -> Report:
+                    config: Union[None, PathLike, dict, Config] = None, **options: Any) -> Report:
     """`evaluate` for async code: the cases are played on the caller's event loop (an async agent may use
     what the caller set up on it); reading the suites and writing the report run in a worker thread.
     Cancelled, it cancels the cases in flight and still writes the report of those that finished."""
     from .run.agents._agent_loop import on_callers_loop
     from .run.execute import run_cases
 
-    with _Request(paths, agent, config, output_dir=output_dir, filters=filters, tags=tags, concurrency=concurrency,
-                  formats=formats, repeats=repeats, profile=profile, min_pass_rate=min_pass_rate) as request:
+    with _Request(paths, agent, config, options) as request:
         if isinstance(request, Report):
             return request
-        prepared = await asyncio.to_thread(prepare_run, request)
-        if isinstance(prepared, RunOutcome):
-            return Report.of(prepared)
-        opened = await asyncio.to_thread(prepared.open)
-        if isinstance(opened, RunOutcome):
-            return Report.of(opened)
+        try:
+            prepared = await asyncio.to_thread(prepare_run, request)
+            opened = await asyncio.to_thread(prepared.open)
+        except RunEnded as ended:  # the session's boundary for the steps before the play
+            return Report.of(ended.outcome)
         runner = prepared.case_runner(opened.folder.save_conversation)
         promised = on_callers_loop.set(True)  # async agents play on this loop, as promised (not one of their own)
         try:
@@ -191,9 +194,9 @@ class _Request:
     """The RunRequest for an evaluation (or the Report of a configuration that cannot be used), holding
     an agent given as an object for as long as the run lasts."""
 
-    def __init__(self, paths: Any, agent: Any, config: Any, **options: Any):
+    def __init__(self, paths: Any, agent: Any, config: Any, options: dict[str, Any]):
         self.paths = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
-        self.agent, self.config, self.options = agent, config, options
+        self.agent, self.config, self.options = agent, config, _checked_options(options)
         self.held: Optional[str] = None
 
     def __enter__(self) -> "RunRequest | Report":
@@ -203,15 +206,34 @@ class _Request:
         agent_name = None
         if self.agent is not None:
             loaded, agent_name, self.held = _with_agent(loaded, self.agent)
-        output_dir = self.options.pop("output_dir")
-        return RunRequest(self.paths, loaded.path, agent=agent_name, loaded=loaded,
-                          output_dir=Path(output_dir) if output_dir is not None else None, **self.options)
+        return RunRequest(self.paths, loaded.path, agent=agent_name, loaded=loaded, **self.options)
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.held is not None:
             from .run.agents import _inline
 
             _inline.release(self.held)
+
+
+# Set by evaluate itself (paths, agent, config) or by the run, not by a caller.
+_NOT_OPTIONS = {"paths", "config_path", "agent", "loaded", "saved_selection", "conversations_dir"}
+_PATH_OPTIONS = {"output_dir", "replay_dir", "baseline", "eval_config"}
+
+
+def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The run options given to evaluate/aevaluate, checked against RunRequest's fields: an unknown one is a
+    TypeError naming it, the closest known one and every known one."""
+    import dataclasses
+    import difflib
+
+    known = [f.name for f in dataclasses.fields(RunRequest) if f.name not in _NOT_OPTIONS]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise TypeError(f"evaluate() got an unknown option '{name}'{hint} (known: {', '.join(sorted(known))})")
+    return {name: Path(value) if name in _PATH_OPTIONS and value is not None else value
+            for name, value in options.items()}
 
 
 def _loaded_config(config: Any, paths: list[Path]) -> tuple[LoadedConfig, list[Diagnostic]]:

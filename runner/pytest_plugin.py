@@ -10,7 +10,9 @@ plugin looks at a file's name and nothing more.
 
 Tags become markers (`-m smoke`); `-k`, `-x`, `--lf` and `-n` (pytest-xdist) work on the cases as on
 any test. A case that fails, errs or is unscored fails its test with evalrun's explanation; a skipped
-case is skipped. The plugin never scores: each test plays its case through the run's CaseRunner.
+case is skipped. The run's verdict (runner.session.verdict, the one the CLI exits with) decides pytest's exit
+status too: a run whose cases passed but whose verdict is not OK (a verdict resting on the offline judge
+fallback, every case skipped, a report not written) exits non-zero and the terminal summary says why. The plugin never scores: each test plays its case through the run's CaseRunner.
 
 Each project's run folder is written as by the CLI (results.jsonl as cases finish, the live
 conversations, report.json and the `--evalrun-format` files at the end). With pytest-xdist the workers
@@ -43,6 +45,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where the run folder of the evalrun cases goes (default: .evalrun/reports/<run id>)")
     group.addoption("--evalrun-format", dest="evalrun_formats", action="append", default=[], metavar="FMT",
                     help="also write this report format beside report.json (junit, md, html); repeatable")
+    group.addoption("--evalrun-baseline", metavar="REPORT", default=None,
+                    help="a saved report.json the run must not fall behind (as evalrun run --baseline)")
+    group.addoption("--evalrun-max-regression", type=float, default=0.0, metavar="SHARE",
+                    help="how far a metric mean may drop below the baseline's (0-1; as --max-regression)")
     parser.addini("evalrun_paths", type="paths", default=[],
                   help="folders whose evalrun suites are collected even without an evalrun.yaml")
 
@@ -192,9 +198,17 @@ class EvalrunSession:
             on_failure = f"pytest -x/--maxfail: {session.shouldfail}" if failed_enough else None
             for writer in self.writers.values():
                 self.finished.append((writer.root, writer.finish(reason, interrupted, on_failure)))
+            verdict = self.verdict()
+            if verdict is not None and not verdict.ok and _verdict_overrides(session.exitstatus, verdict.exit_code):
+                session.exitstatus = verdict.exit_code  # the run's verdict, as the CLI exits with it
         if self.loop is not None:
             _close_loop(self.loop)
             self.loop = None
+
+    def verdict(self):
+        """The most serious verdict of the evalrun runs this session wrote (one per project), or None."""
+        verdicts = [outcome.verdict for _, outcome in self.finished]
+        return min(verdicts, key=lambda v: _SERIOUS_FIRST.index(v.exit_code)) if verdicts else None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.finished and not any(p.warnings for p in self.projects.values()):
@@ -206,6 +220,21 @@ class EvalrunSession:
         for root, outcome in self.finished:
             for line in _outcome_lines(root, outcome):
                 terminalreporter.write_line(line)
+        verdict = self.verdict()
+        if verdict is not None and not verdict.ok:  # cases that passed on their own belong to a run that did not
+            cause = verdict.reason.rsplit(": exit ", 1)[0]
+            terminalreporter.write_line(f"evalrun: run verdict exit {verdict.exit_code}: {cause}", red=True, bold=True)
+
+
+_SERIOUS_FIRST = (2, 3, 4, 1, 5, 0)  # interrupted, errors, usage, failed, nothing checked, passed
+
+
+def _verdict_overrides(exitstatus: int, code: int) -> bool:
+    """Whether the run's verdict replaces pytest's own exit status: always over a pass; over "tests failed"
+    only when more serious (errors, interrupted), so that another test's failure is not hidden behind a 5."""
+    if exitstatus == pytest.ExitCode.OK:
+        return True
+    return exitstatus == pytest.ExitCode.TESTS_FAILED and code in (2, 3)
 
 
 def _forget_saved_conversations(base: Path) -> None:

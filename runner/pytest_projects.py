@@ -31,6 +31,7 @@ class Project:
         self.session, self.root, self.ordinal = session, root, ordinal
         self.selected: list[tuple[str, int]] = []  # (node id, case position) of the tests pytest will run
         self._prepared: Any = None
+        self.ended: "RunOutcome | None" = None  # the outcome that ended the project's run before any case
         self._by_file: Optional[dict[Path, list[tuple[int, Any]]]] = None
         self._problems: dict[Optional[Path], list[str]] = {}  # errors by suite file; None: the project's own
         self._broken_files: set[Path] = set()  # a project with errors: its suite files, which show them
@@ -57,23 +58,29 @@ class Project:
     def request(self):
         from .api import RunRequest
 
-        output_dir = self.session.config.getoption("evalrun_output_dir")
+        config = self.session.config
+        output_dir, baseline = config.getoption("evalrun_output_dir"), config.getoption("evalrun_baseline")
         return RunRequest(self.paths(), output_dir=self.folder if output_dir is not None else None,
-                          formats=list(self.session.config.getoption("evalrun_formats")))
+                          formats=list(config.getoption("evalrun_formats")),
+                          baseline=config.invocation_params.dir / baseline if baseline is not None else None,
+                          max_regression=config.getoption("evalrun_max_regression"))
 
     def _load(self) -> None:
         if self._by_file is not None:
             return
-        from .api import RunOutcome, prepare_run
+        from .api import RunEnded, prepare_run
 
-        prepared = self._prepared = prepare_run(self.request())
         self._by_file = {}
-        self.warnings = [d for d in prepared.diagnostics if d.severity != "error"]
-        if not isinstance(prepared, RunOutcome):
+        try:
+            prepared = self._prepared = prepare_run(self.request())
+        except RunEnded as ended:  # the session's boundary: the run ends before any case
+            self.ended = self._prepared = ended.outcome
+        self.warnings = [d for d in self._prepared.diagnostics if d.severity != "error"]
+        if self.ended is None:
             for position, ref in enumerate(prepared.index.refs):
                 self._by_file.setdefault(Path(ref.path).resolve(), []).append((position, ref))
             return
-        errors = [d for d in prepared.diagnostics if d.severity == "error"]
+        errors = [d for d in self.ended.diagnostics if d.severity == "error"]
         if not errors:
             return  # nothing to run (no case), which is no error
         from .api import collect
@@ -140,23 +147,28 @@ class Writer:
     def __init__(self, session: Any, root: Path, folder: Path, project: Project):
         self.session, self.root, self.folder, self.project = session, root, folder, project
         self.selected: Optional[dict[str, int]] = None
-        self.opened: "OpenRun | RunOutcome | None" = None
+        self.opened: "OpenRun | None" = None
+        self.ended: "RunOutcome | None" = None  # the outcome of a run that could not be opened
 
     def select(self, selected: list) -> None:
         self.selected = {nodeid: position for nodeid, position in selected}
 
     def _open(self) -> Optional["OpenRun"]:
-        from .api import RunOutcome
+        """The open run; None when it ended before (self.ended says how)."""
+        from .api import RunEnded
 
-        if self.opened is None:
-            prepared = self.project.prepared
-            if isinstance(prepared, RunOutcome):  # the suites changed under a running session
-                self.opened = prepared
+        if self.opened is None and self.ended is None:
+            _ = self.project.prepared  # read once
+            if self.project.ended is not None:  # the suites changed under a running session
+                self.ended = self.project.ended
             else:
                 positions = sorted(set(self.selected.values())) if self.selected else None
-                self.opened = prepared.open(folder_path=self.folder, run_id=self.session.run_id, selected=positions,
-                                            keep_conversations=True)
-        return None if isinstance(self.opened, RunOutcome) else self.opened
+                try:
+                    self.opened = self.project.prepared.open(folder_path=self.folder, run_id=self.session.run_id,
+                                                             selected=positions, keep_conversations=True)
+                except RunEnded as ended:
+                    self.ended = ended.outcome
+        return self.opened
 
     def save(self, payload: dict) -> None:
         from .results.models import CaseResult
@@ -185,12 +197,9 @@ class Writer:
         return True
 
     def finish(self, reason: Optional[str], interrupted: bool, on_failure: Optional[str]) -> "RunOutcome":
-        from .api import RunOutcome
-
         opened = self._open()
         if opened is None:
-            assert isinstance(self.opened, RunOutcome)
-            return self.opened
+            return self.ended
         return opened.finish(stop_reason=reason, interrupted=interrupted, stopped_on_failure=on_failure)
 
 

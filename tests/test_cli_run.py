@@ -241,14 +241,17 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
 
 
 def test_exit_code_precedence():
-    from runner.results.summary import Tally, decide_exit
+    from runner.results.summary import Tally
+    from runner.session.verdict import decide
 
     def code(min_pass_rate=None, interrupted=False, fallback_allowed=False, fallbacks=0, **counts):
         tally = Tally(["a"])
         tally.counts.update(counts)
         tally.judge_fallback_cases = fallbacks
-        return decide_exit(tally, min_pass_rate=min_pass_rate, judge_may_fall_back=fallback_allowed,
-                           stop_reason="SIGINT" if interrupted else None, interrupted=interrupted)
+        verdict = decide(tally, min_pass_rate=min_pass_rate, judge_may_fall_back=fallback_allowed,
+                         stop_reason="SIGINT" if interrupted else None, interrupted=interrupted)
+        assert verdict.ok == (verdict.exit_code == 0)
+        return verdict.exit_code, verdict.reason
 
     counts = {"passed": 3, "failed": 1, "error": 1}
     assert code(interrupted=True, **counts)[0] == 2

@@ -168,7 +168,8 @@ def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(tmp_path
 def test_a_worker_that_dies_leaves_its_case_as_an_error_in_the_report(tmp_path):
     root = project(tmp_path / "p", failing=False, crash=True)
     done = pytest_in(root, "-n", "2", "--evalrun-output-dir", "out")
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr  # a case in error: the run's verdict, as the CLI's
+    assert "evalrun: run verdict exit 3: 1 case(s) ended in error" in done.stdout
     report = json.loads((root / "out" / "report.json").read_text())
     cases = {c["id"]: c for c in report["cases"]}
     assert cases["dies"]["status"] == "error"

@@ -154,8 +154,26 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return cmd_run(args, conversations_dir=saved.conversations, saved_selection=saved.selection)
 
 
+# RunRequest's field <- the argparse destination of its flag: the one mapping from the command line to a run
+_FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", "tags": "tag",
+          "output_dir": "output_dir", "concurrency": "concurrency", "no_cache": "no_cache", "agent": "agent",
+          "formats": "formats", "min_pass_rate": "min_pass_rate", "exitfirst": "exitfirst", "baseline": "baseline",
+          "max_regression": "max_regression", "repeats": "repeats", "repeat_policy": "repeat_policy",
+          "shard": "shard", "last_failed": "last_failed", "profile": "profile", "eval_config": "eval_config",
+          "quick": "quick", "executor": "executor"}
+
+
+def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
+    """The run's RunRequest from `evalrun run`'s (or quick's, rescore's) arguments; a flag a command lacks
+    keeps RunRequest's default."""
+    from ..api import RunRequest
+
+    options = {field: getattr(args, dest) for field, dest in _FLAGS.items() if hasattr(args, dest)}
+    return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
+
+
 def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
-    from ..api import EXIT_NO_CASES, EXIT_USAGE, run
+    from ..api import EXIT_NO_CASES, EXIT_USAGE, run_request
     from ..config import config_line
     from ..report.console import Console, print_failures, print_summary
 
@@ -180,15 +198,8 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         if problem:
             err.line(f"evalrun {args.command}: error: --save-failures: {problem}")
             return EXIT_USAGE
-    outcome = run(args.paths, config_path=args.config, replay_dir=args.replay, filters=args.filter, tags=args.tag,
-                  output_dir=args.output_dir, concurrency=args.concurrency, no_cache=args.no_cache,
-                  agent=args.agent, conversations_dir=conversations_dir, formats=args.formats,
-                  min_pass_rate=args.min_pass_rate, exitfirst=args.exitfirst, baseline=args.baseline,
-                  max_regression=args.max_regression, repeats=args.repeats, repeat_policy=args.repeat_policy,
-                  shard=args.shard, last_failed=args.last_failed, profile=args.profile,
-                  saved_selection=saved_selection, eval_config=args.eval_config, quick=getattr(args, "quick", False),
-                  executor=getattr(args, "executor", "auto"), on_notice=err.line, on_start=cases.start,
-                  on_saved=cases)
+    outcome = run_request(request_from_args(args, conversations_dir, saved_selection), on_notice=err.line,
+                          on_start=cases.start, on_saved=cases)
     cases.finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:

@@ -296,29 +296,30 @@ class Baseline:
             self.new.add(*row)
         self._saved = []
 
-    def check(self, summary, policy: str = "all") -> None:
-        """Record the comparison in `summary` and, when the run fell behind, make it exit 1 and say why."""
+    def compare(self, policy: str = "all"):
+        """The new run against the baseline: (the gate's finding for runner.session.verdict, the record for the
+        summary's `baseline`)."""
         from ..results.models import BaselineCheck
+        from ..session.verdict import BaselineGate
 
         self.count_saved()
         self.new.policy = policy
         c = compare_outcomes(self.old, self.new, old_label=str(self.path), new_label="this run")
         regressions = c.regressions(self.max_regression)
-        summary.baseline = BaselineCheck(
+        record = BaselineCheck(
             baseline=str(self.path), max_regression=self.max_regression, compared=c.paired,
             newly_failing=[f.case for f in c.newly_failing], newly_passing=[f.case for f in c.newly_passing],
             metric_deltas={m.name: round(m.delta, 6) for m in c.metrics}, p_value=c.p_value, regressions=regressions)
-        before = summary.exit_reason.rsplit(": exit ", 1)[0]
-        if summary.exit_code not in (0, 1):  # interrupted or errors: that is the verdict that matters
-            return
-        if regressions:
-            summary.exit_code = 1
-            summary.exit_reason = f"baseline {self.path}: " + "; ".join(regressions) + \
-                                  (f"; {before}" if before and not before.startswith(("all cases passed", "nothing failed")) else "") + \
-                                  ": exit 1"
-        else:
-            summary.exit_reason = f"{before}; no regression against baseline {self.path} " \
-                                  f"({len(c.newly_passing)} newly passing, {c.paired} compared): exit {summary.exit_code}"
+        return BaselineGate(str(self.path), regressions, len(c.newly_passing), c.paired), record
+
+    def check(self, summary, policy: str = "all") -> None:
+        """On a summary already decided (a merged report): record the comparison and let the verdict say
+        whether the run fell behind (runner.session.verdict.with_baseline)."""
+        from ..session.verdict import Verdict, with_baseline
+
+        gate, summary.baseline = self.compare(policy)
+        verdict = with_baseline(Verdict(summary.exit_code, summary.exit_reason), gate)
+        summary.exit_code, summary.exit_reason = verdict.exit_code, verdict.reason
 
 
 def _first_reason(result) -> str:

@@ -1,7 +1,8 @@
 """The run's summary, counted as results arrive: nothing here keeps a case's result.
 
 A run of 50,000 cases must not hold 50,000 results in memory, so the summary is a running tally
-(counts, metric sums, the ids that finished) and the exit code is decided from it at the end.
+(counts, metric sums, the ids that finished); the run's verdict (exit code and reason) is decided from it
+at the end by runner.session.verdict, the one place that decides it.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Optional
 from .models import CaseRepeats, CaseResult, RepeatSummary, Summary
 from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
-
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
+from ..session.verdict import (EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK,  # noqa: F401
+                               EXIT_USAGE, BaselineGate, decide)
 _MEANS = ("journey_completion", "tool_call_precision", "tool_call_recall")
 
 
@@ -59,10 +60,16 @@ class Tally:
         return [case_id for case_id in self.selected if case_id not in self.finished]
 
     def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
-                interrupted: bool, elapsed_s: float, model_usage=None) -> Summary:
+                interrupted: bool, elapsed_s: float, model_usage=None, first_failure: Optional[str] = None,
+                baseline: Optional[BaselineGate] = None) -> Summary:
+        """The run's summary, its exit code and reason the verdict of runner.session.verdict.decide.
+        `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding."""
         repeats = self._settle_repeats() if self.repeats > 1 else None
-        code, reason = decide_exit(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
-                                   stop_reason=stop_reason, interrupted=interrupted)
+        verdict = decide(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
+                         stop_reason=stop_reason, interrupted=interrupted, first_failure=first_failure,
+                         baseline=baseline)
+        code, reason = verdict.exit_code, verdict.reason
+        stop_reason = first_failure or stop_reason
         return Summary(total=len(self.selected), **self.counts, pass_rate=self.pass_rate,
                        not_run=self.not_run(), judge_fallback_cases=self.judge_fallback_cases,
                        interrupted=interrupted, stop_reason=stop_reason,
@@ -111,39 +118,3 @@ def repeated_status(statuses: list[str], policy: str) -> str:
         if status in runs:
             return status
     return "failed"
-
-
-def decide_exit(tally: Tally, *, min_pass_rate: Optional[float], judge_may_fall_back: bool,
-                stop_reason: Optional[str], interrupted: bool) -> tuple[int, str]:
-    """pytest's codes, most serious first, each with the one line that says why."""
-    counts = tally.counts
-    finished = len(tally.finished)
-    if interrupted:
-        return EXIT_INTERRUPTED, f"interrupted ({stop_reason or 'stopped'}): {finished} of {len(tally.selected)} " \
-                                 "cases finished: exit 2"
-    if stop_reason:  # the run could not go on (a full disk for results): what finished is reported
-        return EXIT_ERRORS, f"stopped: {stop_reason}; {finished} of {len(tally.selected)} cases finished: exit 3"
-    problems = []
-    if counts["error"]:
-        problems.append(f"{counts['error']} case(s) ended in error")
-    if counts["unscored"]:
-        problems.append(f"{counts['unscored']} case(s) could not be scored")
-    if tally.judge_fallback_cases and not judge_may_fall_back:
-        problems.append(f"{tally.judge_fallback_cases} case(s) rest on verdicts reached without the judge, which "
-                        "failed (set judge.offline_fallback: true to accept them)")
-    if problems:
-        return EXIT_ERRORS, "; ".join(problems) + ": exit 3"
-    if counts["failed"]:
-        rate = tally.pass_rate
-        if min_pass_rate is not None and rate is not None and rate >= min_pass_rate:
-            return EXIT_OK, f"min_pass_rate {min_pass_rate:.2f} reached ({rate:.2f}) although {counts['failed']} " \
-                            "case(s) failed: exit 0"
-        if min_pass_rate is not None and rate is not None:
-            return EXIT_FAILED, f"{counts['failed']} case(s) failed; pass rate {rate:.2f} is below min_pass_rate " \
-                                f"{min_pass_rate:.2f}: exit 1"
-        return EXIT_FAILED, f"{counts['failed']} case(s) failed: exit 1"
-    if not counts["passed"]:  # every case was skipped: nothing was checked, which is not a green run
-        what = f"every case was skipped ({counts['skipped']})" if counts["skipped"] else "no case finished"
-        return EXIT_NO_CASES, f"{what}: nothing was checked: exit 5"
-    skipped = f" ({counts['skipped']} skipped)" if counts["skipped"] else ""
-    return EXIT_OK, f"all cases that ran passed{skipped}: exit 0" if skipped else "all cases passed: exit 0"
