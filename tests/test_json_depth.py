@@ -1,4 +1,4 @@
-"""The depth limit checked on parsed JSON (runner.suite.reader.too_deep_json) agrees with the check on the
+"""The depth limit checked on parsed JSON (runner.suite.read_limits.too_deep_json) agrees with the check on the
 text (json_limits, the oracle) on every document, and names the same line and column."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from runner.suite.reader import _MAX_DEPTH, json_limits, too_deep_json
+from runner.suite.read_limits import MAX_DEPTH, json_limits, too_deep_json
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(alphabet="[]{}\"\\ab:,\n", max_size=6))
 
@@ -14,7 +14,7 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(alphabet="[
 @st.composite
 def nested(draw):
     """A document whose deepest branch is near the limit, with brackets and quotes inside its strings."""
-    depth = draw(st.integers(_MAX_DEPTH - 3, _MAX_DEPTH + 3))
+    depth = draw(st.integers(MAX_DEPTH - 3, MAX_DEPTH + 3))
     value = draw(scalars)
     for _ in range(depth):
         siblings = draw(st.lists(scalars, max_size=2))
@@ -31,10 +31,10 @@ def test_the_parsed_check_agrees_with_the_text_check(document, indented):
 
 
 def test_json_lines_are_measured_from_each_line():
-    line = "[" * _MAX_DEPTH + "]" * _MAX_DEPTH  # exactly at the limit: allowed on its own line
+    line = "[" * MAX_DEPTH + "]" * MAX_DEPTH  # exactly at the limit: allowed on its own line
     text = "\n".join([line, line])
     assert too_deep_json([json.loads(line), json.loads(line)], text, outer=0) is None
-    deeper = "[" * (_MAX_DEPTH + 1) + "]" * (_MAX_DEPTH + 1)
+    deeper = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
     text = "\n".join([line, deeper])
     assert too_deep_json([json.loads(line), json.loads(deeper)], text, outer=0) == \
-        (2, _MAX_DEPTH + 1, "error", f"the file is nested more than {_MAX_DEPTH} levels deep", "too-deep")
+        (2, MAX_DEPTH + 1, "error", f"the file is nested more than {MAX_DEPTH} levels deep", "too-deep")

@@ -8,6 +8,10 @@ so that the event loop stays free for live conversations and for noticing a sign
 one case (a missing file, bad JSON, a bug) becomes that case's `error` with the reason; the others go
 on. A stop (a signal, results that cannot be saved) starts nothing new and cancels what runs; what
 finished is already on disk.
+
+Beside it: run_options (what a run is played with), recordings (what a case is scored on, where a live
+conversation is saved), scoring_cascade (the judge and embeddings evalrun.yaml sets up), case_results
+(how a case's results are started, failed and finished).
 """
 from __future__ import annotations
 
@@ -17,23 +21,26 @@ import functools
 import os
 import threading
 import time
-import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .agent_tools import ToolsOfAgents
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef
+from .case_results import base_fields, finished, internal_error, judge_fallbacks, not_passed_on_part
+from .case_results import case_error  # noqa: F401 - the executors import it from here
 from .code_guard import refuse_code_from
+from .recordings import conversation_key, recordings_of, unsaved_note
+from .run_options import DEFAULT_CONCURRENCY, RunOptions
+from .scoring_cascade import make_cascade
 from .sources import conversation_source
 from ..checks.quick import referenceless
-from ..checks.run import apply_checks, case_checks, settle_run_checks
+from ..checks.run import apply_checks, case_checks
 from ..checks.select import profile_selection
 from ..config import LoadedConfig
 from ..results.models import CaseResult
-from ..score.cascade import Cascade, CascadeSettings
+from ..score.cascade import Cascade
 from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.opening import opening_problem
@@ -42,104 +49,7 @@ from ..transcripts.recording import ConversationRef
 from ..transcripts.transcript_file import read_recording
 from ..transcripts.state import ReportedState
 
-DEFAULT_CONCURRENCY = 8
 PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
-
-
-@dataclass
-class RunOptions:
-    replay_dir: Optional[Path] = None
-    concurrency: int = DEFAULT_CONCURRENCY
-    agent: Optional[str] = None  # --agent: play every live case with this agent
-    conversations_dir: Optional[Path] = None  # rescore: a saved run's conversations stand in for live play
-    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry that selects the checks to run
-    quick: bool = False  # evalrun quick: the referenceless checks instead of the case's goals and checks
-    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
-
-
-def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
-    config = loaded.config
-    settings = CascadeSettings(enable_fuzzy_matching=config.enable_fuzzy_matching,
-                               similarity_threshold=config.similarity_threshold,
-                               use_embeddings=config.embeddings.enabled)
-    judge = None
-    if config.judge is not None and config.enable_fuzzy_matching:
-        from ..llm.client import LLMClient
-        from ..llm.judge import LLMJudge
-        from ..llm.prompts import PromptLibrary
-
-        cache_dir = loaded.resolve(config.cache_dir) if config.judge.cache else None
-        judge = LLMJudge(LLMClient(config.judge, cache_dir, role="judge"),
-                         PromptLibrary(loaded.resolve(config.prompts_dir)))
-    embedder = None
-    if config.embeddings.model_path:
-        from ..score.embeddings import MiniLMEmbedder
-
-        embedder = MiniLMEmbedder(str(loaded.resolve(config.embeddings.model_path)))
-    from ..llm.runtime import current_runtime  # cheap: litellm is imported only when a model is called
-
-    similarity_cache = None if current_runtime().no_cache else loaded.resolve(config.cache_dir)
-    return Cascade(settings, judge=judge, embedder=embedder, cache_dir=similarity_cache, on_model_load=on_notice)
-
-
-def conversation_key(case_id: str, repeat: Optional[int]) -> str:
-    """The name a live conversation is saved under: the case id, and which repeat for --repeat N."""
-    return case_id if repeat is None else f"{case_id} repeat {repeat}"
-
-
-def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
-                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], "Path | ConversationRef"]]]:
-    """The recordings a case is scored on as (run number, a file or one conversation of a file), or None when
-    it is played live. `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but
-    cannot be used (missing, outside the suite roots)."""
-    from ..suite.containment import recordings_for
-
-    if options.replay_dir is not None or case.transcript:
-        return recordings_for(case, roots=roots, replay_dir=options.replay_dir, roots_resolved=True)
-    if options.conversations_dir is not None:  # rescore: the run saved this live case's conversation here
-        return [(None, _saved_conversation(options.conversations_dir, conversation_key(case.id, repeat)))]
-    return None
-
-
-def _saved_conversation(saved: Path, key: str) -> "Path | ConversationRef":
-    """Where a rescored run saved the conversation `key`: a line of its conversations.jsonl, or a file of
-    the conversations/ folder that earlier versions wrote."""
-    found: "Path | ConversationRef | None"
-    if saved.is_dir():
-        from ..results.folder import conversation_file_name
-
-        found = saved / conversation_file_name(key)
-        found = found if found.is_file() else None
-    else:
-        from ..suite.containment import saved_ref
-
-        found = saved_ref(saved, key)
-    if found is None:
-        raise TranscriptError(f"no saved conversation for this case in {saved} (it was not played live in that "
-                              "run, or its agent failed before saying anything)")
-    return found
-
-
-def unsaved_note(exc: OSError) -> str:
-    """What a case's result says when its live conversation could not be saved (its verdict stands)."""
-    return f"the conversation could not be saved for `evalrun rescore`: {exc.strerror or exc}"
-
-
-def judge_fallbacks(result: CaseResult) -> list[str]:
-    """The verdicts of this case that were reached by an offline stage because the configured judge
-    failed, in the words of the report: which goal, which argument, which stage, and why."""
-    found = []
-    for goal in result.goals:
-        for attempt in goal.attempts:
-            for verdict in attempt.arguments:
-                if verdict.judge_failure:
-                    found.append(f"goal '{goal.name}', argument `{verdict.path}`: decided by {verdict.decided_by} "
-                                 f"because the judge failed: {verdict.judge_failure}")
-        decision = goal.text_decision
-        if decision is not None and decision.judge_failure:
-            found.append(f"goal '{goal.name}', the answer: decided by {decision.decided_by} because the judge "
-                         f"failed: {decision.judge_failure}")
-    return found
 
 
 class CaseRunner:
@@ -191,7 +101,7 @@ class CaseRunner:
         gives every model call of this run of the case its own cache slot (runner.llm.repeat_scope)."""
         from ..llm.calls import record_calls, repeat_scope
 
-        started, base = time.perf_counter(), _base(ref, repeat)
+        started, base = time.perf_counter(), base_fields(ref, repeat)
         with record_calls() as calls, repeat_scope(repeat or 0):  # every model call made for this case
             try:
                 # a case kept loaded and played live costs nothing to look at: no hand-off to a thread for it
@@ -203,10 +113,10 @@ class CaseRunner:
             except asyncio.CancelledError as exc:
                 if being_cancelled():
                     raise
-                results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+                results = [CaseResult(**base, status="error", error=internal_error("running the case", exc))]
             except BaseException as exc:  # SystemExit from a check or an agent kind: this case's error, not the run's
-                results = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
-        return _finished(results, started, calls)
+                results = [CaseResult(**base, status="error", error=internal_error("running the case", exc))]
+        return finished(results, started, calls)
 
     def run_recorded(self, ref: CaseRef, repeat: Optional[int] = None, *,
                      calls_made: Optional[list] = None) -> list[CaseResult]:
@@ -216,19 +126,19 @@ class CaseRunner:
         made (a judged check's own judge) are appended to `calls_made`, for the run's totals."""
         from ..llm.calls import record_calls, repeat_scope
 
-        started, base = time.perf_counter(), _base(ref, repeat)
+        started, base = time.perf_counter(), base_fields(ref, repeat)
         with record_calls() as calls, repeat_scope(repeat or 0):
             try:
                 outcome = self._offline(ref, base)
             except BaseException as exc:  # SystemExit from a check: this case's error, not the worker's
-                outcome = [CaseResult(**base, status="error", error=_internal_error("running the case", exc))]
+                outcome = [CaseResult(**base, status="error", error=internal_error("running the case", exc))]
             if isinstance(outcome, Case):
                 outcome = [CaseResult(**base, status="error",
                                       error=f"{ref.source.path} changed while the run was going on: case '{ref.id}' "
                                             "no longer names a transcript (run again)")]
         if calls_made is not None:
             calls_made.extend(calls)
-        return _finished(outcome, started, calls)
+        return finished(outcome, started, calls)
 
     def _plays_loaded(self, ref: CaseRef) -> bool:
         """Whether the case is already loaded and will be played live (nothing to read or score here)."""
@@ -332,7 +242,7 @@ class CaseRunner:
                               transcript=messages)
         except Exception as exc:  # a bug must not take the other cases down; keep the trace for the report
             return CaseResult(**base, status="error", transcript_path=transcript_path,
-                              error=_internal_error("scoring", exc))
+                              error=internal_error("scoring", exc))
         quick = self.options.quick  # no goals: no completion to report, and no call is extra to one
         result = CaseResult(**base, status=scored.status, metrics=None if quick else scored.metrics, goals=scored.goals,
                             calls=scored.calls, extra_calls=[] if quick else scored.extra_calls,
@@ -350,53 +260,6 @@ class CaseRunner:
 def has_checks(case: Case) -> bool:
     """Whether the case has checks to run (its own, planted ones such as no_leak, or its turns')."""
     return bool(case_checks(case)) or any(turn.checks for turn in case.turns or ())
-
-
-def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) -> CaseResult:
-    """A recording with parts that could not be read (a trace's unreadable spans) never passes on what
-    remains: a pass becomes `unscored`, and every outcome names the parts."""
-    if not problems:
-        return result
-    listed = "; ".join(problems[:shown]) + (f"; and {len(problems) - shown} more" if len(problems) > shown else "")
-    reason = f"part of the recording could not be read, so the case is not passed on what remains: {listed}"
-    if result.status == "passed":
-        result.status = "unscored"
-        result.unscored_reason = reason
-    elif result.status == "unscored":
-        result.unscored_reason = "; ".join(filter(None, [result.unscored_reason, reason]))
-    elif result.status == "failed":
-        result.failures.append(reason)
-    else:
-        result.notes.append(reason)
-    return result
-
-
-def case_error(ref: CaseRef, repeat: Optional[int], error: str) -> CaseResult:
-    """A case that could not be run, as its result: an error with the reason."""
-    return CaseResult(**_base(ref, repeat), status="error", error=error)
-
-
-def _base(ref: CaseRef, repeat: Optional[int]) -> dict:
-    """The fields every result of this case starts from."""
-    return dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
-
-
-def _finished(results: list[CaseResult], started: float, calls: list) -> list[CaseResult]:
-    """The case's results with their duration and model usage, and the checks that need both settled."""
-    from ..llm.calls import summarize
-
-    for result in results:
-        result.duration_s = (time.perf_counter() - started) / len(results)
-    if calls:
-        results[0].model_usage = summarize(calls)
-    for result in results:
-        settle_run_checks(result)  # budget checks need the duration and usage just measured
-    return results
-
-
-def _internal_error(doing: str, exc: BaseException) -> str:
-    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return f"internal error while {doing}: {detail}\n{traceback.format_exc(limit=6)}"
 
 
 class Stop:

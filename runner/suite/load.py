@@ -3,49 +3,34 @@
 Order of work for one file: read (YAML/JSON syntax, duplicate keys) -> schema (unknown keys, types,
 enums) -> shape of a multi-case file -> semantic checks per case -> models. Every problem of a file is
 reported at once; a file with errors yields no cases.
+
+Beside it: collect (which files are read), file_cases (a file's cases split, checked and built),
+file_outcome (what a file turned out to be, kept small), across_files (what the files say together).
 """
 from __future__ import annotations
 
-import errno
-import fnmatch
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from pydantic import ValidationError
-
+from .across_files import duplicate_case_ids, folder_of, passed_over_notes, qualify_colliding_file_ids
 from .checks import check_case
 from .coerce import coerce_texts
-from .containment import inside, outside_message, transcript_location
+from .collect import SUITE_SUFFIXES, Exclusion, collect_files  # noqa: F401 - SUITE_SUFFIXES: importers find it here
 from .diagnostics import Diagnostic, has_errors, sort_diagnostics
-from .files import (CONFIG_NAMES, SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path,
-                    split_selection)
+from .file_cases import build_case, check_transcripts, outlines, split_cases
+from .file_outcome import CONVERSATION, CaseOutline, FileOutcome, compact
+from .files import SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path
 from .formats import read_foreign
-from .models import DEFAULTABLE_KEYS, Case, SourceRef
-from .reader import Document, read_document
+from .models import Case, SourceRef
+from .reader import read_document
 from ..secrets import clip
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
 from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
                     suite_like_key, why_a_broken_suite)
-
-SUITE_SUFFIXES = (".yaml", ".yml", ".json")
-_SKIPPED_DIRS = {"node_modules", "__pycache__"}
-_RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
-_LISTED = 5  # passed-over files named in the note
-
-
-@dataclass(frozen=True)
-class CaseOutline:
-    """A case whose file has errors, so it is not built: what the checks across cases read (its id, its
-    agent, where it is), so a duplicate id or an undeclared agent is reported with the file's other errors."""
-
-    id: str
-    agent: Optional[str]
-    source: SourceRef
 
 
 @dataclass
@@ -58,55 +43,6 @@ class LoadResult:
     @property
     def ok(self) -> bool:
         return not has_errors(self.diagnostics)
-
-
-def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None
-                  ) -> tuple[list[tuple[Path | str, bool]], list[Diagnostic]]:
-    """Suite files under `paths`: (file, given_explicitly). Folders are searched recursively, passing
-    over hidden folders and what `exclude` names; a path given explicitly is always collected. A file
-    found in a folder is given as text: a run may collect 100,000 of them, and a Path costs four times
-    the memory (each is made a Path when it is read)."""
-    found: list[tuple[Path | str, bool]] = []
-    problems: list[Diagnostic] = []
-    excluded = exclude.matches if exclude else (lambda p: False)
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError as exc:
-            reason = "no such file or folder" if not os.path.lexists(path) else f"cannot read it: {_os_reason(exc)}"
-            problems.append(Diagnostic(display_path(path), 1, 1, "error", reason, "not-found"))
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            for root, dirs, files in os.walk(path):  # symlinked folders are not followed: no loops
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
-                                 and not excluded(Path(root) / d))
-                for name in sorted(files):
-                    if (name.endswith(SUITE_SUFFIXES) and name not in CONFIG_NAMES
-                            and not name.endswith(_RECORDING_SUFFIXES)
-                            and (exclude is None or not excluded(Path(root) / name))):
-                        found.append((os.path.join(root, name), False))
-        elif path.name not in CONFIG_NAMES:  # an evalrun.yaml named explicitly is checked as the config
-            found.append((path, True))  # a FIFO or device named explicitly is refused when read, with the reason
-    return found, problems
-
-
-def _os_reason(exc: OSError) -> str:
-    return "it is a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc)).lower()
-
-
-@dataclass
-class Exclusion:
-    """Globs relative to `base` (the config file's folder), as written in evalrun.yaml's `exclude`."""
-
-    base: Path
-    globs: list[str]
-
-    def matches(self, path: Path) -> bool:
-        try:  # real_path never raises on a symlink loop (Path.resolve does)
-            relative = real_path(path).relative_to(real_path(self.base)).as_posix()
-        except ValueError:
-            return False
-        return any(fnmatch.fnmatchcase(relative, g.rstrip("/")) for g in self.globs)
 
 
 @dataclass
@@ -133,13 +69,13 @@ class FileReading:
                 pass  # `_load` reads it again and says why it cannot
             else:
                 if conversation_shaped(path, raw):
-                    return _CONVERSATION
+                    return CONVERSATION
         outcome = self.full(path, explicit=explicit, raw=raw)
         if self.keep is not None and outcome.cases:
             outcome.cases = [self.keep(name, explicit, i, case, may_hold=may_hold and self.may_hold,
                                        fingerprint=outcome.fingerprint)
                              for i, case in enumerate(outcome.cases)]
-        return _compact(outcome, name)
+        return compact(outcome, name)
 
     def full(self, path: Path | str, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
         return _load(Path(path), explicit=explicit, roots=self.roots, eval_config=self.eval_config,
@@ -164,42 +100,6 @@ def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], process
         shared = read_in_processes(reading, rest, processes)
         outcomes.extend(shared if shared is not None else (reading(path, explicit) for path, explicit in rest))
     return outcomes
-
-
-@dataclass(slots=True)  # one per collected file: 100,000 of them at once in a run of 50,000 recorded cases
-class FileOutcome:
-    """What one collected file turned out to be."""
-
-    cases: list[Case] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    is_suite: bool = True
-    passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
-    transcripts: list[str] = field(default_factory=list)  # the files its cases name as transcripts, resolved
-    named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
-    display: str = ""  # the path as messages show it
-    unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
-    conversation: bool = False  # a recorded conversation, only parsed: its outcome is known once suites name theirs
-    fingerprint: Optional[bytes] = None  # an evalrun suite with no error: of the bytes its cases were built from
-
-
-_CONVERSATION = FileOutcome(is_suite=False, conversation=True)  # shared: the outcome is never changed, only replaced
-
-
-def _compact(outcome: FileOutcome, name: Path | str) -> FileOutcome:
-    """The outcome in less memory: a run holds 100,000 outcomes at once (and the read pool's readers send
-    them back), most with no diagnostic, no outline, one id and one or no transcript. Its collections are
-    only read from here on: empty ones become the one empty tuple, short ones tuples (a set of one id
-    takes 216 bytes, a tuple 48, and a search of a few is as quick)."""
-    if not outcome.diagnostics:
-        outcome.diagnostics = ()  # type: ignore[assignment]
-    if not outcome.unbuilt:
-        outcome.unbuilt = ()  # type: ignore[assignment]
-    outcome.transcripts = tuple(outcome.transcripts)  # type: ignore[assignment]
-    if len(outcome.named_ids) <= 8:
-        outcome.named_ids = tuple(outcome.named_ids)  # type: ignore[assignment]
-    if outcome.display == name:  # as messages show it: most often as it was found, one string for both
-        outcome.display = name  # type: ignore[assignment]
-    return outcome
 
 
 def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
@@ -234,26 +134,20 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
         if outcome.conversation and os.fspath(reading.real_paths(path)) not in used_as_transcripts:  # not a suite's: read in full
             outcomes[n] = (path, reading.full(path, explicit=False))
     passed_over: dict[Path, list[str]] = {}
-    _qualify_colliding_file_ids(outcomes, paths)
+    qualify_colliding_file_ids(outcomes, paths)
     for path, outcome in outcomes:
         if not outcome.cases and os.fspath(reading.real_paths(path)) in used_as_transcripts:
             continue  # a suite's transcript: a broken one is that case's error at run time, not the folder's
         if outcome.passed_over is not None:
-            passed_over.setdefault(_folder_of(Path(path), paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
+            passed_over.setdefault(folder_of(Path(path), paths), []).append(f"{display_path(path)} ({outcome.passed_over})")
             continue
         if outcome.is_suite:
             result.files.append(outcome.display or display_path(path))
         result.cases.extend(outcome.cases)
         result.unbuilt.extend(outcome.unbuilt)
         result.diagnostics.extend(outcome.diagnostics)
-    for folder, notes in passed_over.items():
-        notes.sort()
-        listed = "; ".join(notes[:_LISTED]) + (f"; and {len(notes) - _LISTED} more" if len(notes) > _LISTED else "")
-        result.diagnostics.append(Diagnostic(
-            display_path(folder), 1, 1, "warning",
-            f"passed over {len(notes)} file{'s' if len(notes) > 1 else ''} that {'are' if len(notes) > 1 else 'is'} "
-            f"not a suite: {listed}", "not-a-suite"))
-    result.diagnostics.extend(_duplicate_case_ids([*result.cases, *result.unbuilt]))
+    result.diagnostics.extend(passed_over_notes(passed_over))
+    result.diagnostics.extend(duplicate_case_ids([*result.cases, *result.unbuilt]))
     if has_errors(result.diagnostics):
         bad = {d.path for d in result.diagnostics if d.severity == "error"}
         result.cases = [c for c in result.cases if c.source.path not in bad]
@@ -261,49 +155,11 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     return result
 
 
-def _qualify_colliding_file_ids(outcomes: list[tuple[Path | str, FileOutcome]], given: list[Path]) -> None:
-    """Cases whose id comes from their file's name and collides with another such case (watsonx keeps
-    `data_simple.json` and `data_no_summary/data_simple.json` side by side) get the file's folder in
-    front: `data_no_summary/data_simple`. An id written in a file is never changed."""
-    by_id: dict[str, list[tuple[Path | str, int, FileOutcome]]] = {}
-    for path, outcome in outcomes:
-        for i, case in enumerate(outcome.cases):
-            if case.id not in outcome.named_ids:
-                by_id.setdefault(case.id, []).append((path, i, outcome))
-    for same in by_id.values():
-        if len(same) < 2:
-            continue
-        for name, i, outcome in same:
-            path = Path(name)
-            folder = _folder_of(path, given)
-            try:
-                relative = path.parent.relative_to(folder).as_posix()
-            except ValueError:
-                continue
-            if relative != ".":
-                outcome.cases[i] = _renamed(outcome.cases[i], f"{relative}/{outcome.cases[i].id}")
-
-
-def _renamed(item: Any, new_id: str) -> Any:
-    """A case (a model) or what `keep` made of it (which says how: `renamed`) with another id."""
-    renamed = getattr(item, "renamed", None)
-    if renamed is not None:
-        return renamed(new_id)
-    return item.model_copy(update={"id": new_id})
-
-
 def _default_roots(paths: list[Path]) -> list[Path]:
     from ..config import find_config, load_config, suite_roots
 
     loaded, _ = load_config(find_config(paths))
     return suite_roots(paths, loaded)
-
-
-def _folder_of(path: Path, given: list[Path]) -> Path:
-    for folder in given:
-        if folder in path.parents:
-            return folder
-    return path.parent
 
 
 def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
@@ -365,16 +221,16 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
         return FileOutcome(diagnostics=doc.diagnostics)
     coerce_texts(doc)
     check_suite(doc, check_problem)
-    raw_cases = _split_cases(doc, data, path.stem)
+    raw_cases = split_cases(doc, data, path.stem)
     for case, at in raw_cases:
         check_case(doc, case, at, referenceless=referenceless)
-    transcripts = _check_transcripts(doc, raw_cases, path, roots, resolve)
+    transcripts = check_transcripts(doc, raw_cases, path, roots, resolve)
     if has_errors(doc.diagnostics):
         return FileOutcome(diagnostics=sort_diagnostics(doc.diagnostics), transcripts=transcripts,
-                           unbuilt=_outlines(doc, data, raw_cases))
+                           unbuilt=outlines(doc, data, raw_cases))
     cases = []
     for case, at in raw_cases:
-        built = _build_case(doc, case, at)
+        built = build_case(doc, case, at)
         if built is not None:
             cases.append(built)
     named = {case["id"] for case, at in raw_cases
@@ -395,7 +251,7 @@ def rebuild_cases(path: Path, raw: bytes) -> list[Case]:
         raise ValueError(f"{doc.path} is not the suite collection read")
     coerce_texts(doc)
     cases = []
-    for case, at in _split_cases(doc, data, path.stem):
+    for case, at in split_cases(doc, data, path.stem):
         line, column = doc.position(at)
         built = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
         cases.append(Case.model_validate({**built, "source": SourceRef(path=doc.path, line=line, column=column)}))
@@ -426,106 +282,6 @@ def case_entries(path: Path) -> list[tuple[dict, tuple[int, int]]]:
     doc = read_document(path, display_path(path))
     if not isinstance(doc.data, dict):
         return []
-    return [(case, doc.position(at)) for case, at in _split_cases(doc, doc.data, path.stem)]
+    return [(case, doc.position(at)) for case, at in split_cases(doc, doc.data, path.stem)]
 
 
-def _split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]]:
-    """Each case's merged data and its location in the file."""
-    cases = data.get("cases")
-    if not isinstance(cases, list):
-        return [({**data, "id": data.get("id", stem)}, ())]
-    allowed = set(DEFAULTABLE_KEYS) | {"cases", "$schema", "description"}
-    for key in data:
-        if key not in allowed:
-            doc.error((key,), f"'{key}' cannot be shared by all cases; move it into each case under `cases` "
-                              f"(keys that can be shared: {', '.join(DEFAULTABLE_KEYS)})", "not-defaultable", key=True)
-    defaults = {k: v for k, v in data.items() if k in DEFAULTABLE_KEYS}
-    out = []
-    for i, case in enumerate(cases):
-        if not isinstance(case, dict):
-            continue  # the schema already reported it
-        merged = {**defaults, **case}
-        if isinstance(defaults.get("tags"), list) and isinstance(case.get("tags"), list):
-            merged["tags"] = list(dict.fromkeys([*defaults["tags"], *case["tags"]]))
-        for key in ("tool_outputs", "runtime_context", "final_state_matching", "tool_effects"):
-            if isinstance(defaults.get(key), dict) and isinstance(case.get(key), dict):
-                merged[key] = {**defaults[key], **case[key]}
-        merged.setdefault("id", f"{stem}-{i + 1}")
-        out.append((merged, ("cases", i)))
-    return out
-
-
-def _check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
-                       roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[str]:
-    """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
-    missing. Returns the transcripts' resolved paths (as text: a run of 50,000 cases holds them all at once)."""
-    folder = path.parent
-    found = []
-    for case, at in cases:
-        transcript = case.get("transcript")
-        if not (isinstance(transcript, str) and transcript.strip()):
-            continue
-        target = transcript_location(path, transcript)
-        file = split_selection(target)[0]  # `link.jsonl#ID`: the link is what must resolve inside the roots
-        resolved = resolve(file)  # once: symlinks followed, then compared with the (resolved) roots
-        found.append(os.fspath(resolved))
-        if roots is not None and not inside(resolved, roots):
-            doc.error(at + ("transcript",), outside_message(transcript, roots or []), "transcript-outside")
-        elif not file.is_file():
-            doc.error(at + ("transcript",), f"transcript '{transcript}' does not exist (relative to {display_path(folder) or '.'}); "
-                                            "the case will end in error when run", "missing-transcript", severity="warning")
-    return found
-
-
-def _build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
-    line, column = doc.position(at)
-    data = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
-    problems = [(at + ("checks", i), check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]
-    problems += [(at + ("turns", t, "checks", i), check_problem(entry))
-                 for t, turn in enumerate(data.get("turns") or ()) for i, entry in enumerate(turn.get("checks") or ())]
-    for where, problem in problems:  # what the schema cannot see: a composition's nested checks, run-level ones
-        if problem:
-            doc.error(where, problem, "check")
-    if any(problem for _, problem in problems):
-        return None
-    try:
-        return Case.model_validate({**data, "source": SourceRef(path=doc.path, line=line, column=column)})
-    except ValidationError as exc:  # the schema should have caught it; never let it escape as a traceback
-        for err in exc.errors():
-            loc = at + tuple(err["loc"])
-            doc.error(loc, f"{'.'.join(map(str, err['loc']))}: {err['msg']}", "model")
-        return None
-
-
-def _outlines(doc: Document, data: dict, raw_cases: list[tuple[dict, tuple]]) -> list[CaseOutline]:
-    """The cases of a file with errors whose id is written in the file (an id taken from the file's name
-    may yet be qualified by its folder, see `_qualify_colliding_file_ids`)."""
-    outlines = []
-    for case, at in raw_cases:
-        written = data if not at else data["cases"][at[1]]
-        agent = case.get("agent")
-        if "id" in written and isinstance(case.get("id"), str):
-            line, column = doc.position(at)
-            outlines.append(CaseOutline(case["id"], agent if isinstance(agent, str) else None,
-                                        SourceRef(path=doc.path, line=line, column=column)))
-    return outlines
-
-
-def _duplicate_case_ids(cases: list[Case]) -> list[Diagnostic]:
-    first: dict[str, Case] = {}
-    again: dict[str, list[Case]] = {}  # a list only for an id seen twice: 50,000 lists of one are 3 MiB
-    for case in cases:
-        seen = first.setdefault(case.id, case)
-        if seen is not case:
-            again.setdefault(case.id, [seen]).append(case)
-    problems = []
-    for case_id in first:
-        same = again.get(case_id)
-        if same is None:
-            continue
-        for case in same:
-            others = ", ".join(str(o.source) for o in same if o is not case)
-            problems.append(Diagnostic(case.source.path, case.source.line, case.source.column, "error",
-                                       f"duplicate case id '{case_id}': also defined at {others}; set a unique `id`",
-                                       "duplicate-case-id"))
-    return problems
