@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from .api import EXIT_USAGE, RunOutcome, RunRequest, prepare_run, run_request
+from .session.lifecycle import prepare_run
+from .session.request import RunOutcome, RunRequest
+from .session.run import run_request
+from .session.verdict import EXIT_USAGE
 from .session.ended import RunEnded
 from .config import Config, LoadedConfig, find_config, load_config
 from .results.models import CaseResult, Summary

@@ -88,7 +88,7 @@ class Project:
 
 def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     """The cases selected under the paths and what they depend on; problems as printable lines."""
-    from .api import collect
+    from .session.collect import collect
     from .config import find_config, load_config, project_home
     from .run.agent_choice import AgentNotFound, agent_name_for
     from .suite.containment import transcript_location

@@ -135,7 +135,7 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..api import EXIT_USAGE
+    from ..session.verdict import EXIT_USAGE
     from ..rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
 
     try:
@@ -166,14 +166,15 @@ _FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", 
 def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
     """The run's RunRequest from `evalrun run`'s (or quick's, rescore's) arguments; a flag a command lacks
     keeps RunRequest's default."""
-    from ..api import RunRequest
+    from ..session.request import RunRequest
 
     options = {field: getattr(args, dest) for field, dest in _FLAGS.items() if hasattr(args, dest)}
     return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
 
 
 def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
-    from ..api import EXIT_NO_CASES, EXIT_USAGE, run_request
+    from ..session.run import run_request
+    from ..session.verdict import EXIT_NO_CASES, EXIT_USAGE
     from ..config import config_line
     from ..report.console import Console, print_failures, print_summary
 
