@@ -187,7 +187,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
             err.line(f"evalrun: {problem}")
             return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
-    cases = CaseLines(out, verbose=args.verbose, quiet=args.quiet)
+    cases = CaseLines(out, verbose=args.verbose, quiet=args.quiet, err=err)
     problem = eval_config_problem(args.eval_config)
     if problem:
         err.line(f"evalrun: {problem}")
@@ -199,8 +199,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         if problem:
             err.line(f"evalrun {args.command}: error: --save-failures: {problem}")
             return EXIT_USAGE
-    outcome = run_request(request_from_args(args, conversations_dir, saved_selection), on_notice=err.line,
-                          on_start=cases.start, on_saved=cases)
+    outcome = run_request(request_from_args(args, conversations_dir, saved_selection), cases)
     cases.finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:

@@ -21,6 +21,7 @@ from ..secrets import Redactor, protect_config
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .collect import _exclusion
 from .ended import RunEnded
+from .events import RunEvents
 from .request import RunOutcome, RunRequest
 from .verdict import EXIT_NO_CASES, EXIT_USAGE
 
@@ -116,12 +117,11 @@ class PreparedRun:
                     opened.stop, opened.folder.serialise)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
-             selected: Optional[Sequence[int]] = None, on_result: Optional[Callable[[CaseResult], None]] = None,
-             on_saved: Optional[Callable[[ResultDigest], None]] = None, stop=None,
+             selected: Optional[Sequence[int]] = None, events: Optional[RunEvents] = None, stop=None,
              keep_conversations: bool = False) -> "OpenRun":
         """The run's folder, ready for results (RunEnded with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
-        `on_result`/`on_saved`: as `run` has them; `stop`: the run's runner.run.execute.Stop when the caller
+        `events`: who hears of each saved result (RunEvents); `stop`: the run's runner.run.execute.Stop when the caller
         made it already (signals hold it); `keep_conversations`: the conversations already saved in the folder
         are this run's (pytest's processes save them before the run is opened)."""
         started = _dt.datetime.now(_dt.timezone.utc)
@@ -140,7 +140,7 @@ class PreparedRun:
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
-        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], on_result, stop, on_saved)
+        return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
 
 
 def prepare_run(request: RunRequest) -> "PreparedRun":
@@ -240,19 +240,19 @@ class OpenRun:
     once at the end. `stop` is what a signal, a full disk or -x asks of whoever plays the cases."""
 
     def __init__(self, prepared: PreparedRun, folder: RunFolder, run_id: str, started: _dt.datetime, tally: Tally,
-                 notes: list[str], on_result: Optional[Callable[[CaseResult], None]] = None, stop=None,
-                 on_saved: Optional[Callable[[ResultDigest], None]] = None):
+                 notes: list[str], events: Optional[RunEvents] = None, stop=None):
         from ..run.execute import Stop
 
         self.prepared, self.folder, self.run_id, self.started = prepared, folder, run_id, started
-        self.tally, self.notes, self.on_result, self.on_saved = tally, notes, on_result, on_saved
+        self.tally, self.notes, self.events = tally, notes, events if events is not None else RunEvents()
+        self._wants_results = self.events.wants_results
         self.stop = stop if stop is not None else Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
     def save(self, position: int, part: int, result: "CaseResult | ResultDigest") -> None:
         """Save one result (`position`: its case's place in the prepared run's cases); never raises.
         `result`: the result, or its digest made by `folder.serialise.digest` (in a worker process). The tally,
-        the --baseline gate, -x and `on_saved` read the digest; only `on_result` has the result validated whole."""
+        the --baseline gate, -x and `events.saved` read the digest; only `events.result` has the result validated whole."""
         stop, request = self.stop, self.prepared.request
         if stop.reason is not None and not stop.interrupted:
             return  # results can no longer be saved; the cases after the failure count as not run
@@ -264,10 +264,9 @@ class OpenRun:
         self.tally.add(saved, self.prepared.index.refs[position].id)
         if self.prepared.gate is not None:
             self.prepared.gate.add(saved, (position, part))
-        if self.on_saved is not None:
-            self.on_saved(saved)
-        if self.on_result is not None:
-            self.on_result(saved.whole())
+        self.events.saved(saved)
+        if self._wants_results:
+            self.events.result(saved.whole())
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
             self.first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
             stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
