@@ -18,7 +18,6 @@ folder). Every run writes its folder and report.json as the CLI does.
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sys
@@ -27,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from .api import EXIT_USAGE, RunOutcome, RunRequest, prepare_run, run_request
-from .session.ended import RunEnded
 from .config import Config, LoadedConfig, find_config, load_config
 from .results.models import CaseResult, Summary
-from .session.verdict import Verdict
+from .session.request import RunOutcome, RunRequest
+from .session.run import arun, run_request
+from .session.verdict import EXIT_USAGE, Verdict
 from .suite.diagnostics import Diagnostic
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
@@ -154,29 +153,10 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
     """`evaluate` for async code: the cases are played on the caller's event loop (an async agent may use
     what the caller set up on it); reading the suites and writing the report run in a worker thread.
     Cancelled, it cancels the cases in flight and still writes the report of those that finished."""
-    from .run.agents._agent_loop import on_callers_loop
-    from .run.execute import run_cases
-
     with _Request(paths, agent, config, options) as request:
         if isinstance(request, Report):
             return request
-        try:
-            prepared = await asyncio.to_thread(prepare_run, request)
-            opened = await asyncio.to_thread(prepared.open)
-        except RunEnded as ended:  # the session's boundary for the steps before the play
-            return Report.of(ended.outcome)
-        runner = prepared.case_runner(opened.folder.save_conversation)
-        promised = on_callers_loop.set(True)  # async agents play on this loop, as promised (not one of their own)
-        try:
-            await run_cases(prepared.index.refs, runner, opened.save, opened.stop, request.concurrency,
-                            request.repeats)
-        except asyncio.CancelledError:
-            opened.stop.request("cancelled", interrupted=True)
-            opened.finish()  # on the loop, briefly: a cancelled task must not await again before it ends
-            raise
-        finally:
-            on_callers_loop.reset(promised)
-        return Report.of(await asyncio.to_thread(opened.finish))
+        return Report.of(await arun(request))
 
 
 def evaluate_file(eval_file: PathLike, *, agent: Any = None, config: Union[None, PathLike, dict, Config] = None,

@@ -4,7 +4,7 @@ Installed with evalrun (entry point `pytest11`). A file is collected when it cou
 .yml, .json) and lies in a folder holding an `evalrun.yaml` (found as evalrun finds it: in the file's
 folder or above, up to the repository root or pytest's rootdir) or under a folder named in the
 `evalrun_paths` ini option. Each such folder is one evalrun project: its cases are collected through
-runner.api exactly as `evalrun FOLDER` collects them (every suite format evalrun reads, its
+runner.session exactly as `evalrun FOLDER` collects them (every suite format evalrun reads, its
 `exclude`, its ids), so the project's other YAML and JSON files are left alone. Anywhere else the
 plugin looks at a file's name and nothing more.
 
@@ -34,7 +34,7 @@ import pytest
 from .pytest_projects import CONFIG_NAMES, SUITE_SUFFIXES, Project, Writer, explain
 
 if TYPE_CHECKING:
-    from .api import RunOutcome
+    from .session.request import RunOutcome
 
 _WORST_FIRST = ("error", "unscored", "failed", "skipped", "passed")
 
@@ -96,7 +96,7 @@ class EvalrunSession:
 
             folder = self.cwd / given
             return folder / self.run_id if in_use(folder) else folder
-        from .api import DEFAULT_REPORTS_ROOT
+        from .session.lifecycle import DEFAULT_REPORTS_ROOT
 
         return self.cwd / DEFAULT_REPORTS_ROOT / self.run_id
 

@@ -1,7 +1,7 @@
 """The evalrun projects a pytest run holds: reading their cases, playing them, writing their run folders.
 
 runner.pytest_plugin holds the pytest side (hooks, collectors, tests); this module what it asks of
-runner.api. A `Project` is one folder with its evalrun.yaml, read once as `evalrun PATHS` reads it and
+runner.session. A `Project` is one folder with its evalrun.yaml, read once as `evalrun PATHS` reads it and
 played one case at a time in any process of the run; a `Writer` is its run folder in the process that
 reports (the only process, or pytest-xdist's controller), fed by the results the tests' reports carry.
 
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import pytest
 
-    from .api import OpenRun, PreparedRun, RunOutcome
+    from .session.lifecycle import OpenRun, PreparedRun
+    from .session.request import RunOutcome
     from .results.models import CaseResult
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")  # as runner.suite.load collects (a test keeps them equal)
@@ -23,7 +24,7 @@ CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")  # as runner.suite.files names th
 
 
 class Project:
-    """One evalrun project (a folder with its evalrun.yaml): its cases, read once through runner.api.
+    """One evalrun project (a folder with its evalrun.yaml): its cases, read once through runner.session.
     `session` is the plugin's (runner.pytest_plugin.EvalrunSession): the config, the run's id and folder,
     the event loop cases play on."""
 
@@ -56,7 +57,7 @@ class Project:
         return list(dict.fromkeys(kept)) or [self.root]
 
     def request(self):
-        from .api import RunRequest
+        from .session.request import RunRequest
 
         config = self.session.config
         output_dir, baseline = config.getoption("evalrun_output_dir"), config.getoption("evalrun_baseline")
@@ -68,7 +69,8 @@ class Project:
     def _load(self) -> None:
         if self._by_file is not None:
             return
-        from .api import RunEnded, prepare_run
+        from .session.ended import RunEnded
+        from .session.lifecycle import prepare_run
 
         self._by_file = {}
         try:
@@ -83,7 +85,7 @@ class Project:
         errors = [d for d in self.ended.diagnostics if d.severity == "error"]
         if not errors:
             return  # nothing to run (no case), which is no error
-        from .api import collect
+        from .session.collect import collect
 
         self._broken_files = {Path(f).resolve() for f in collect(self.paths()).files}
         for d in errors:
@@ -155,7 +157,7 @@ class Writer:
 
     def _open(self) -> Optional["OpenRun"]:
         """The open run; None when it ended before (self.ended says how)."""
-        from .api import RunEnded
+        from .session.ended import RunEnded
 
         if self.opened is None and self.ended is None:
             _ = self.project.prepared  # read once

@@ -9,7 +9,8 @@ What a change reruns:
 Files evalrun writes itself (.evalrun/, hidden files, caches) are never watched.
 
 Each rerun is `evalrun run` in a fresh process, so a changed agent module is imported anew; after it, one
-line says what changed since the last run of those cases (newly failing, newly passing). `watchfiles` is
+line gives the run's verdict (runner.session.verdict: its exit code and why) and one says what changed since
+the last run of those cases (newly failing, newly passing). `watchfiles` is
 an optional dependency: `pip install 'evalrun[watch]'`.
 """
 from __future__ import annotations
@@ -88,7 +89,7 @@ class Project:
 
 def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     """The cases selected under the paths and what they depend on; problems as printable lines."""
-    from .api import collect
+    from .session.collect import collect
     from .config import find_config, load_config, project_home
     from .run.agent_choice import AgentNotFound, agent_name_for
     from .suite.containment import transcript_location
@@ -210,14 +211,25 @@ def _run(options: WatchOptions, home: Path, ids: Optional[list[str]], out: TextI
     finished = subprocess.run(command, stdout=out, stderr=err, check=False)
     report = home / REPORTS / "latest" / "report.json"
     try:
-        cases = json.loads(report.read_text(encoding="utf-8"))["cases"]
-    except (OSError, ValueError, KeyError):
+        data = json.loads(report.read_text(encoding="utf-8"))
+        cases, summary = data["cases"], data["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        print(verdict_line(finished.returncode, None), file=out)
         print(f"(no report to compare: evalrun run exited {finished.returncode})", file=err)
         return last
+    print(verdict_line(finished.returncode, summary), file=out)
     now = {c["id"]: c["status"] for c in cases}
     if last:
         print(change_line(last, now), file=out)
     return {**last, **now}
+
+
+def verdict_line(exit_code: int, summary: Optional[dict]) -> str:
+    """The run's verdict (runner.session.verdict) as the rerun exited with it: the reason its report gives, when
+    that report is the rerun's own (a run that ended before it played writes none; `latest` is then older)."""
+    if isinstance(summary, dict) and summary.get("exit_code") == exit_code and summary.get("exit_reason"):
+        return f"run verdict: {summary['exit_reason']}"
+    return f"run verdict: exit {exit_code}"
 
 
 def change_line(before: dict[str, str], now: dict[str, str]) -> str:

@@ -16,6 +16,7 @@ from runner.results.digest import MetricMeans, ResultDigest
 from runner.results.folder import ResultLines
 from runner.results.models import CaseResult
 from runner.results.summary import Tally
+from runner.session.events import CallbackEvents
 
 
 def _hand_made() -> list[CaseResult]:
@@ -141,7 +142,7 @@ def _played(prepared, opened) -> list[CaseResult]:
 def test_saving_the_digests_workers_send_validates_no_line(tmp_path, monkeypatch):
     prepared = _prepared(tmp_path)
     seen: list[ResultDigest] = []
-    opened = prepared.open(on_saved=seen.append)
+    opened = prepared.open(events=CallbackEvents(on_saved=seen.append))
     results = _played(prepared, opened)
     digests = [pickle.loads(pickle.dumps(opened.folder.serialise.digest(r))) for r in results]
     validated = []
@@ -150,7 +151,7 @@ def test_saving_the_digests_workers_send_validates_no_line(tmp_path, monkeypatch
                         classmethod(lambda cls, *a, **k: validated.append(1) or real(*a, **k)))
     for position, digest in enumerate(digests):
         opened.save(position, 0, digest)
-    assert validated == []  # nothing read a line back: the tally, the gate and on_saved read the digests
+    assert validated == []  # nothing read a line back: the tally, the gate and events.saved read the digests
     assert seen == digests
     assert opened.tally.counts == {"passed": 3, "failed": 1, "error": 0, "unscored": 0, "skipped": 0}
     outcome = opened.finish()
@@ -163,7 +164,7 @@ def test_saving_the_digests_workers_send_validates_no_line(tmp_path, monkeypatch
 def test_a_python_on_result_gets_each_whole_result_from_a_workers_digest(tmp_path):
     prepared = _prepared(tmp_path)
     got: list = []
-    opened = prepared.open(on_result=got.append)
+    opened = prepared.open(events=CallbackEvents(on_result=got.append))
     results = _played(prepared, opened)
     for position, result in enumerate(results):
         opened.save(position, 0, pickle.loads(pickle.dumps(opened.folder.serialise.digest(result))))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.watch import CaseInfo, Project, change_line, exact_glob
+from runner.watch import CaseInfo, Project, change_line, exact_glob, verdict_line
 from tests.cli_helpers import REPO, cli_env, write
 
 pytest.importorskip("watchfiles")
@@ -125,3 +125,12 @@ def test_the_change_line() -> None:
     assert change_line({"a": "passed", "b": "failed"}, {"a": "failed", "b": "passed", "c": "passed"}) == \
         "since the last run: now failing: a; now passing: b; new: c"
     assert change_line({"a": "passed"}, {"a": "passed"}) == "since the last run: no change (1 case(s) as before)"
+
+
+def test_the_verdict_line_is_the_rerun_s_own() -> None:
+    said = {"exit_code": 3, "exit_reason": "1 case(s) rest on verdicts reached without the judge, which failed "
+                                          "(set judge.offline_fallback: true to accept them): exit 3"}
+    assert verdict_line(3, said) == ("run verdict: 1 case(s) rest on verdicts reached without the judge, which "
+                                     "failed (set judge.offline_fallback: true to accept them): exit 3")
+    assert verdict_line(4, said) == "run verdict: exit 4"  # no report of its own: `latest` is an older run's
+    assert verdict_line(4, None) == "run verdict: exit 4"

@@ -59,7 +59,7 @@ def suite_ids(loaded, target: Path) -> set[str]:
     """The ids of the cases already around `target`: under the folder of evalrun.yaml when the target is
     inside it (a run of that folder collects them all), else under the target's own folder. A draft
     taking one of them would make that run stop on a duplicate id."""
-    from ..api import collect
+    from ..session.collect import collect
 
     folder = target if is_folder_target(target) else target.parent
     folder = Path(os.path.abspath(folder))

@@ -20,7 +20,7 @@ from ..secrets import redact_data
 
 
 def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..api import collect
+    from ..session.collect import collect
     from ..config import config_line, find_config, load_config
     from ..llm.calls import repeat_scope
     from ..llm.client import prepare_transports

@@ -1,4 +1,4 @@
-"""The `evalrun` command: argument parsing and exit codes only; the work is in runner.api.
+"""The `evalrun` command: argument parsing and exit codes only; the work is in runner.session.
 
 COMMANDS names every command with the function that adds its parser and the one that handles it; the
 modules beside this one hold them, a module per group: run (run, quick, rescore), suites (validate, list,

@@ -178,7 +178,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from ..api import EXIT_USAGE
+    from ..session.verdict import EXIT_USAGE
     from ..authoring.convert import convert
     from ..suite.files import display_path
 
@@ -199,7 +199,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _convert_to_agentflow(args: argparse.Namespace) -> int:
-    from ..api import EXIT_USAGE
+    from ..session.verdict import EXIT_USAGE
     from ..authoring.to_agentflow import write_agentflow
     from ..suite.files import display_path
 
@@ -212,7 +212,7 @@ def _convert_to_agentflow(args: argparse.Namespace) -> int:
 
 
 def _convert_python_evals(args: argparse.Namespace) -> int:
-    from ..api import EXIT_USAGE
+    from ..session.verdict import EXIT_USAGE
     from ..authoring.from_agentflow_python import export_python_evals
     from ..suite.files import display_path
 

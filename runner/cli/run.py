@@ -135,7 +135,7 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..api import EXIT_USAGE
+    from ..session.verdict import EXIT_USAGE
     from ..rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
 
     try:
@@ -166,14 +166,15 @@ _FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", 
 def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
     """The run's RunRequest from `evalrun run`'s (or quick's, rescore's) arguments; a flag a command lacks
     keeps RunRequest's default."""
-    from ..api import RunRequest
+    from ..session.request import RunRequest
 
     options = {field: getattr(args, dest) for field, dest in _FLAGS.items() if hasattr(args, dest)}
     return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
 
 
 def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
-    from ..api import EXIT_NO_CASES, EXIT_USAGE, run_request
+    from ..session.run import run_request
+    from ..session.verdict import EXIT_NO_CASES, EXIT_USAGE
     from ..config import config_line
     from ..report.console import Console, print_failures, print_summary
 
@@ -186,7 +187,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
             err.line(f"evalrun: {problem}")
             return 4
     err.line(config_line(list(args.paths), args.config))  # which evalrun.yaml (judge, agents, keys) this run obeys
-    cases = CaseLines(out, verbose=args.verbose, quiet=args.quiet)
+    cases = CaseLines(out, verbose=args.verbose, quiet=args.quiet, err=err)
     problem = eval_config_problem(args.eval_config)
     if problem:
         err.line(f"evalrun: {problem}")
@@ -198,8 +199,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         if problem:
             err.line(f"evalrun {args.command}: error: --save-failures: {problem}")
             return EXIT_USAGE
-    outcome = run_request(request_from_args(args, conversations_dir, saved_selection), on_notice=err.line,
-                          on_start=cases.start, on_saved=cases)
+    outcome = run_request(request_from_args(args, conversations_dir, saved_selection), cases)
     cases.finish()
     out.redact = err.redact = outcome.redact
     for diagnostic in outcome.diagnostics:

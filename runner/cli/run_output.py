@@ -6,26 +6,32 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from ..session.events import RunEvents
 
-class CaseLines:
-    """The console while a run goes on: each case's line as its result is saved (with -q only the lines that
+
+class CaseLines(RunEvents):
+    """The console while a run goes on (the run's RunEvents): each case's line as its result is saved (with -q only the lines that
     need a look), -v's goal lines under it, the progress line on a terminal, and the cascade's stage notes
     counted for the summary. It reads each result's digest (runner.results.digest); the whole result only for
     -v: a pool run's results are then validated again from their lines, in this process."""
 
-    def __init__(self, out, *, verbose: bool, quiet: bool):
+    def __init__(self, out, *, verbose: bool, quiet: bool, err=None):
         from ..report.console import StageNotes
 
-        self.out, self.verbose, self.quiet = out, verbose, quiet
+        self.out, self.err, self.verbose, self.quiet = out, err, verbose, quiet
         self.stage_notes = StageNotes()
         self.progress = None
 
-    def start(self, total: int) -> None:
+    def started(self, total: int) -> None:
         from ..report.console import Progress
 
         self.progress = Progress(self.out, total)
 
-    def __call__(self, saved) -> None:
+    def notice(self, message: str) -> None:
+        if self.err is not None:
+            self.err.line(message)
+
+    def saved(self, saved) -> None:
         from ..report.console import case_line, goal_lines
 
         self.stage_notes.add(saved)
@@ -42,6 +48,8 @@ class CaseLines:
     def finish(self) -> None:
         if self.progress is not None:
             self.progress.finish()
+
+    start, __call__ = started, saved  # the names it had before RunEvents
 
 
 def save_failures(target: Path, outcome, err, paths: list[Path], config: Optional[Path]) -> None:

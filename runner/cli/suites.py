@@ -61,7 +61,8 @@ def add_watch(sub) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
-    from ..api import EXIT_USAGE, validate
+    from ..session.collect import validate
+    from ..session.verdict import EXIT_USAGE
     from ..config import config_line
     from ..suite.diagnostics import has_errors
 
@@ -87,7 +88,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     import json
 
-    from ..api import EXIT_NO_CASES, list_cases
+    from ..session.collect import list_cases
+    from ..session.verdict import EXIT_NO_CASES
     from ..report.console import visible
 
     listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)

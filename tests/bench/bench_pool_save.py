@@ -48,7 +48,7 @@ def main() -> int:
             assert not isinstance(prepared, RunOutcome), prepared
             prepared.index.refs = prepared.index.refs * args.results  # the same case at every position
             console = CaseLines(Console(io.StringIO()), verbose=False, quiet=True)
-            opened = prepared.open(on_saved=console)
+            opened = prepared.open(events=console)
             assert not isinstance(opened, RunOutcome), opened
             result = prepared.work(opened).runner.run_recorded(prepared.index.refs[0])[0]
             sent = pickle.dumps(opened.folder.serialise.digest(result))

@@ -1,0 +1,78 @@
+"""What a run is asked (RunRequest: every option of a run, the only carrier of them) and what it ends with
+(RunOutcome: the exit code, the diagnostics, the summary, where the report went). Every front end builds a
+RunRequest from its own input (argparse, keyword arguments, pytest options) and hands it to the session."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+
+from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
+
+if TYPE_CHECKING:
+    from ..config import LoadedConfig
+    from ..results.folder import RunFolder
+    from ..results.models import CaseResult, Selection, Summary
+    from ..suite.diagnostics import Diagnostic
+    from .verdict import Verdict
+
+
+@dataclass
+class RunOutcome:
+    exit_code: int
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    summary: Optional[Summary] = None
+    report_path: Optional[Path] = None
+    folder: Optional[RunFolder] = None  # to read the saved results back (the console's failure section)
+    notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
+    redact: Callable[[str], str] = str
+    extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
+
+    @property
+    def verdict(self) -> "Verdict":
+        """The run's one verdict (runner.session.verdict): its exit code and why."""
+        from .verdict import Verdict
+
+        if self.summary is not None:
+            return Verdict(self.exit_code, self.summary.exit_reason)
+        errors = [str(d) for d in self.diagnostics if d.severity == "error"]
+        why = errors[0] if errors else {EXIT_NO_CASES: "no case to run", EXIT_INTERRUPTED: "interrupted"}.get(
+            self.exit_code, "the run did not start")
+        return Verdict(self.exit_code, f"{why}: exit {self.exit_code}")
+
+    def results(self, *, only_problems: bool = False) -> Iterator[CaseResult]:
+        """Every saved result (or only those that did not pass), in collection order, read back from
+        the run's results.jsonl."""
+        if self.folder is not None:
+            for _, result in self.folder.saved_results(only_problems=only_problems):
+                yield result
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A run's options, all of them (frozen: a front end builds it; the session only reads it)."""
+    paths: Sequence[Path]
+    config_path: Optional[Path] = None
+    replay_dir: Optional[Path] = None
+    filters: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    output_dir: Optional[Path] = None
+    concurrency: int = 8
+    no_cache: bool = False
+    agent: Optional[str] = None
+    conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
+    formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
+    min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
+    exitfirst: bool = False  # -x: stop after the first failed or errored case
+    baseline: Optional[Path] = None  # --baseline: a saved report this run must not fall behind
+    max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
+    repeats: int = 1  # --repeat N: run every case N times
+    repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
+    shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
+    last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
+    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
+    saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
+    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
+    loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
+    quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
+    executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
