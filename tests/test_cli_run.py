@@ -1,6 +1,7 @@
 """`evalrun PATH` end to end: the real CLI in a subprocess on files in a temp dir."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -234,7 +235,10 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
     assert summary["failed"] == 0 and summary["passed"] >= 4
     decided = {g["name"]: (g.get("text_decision") or {}).get("decided_by") for c in report_of(tmp_path)["cases"]
                for g in c["goals"]}
-    assert decided["summarize"] == "embedding"  # the real offline model decided the reference answers
+    # the real offline model decides the reference answers; where the embeddings extra cannot be installed (no torch
+    # wheel for Python 3.10/3.13 here: .ci/other-pythons) the cascade's next step does, and says so
+    embeddings = importlib.util.find_spec("sentence_transformers") is not None
+    assert decided["summarize"] == ("embedding" if embeddings else "rapidfuzz")
     failing = run_cli("suites/failing", "--output-dir", "out", cwd=tmp_path)
     assert failing.returncode == 1
     assert "0 passed, 7 failed" in failing.stdout

@@ -243,14 +243,16 @@ def test_an_invalid_suite_is_a_usage_error_in_python_and_a_collection_error_in_p
 
 
 def slow_project(root: Path) -> None:
-    """Cases played by a Python agent that sleeps: a signal finds them in flight."""
+    """Cases played by a Python agent that sleeps: a signal finds them in flight. The first two cases are quick
+    (the tests wait for their results), every other one takes 4 s, so however loaded the machine and however many
+    cases a front end plays at once, most of the run is still ahead when the signal comes."""
     write(root / "evalrun.yaml", NO_EMBEDDINGS + "agents:\n  bot: {type: python, entrypoint: agents.bot:respond}\n")
     write(root / "agents" / "__init__.py", "")
     write(root / "agents" / "bot.py", """
         import time
 
         def respond(messages, context):
-            time.sleep(0.5)
+            time.sleep(0.5 if context.case_id in ("c00", "c01") else 4)
             return "hello"
         """)
     write(root / "suites" / "s.yaml", "agent: bot\ncases:\n" + "".join(
