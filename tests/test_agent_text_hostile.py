@@ -271,7 +271,7 @@ def nested_object_text(depth: int) -> str:
 
 
 def test_depth_is_counted_from_the_outermost_container():
-    from runner.jsontext import deeper_than
+    from runner.util.jsontext import deeper_than
 
     assert [deeper_than(json.loads(nested_object_text(d)), 100) for d in (99, 100, 101)] == [False, False, True]
     assert [deeper_than(v, 0) for v in (1, "x", [], {})] == [False, False, True, True]

@@ -10,7 +10,8 @@ import pytest
 
 from runner.run.agents._registry import KINDS, kind_module
 from runner.run.agent_choice import AgentNotFound, agent_name_for, check_agent_names, check_agent_override
-from runner.config import Config, load_config
+from runner.config.model import Config
+from runner.config.load import load_config
 from runner.suite.schema import build_schema
 from tests.fakes.cases import make_agent, make_case, talk
 

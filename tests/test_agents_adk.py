@@ -233,7 +233,7 @@ def test_the_cli_runs_an_adk_agent_and_scores_its_calls_including_the_hand_over(
 
 def test_without_google_adk_the_case_says_how_to_install_it_and_validate_never_imports_it(tmp_path):
     project = make_project(tmp_path / "project", "http://127.0.0.1:9/v1")
-    hide_adk = "import sys; sys.modules['google.adk'] = None; from runner.cli import main; sys.exit(main(sys.argv[1:]))"
+    hide_adk = "import sys; sys.modules['google.adk'] = None; from runner.frontends.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run([sys.executable, "-c", hide_adk, "suites/", "--output-dir", str(tmp_path / "out")],
                           cwd=project, env=cli_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -241,7 +241,7 @@ def test_without_google_adk_the_case_says_how_to_install_it_and_validate_never_i
     assert case["error"] == ("the agent could not start: type: adk needs google-adk, which cannot be imported "
                              "(No module named 'google.adk.agents'; 'google.adk' is not a package); "
                              "pip install 'evalrun[adk]'")
-    check = ("import sys; from runner.cli import main; code = main(['validate', 'suites/']); "
+    check = ("import sys; from runner.frontends.cli import main; code = main(['validate', 'suites/']); "
              "assert 'google.adk' not in sys.modules, 'imported'; sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", check], cwd=project, env=cli_env(), capture_output=True, text=True,
                           timeout=120)

@@ -287,7 +287,7 @@ def test_the_worker_protocol_is_not_the_agents_stdout(tmp_path):
 def test_whatever_escapes_a_case_below_the_agent_is_that_cases_error(tmp_path):
     """The runner's last line of defence: a BaseException from anywhere in a case (here the callback that
     saves its conversation) is that case's error, and the next case runs."""
-    from runner.config import load_config
+    from runner.config.load import load_config
     from runner.run.case_index import index_cases
     from runner.run.execute import CaseRunner, RunOptions
 

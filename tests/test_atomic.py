@@ -1,10 +1,10 @@
-"""Files written whole or not at all (runner.atomic): the folder is made on first need, a failed write
+"""Files written whole or not at all (runner.util.atomic): the folder is made on first need, a failed write
 leaves the previous file and no temporary behind."""
 from __future__ import annotations
 
 import pytest
 
-from runner.atomic import open_atomically, write_text_atomically
+from runner.util.atomic import open_atomically, write_text_atomically
 
 
 def test_a_file_in_folders_that_do_not_exist_yet(tmp_path):

@@ -1,4 +1,4 @@
-"""Tool loading (runner/authoring/tools.py): Python modules, OpenAPI documents, lists of definitions, an agent's
+"""Tool loading (runner/authoring/tools/load.py): Python modules, OpenAPI documents, lists of definitions, an agent's
 tools in evalrun.yaml and a real MCP server over stdio; every way it fails is a ToolsError that says where."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from runner.authoring.tools import ToolsError, load_mcp_tools, load_tools, parse_docstring
-from runner.config import load_config
+from runner.authoring.tools.load import ToolsError, load_mcp_tools, load_tools, parse_docstring
+from runner.config.load import load_config
 from tests.cli_helpers import REPO, write, write_json
 
 MCP_SERVER = REPO / "tests" / "data" / "tools" / "mcp_weather_server.py"

@@ -196,7 +196,7 @@ def test_readme_check_examples_validate(tmp_path):
 
     from runner.suite.load import load_file
 
-    from runner.config import Config
+    from runner.config.model import Config
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
     assert len(blocks) == 13

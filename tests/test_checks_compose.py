@@ -7,7 +7,7 @@ import pytest
 from runner.checks import registry
 from runner.checks.run import run_checks
 from runner.checks.select import Selection
-from runner.config import CheckProfile
+from runner.config.model import CheckProfile
 
 from .test_checks_text import case_with, texts
 

@@ -150,7 +150,7 @@ def test_invalid_config_is_reported_with_position(tmp_path):
 
 def test_replay_run_imports_no_heavy_library(tmp_path):
     lookup_suite(tmp_path)
-    code = ("import sys; from pathlib import Path; import runner.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q']);"
+    code = ("import sys; from pathlib import Path; import runner.frontends.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q']);"
             "print(sorted(m for m in ('litellm', 'torch', 'sentence_transformers') if m in sys.modules), code)")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[] 0", result.stderr
@@ -373,7 +373,7 @@ def test_options_before_the_path_still_mean_run(tmp_path, args):
 
 
 def test_the_default_command_applies_only_without_a_command_or_help(tmp_path):
-    from runner.cli import _with_default_command
+    from runner.frontends.cli import _with_default_command
 
     assert _with_default_command([]) == []
     assert _with_default_command(["--help"]) == ["--help"]

@@ -202,8 +202,8 @@ def test_help_lists_the_commands(tmp_path):
 _PROBE = """
 import sys
 from pathlib import Path
-import runner.cli
-code = runner.cli.main(sys.argv[1:])
+import runner.frontends.cli
+code = runner.frontends.cli.main(sys.argv[1:])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
 print(repr((code, heavy)))
 """ % (HEAVY,)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import Config
+from runner.config.model import Config
 from runner.transcripts.read import build_trajectory
 from runner.transcripts.transcript_file import read_recording
 from tests.fakes.cases import make_agent, make_case, talk
@@ -87,7 +87,7 @@ def test_the_live_example_passes(tmp_path):
     import asyncio
 
     from runner.api import collect
-    from runner.config import load_config
+    from runner.config.load import load_config
     from runner.run.conversation import converse_case
     from runner.score.cascade import Cascade, CascadeSettings
     from runner.score.case import score_trajectory
@@ -133,7 +133,7 @@ def test_a_blocking_agent_that_never_returns_does_not_hold_up_the_run(tmp_path):
 def test_converse_case_says_which_agent_is_missing():
     import asyncio
 
-    from runner.config import LoadedConfig
+    from runner.config.load import LoadedConfig
     from runner.run.conversation import converse_case
 
     conversation = asyncio.run(converse_case(make_case(agent="hr_agent", starting_sentence="hi"),

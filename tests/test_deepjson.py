@@ -1,4 +1,4 @@
-"""runner.deepjson: json.loads's twin for replies whose tool arguments nest 100,000 deep. json.loads is the
+"""runner.util.deepjson: json.loads's twin for replies whose tool arguments nest 100,000 deep. json.loads is the
 oracle for everything it can read; deep arguments are kept as the exact text they were written as."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from runner.deepjson import loads_keeping_deep_arguments
+from runner.util.deepjson import loads_keeping_deep_arguments
 
 DEEP = 100_000
 

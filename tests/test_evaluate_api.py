@@ -1,4 +1,4 @@
-"""The Python API (runner.evaluation, exported by `runner`): evaluate, aevaluate, evaluate_file, Report."""
+"""The Python API (runner.frontends.python, exported by `runner`): evaluate, aevaluate, evaluate_file, Report."""
 from __future__ import annotations
 
 import asyncio
@@ -199,10 +199,10 @@ def test_a_cancelled_aevaluate_still_writes_the_report_of_what_finished(tmp_path
 
 
 def test_importing_runner_stays_light_until_the_api_is_used():
-    check = ("import sys, runner; assert 'runner.evaluation' not in sys.modules and 'runner.api' not in sys.modules; "
+    check = ("import sys, runner; assert 'runner.frontends.python' not in sys.modules and 'runner.api' not in sys.modules; "
              "from runner import evaluate; print(evaluate.__module__)")
     done = subprocess.run([sys.executable, "-c", check], env=cli_env(), capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, "runner.evaluation\n"), done.stderr
+    assert (done.returncode, done.stdout) == (0, "runner.frontends.python\n"), done.stderr
 
 
 def test_ctrl_c_writes_the_report_of_what_finished_then_stops_the_caller(tmp_path):

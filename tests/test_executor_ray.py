@@ -23,7 +23,7 @@ import pytest
 
 from tests.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.test_executors import _tool_messages, generate, verdicts
-from runner.config import Config
+from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 
 ray = pytest.importorskip("ray")
@@ -270,7 +270,7 @@ def test_a_run_without_ray_asked_for_never_imports_it(tmp_path):
 
 
 def test_batches_follow_the_shard_hash_and_hold_every_job_once():
-    from runner.shard import shard_of
+    from runner.util.shard import shard_of
 
     class _Work:
         refs = [type("Ref", (), {"id": f"case-{n}"})() for n in range(1000)]
@@ -658,7 +658,7 @@ def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_wher
     from runner.results.folder import RunFolder
     from runner.results.models import CaseResult
 
-    from runner.secrets import Redactor
+    from runner.util.secrets import Redactor
 
     folder, _ = RunFolder.open(tmp_path / "run", "r1", redact=Redactor(["sk-hush-123"]))
     folder.start_results()  # as a run hands it over: writing results.jsonl

@@ -155,7 +155,7 @@ def test_a_live_run_against_plain_http_never_imports_aiohttp(tmp_path):
             starting_sentence: Weather?
             goal_details: [{type: text, name: answer, keywords: ['21']}]
             """)
-        script = ("import sys; from runner.cli import main; code = main(['suites', '-q', '--output-dir', 'out']); "
+        script = ("import sys; from runner.frontends.cli import main; code = main(['suites', '-q', '--output-dir', 'out']); "
                   "print('aiohttp' in sys.modules, code)")
         result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True,
                                 text=True, timeout=120)

@@ -47,7 +47,7 @@ def test_a_live_run_imports_none_of_what_only_other_runs_need(tmp_path):
                   "tool_outputs: {get_weather: {temp_c: 21}}\n"
                   "goal_details:\n  - {type: tool_call, name: look, tool_name: get_weather, args: {city: Paris}}\n"
                   "  - {type: text, name: answer, keywords: ['21']}\n")
-        code = ("import sys, runner.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q', '-j', '3']);"
+        code = ("import sys, runner.frontends.cli as c; code = c.main(['suites', '--output-dir', 'out', '-q', '-j', '3']);"
                 f"print(code, sorted(m for m in {NOT_FOR_A_LIVE_RUN!r} if m in sys.modules))")
         env = {k: v for k, v in cli_env().items()  # no proxy; pydantic's plugins left to the command
                if not k.lower().endswith("_proxy") and k != "PYDANTIC_DISABLE_PLUGINS"}
@@ -98,7 +98,7 @@ def test_call_totals_add_up_as_one_assignment_per_field_did(calls):
 
 
 def test_the_command_s_pydantic_loads_no_plugin_and_a_set_switch_is_pydantic_s(tmp_path):
-    probe = ("import sys, runner.cli as c; c.main(['--version']); from runner.plugins import skip_pydantic_plugins;"
+    probe = ("import sys, runner.frontends.cli as c; c.main(['--version']); from runner.frontends.cli.startup import skip_pydantic_plugins;"
              "skip_pydantic_plugins(); import pydantic; from pydantic.plugin._loader import get_plugins;"
              "print(list(get_plugins()), 'importlib.metadata' in sys.modules)")
     env = {k: v for k, v in cli_env().items() if k != "PYDANTIC_DISABLE_PLUGINS"}
@@ -166,7 +166,7 @@ def _parsed(parser, argv):
 
 
 def test_the_parser_of_one_command_parses_helps_and_errs_as_the_whole_parser():
-    from runner import cli
+    from runner.frontends import cli
 
     for name in cli.COMMANDS:
         for argv in ([name], [name, "--help"], [name, "--no-such-option"], [name, "x", "-j", "many"],

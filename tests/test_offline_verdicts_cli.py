@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from runner.config import Config
+from runner.config.model import Config
 from runner.score.cascade import CascadeSettings
 from tests.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI

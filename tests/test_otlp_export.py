@@ -161,7 +161,7 @@ def test_an_endpoint_that_does_not_answer_is_said_and_a_passing_run_exits_3(tmp_
 
 def test_a_replayed_trace_run_imports_no_opentelemetry_unless_asked(tmp_path):
     _suite(tmp_path)
-    code = ("import sys; import runner.cli as c; code = c.main(sys.argv[1:]);"
+    code = ("import sys; import runner.frontends.cli as c; code = c.main(sys.argv[1:]);"
             "print(sorted(m for m in ('opentelemetry', 'google.protobuf') if m in sys.modules), code)")
     plain = subprocess.run([sys.executable, "-c", code, "run", "suites", "--output-dir", "out", "-q"], cwd=tmp_path,
                            env=cli_env(), capture_output=True, text=True, timeout=120)

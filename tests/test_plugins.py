@@ -1,4 +1,4 @@
-"""Extensions from other packages (runner/extensions.py): the example plugin in tests/data/plugin_example, made
+"""Extensions from other packages (runner/util/extensions.py): the example plugin in tests/data/plugin_example, made
 visible for real (its pyproject's entry points written as an installed distribution's *.dist-info on the path of
 an `evalrun` subprocess), adds a check family, an agent kind, a report format and a transcript format that one run
 uses; a broken plugin is one precise line on stderr and never replaces a built-in."""

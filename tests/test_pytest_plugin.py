@@ -223,7 +223,7 @@ def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
 
         def test_evalrun_was_not_imported():
             assert sorted(m for m in sys.modules if m.startswith("runner.")) == [
-                "runner.pytest_plugin", "runner.pytest_projects"]
+                "runner.frontends.pytest.plugin", "runner.frontends.pytest.projects"]
         """)
     done = pytest_in(tmp_path, "-v")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -250,12 +250,14 @@ def test_an_evalrun_init_project_passes_under_pytest_as_under_evalrun_and_with_t
     assert verdicts(root / "by-pytest" / "report.json") == verdicts(root / "by-xdist" / "report.json") == expected
 
 
-def test_the_plugin_s_own_copies_of_evalrun_s_file_names_agree_with_evalrun():
-    from runner import pytest_projects
-    from runner.suite.files import CONFIG_NAMES
-    from runner.suite.load import SUITE_SUFFIXES
+def test_the_plugin_and_the_collector_share_runner_layout_s_file_names():
+    from runner import layout
+    from runner.frontends.pytest import plugin, projects
+    from runner.suite import collect
 
-    assert (pytest_projects.SUITE_SUFFIXES, pytest_projects.CONFIG_NAMES) == (SUITE_SUFFIXES, CONFIG_NAMES)
+    names = (layout.SUITE_SUFFIXES, layout.CONFIG_NAMES)
+    assert (plugin.SUITE_SUFFIXES, plugin.CONFIG_NAMES) == (projects.SUITE_SUFFIXES, projects.CONFIG_NAMES) == names
+    assert plugin.SUITE_SUFFIXES is collect.SUITE_SUFFIXES is layout.SUITE_SUFFIXES  # one definition, no copy
 
 
 def test_an_unknown_report_format_is_a_usage_error(tmp_path):

@@ -5,7 +5,7 @@ import re
 
 import yaml
 
-from runner.config import Config
+from runner.config.model import Config
 from runner.suite.load import load_file
 from tests.cli_helpers import REPO, write
 

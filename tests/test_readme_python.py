@@ -61,7 +61,7 @@ def test_the_python_api_examples_run_as_written(tmp_path):
     shown = [line for line in failing.stdout.splitlines() if line.startswith(("E ", ">"))]
     assert shown[:5] == [
         '>       report = evaluate_file("evals/greeting.yaml", agent=respond)',
-        "E       runner.evaluation.EvaluationFailed: FAIL  greeting [live]  completion 0.00",
+        "E       runner.frontends.python.EvaluationFailed: FAIL  greeting [live]  completion 0.00",
         "E         evals/greeting.yaml:2:1",
         "E         - goal 'greet': not said: nothing in the assistant's messages contains all keywords; the closest "
         "(message 2) misses 'hello', 'help'",

@@ -8,7 +8,7 @@ import shlex
 
 import yaml
 
-from runner.cli import _with_default_command, build_parser
+from runner.frontends.cli import _with_default_command, build_parser
 from runner.results.stats import wilson_interval
 from tests.cli_helpers import REPO
 

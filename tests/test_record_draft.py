@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.authoring.answer import answer_keywords
-from runner.authoring.argmodes import Evidence, choose_modes
-from runner.authoring.draft import NothingToCheck, draft_case
-from runner.authoring.draft_text import suite_text
-from runner.authoring.yamltext import entry
+from runner.authoring.record.answer import answer_keywords
+from runner.authoring.record.argmodes import Evidence, choose_modes
+from runner.authoring.record.draft import NothingToCheck, draft_case
+from runner.authoring.record.draft_text import suite_text
+from runner.authoring.write.yamltext import entry
 from runner.score.case import score_trajectory
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.load import load_file

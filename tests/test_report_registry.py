@@ -51,7 +51,7 @@ def test_a_plugin_check_may_not_take_a_built_in_type_even_as_an_alias():
     import pytest
 
     from runner.checks import CheckFamily, _plugin_checked, registry
-    from runner.extensions import PluginProblem
+    from runner.util.extensions import PluginProblem
 
     contains = registry()["contains"]
     family = CheckFamily(types=("mine", "contains"), description="", options=contains.options, run=contains.run)

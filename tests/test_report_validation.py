@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner import cli
+from runner.frontends import cli
 from runner.report.saved import NotAReport, load_report, report_problems
 from tests.cli_helpers import run_cli
 from tests.test_report_formats import make_run

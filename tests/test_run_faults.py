@@ -252,7 +252,7 @@ def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
 def test_memory_does_not_keep_results(tmp_path):
     """The run keeps a tally, not the results: 10x the cases must not cost 10x the memory."""
     # VmHWM is this process's own peak; ru_maxrss would carry the parent's (pytest's) across fork and exec.
-    probe = ("import re, runner.cli as c; code = c.main(['suites', '-q', '--output-dir', 'out']);"
+    probe = ("import re, runner.frontends.cli as c; code = c.main(['suites', '-q', '--output-dir', 'out']);"
              "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1); print(peak, code)")
 
     def peak_kib(count):

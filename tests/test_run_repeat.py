@@ -9,7 +9,7 @@ import threading
 import jsonschema
 import pytest
 
-from runner.resources import schema_path
+from runner.util.resources import schema_path
 from tests.cli_helpers import run_cli, saved_conversations, write
 
 

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from runner.resources import schema_path
-from runner.shard import parse_shard
+from runner.util.resources import schema_path
+from runner.util.shard import parse_shard
 from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 IDS = [f"case-{n:02d}" for n in range(12)]

@@ -459,7 +459,7 @@ def test_a_conversation_that_cannot_be_saved_is_a_note_under_ray_too(tmp_path):
 
 
 def test_pytest_keeps_the_file_of_a_folder_another_run_holds(tmp_path):
-    from runner.pytest_plugin import _forget_saved_conversations
+    from runner.frontends.pytest.plugin import _forget_saved_conversations
     from runner.results.run_lock import try_lock
 
     for name in ("out", "out-2"):
@@ -543,7 +543,7 @@ def test_a_file_too_large_to_index_is_scanned_once_not_once_a_case(tmp_path, mon
 
 
 def test_watch_reruns_a_case_when_the_file_its_line_is_in_changes(tmp_path, monkeypatch):
-    from runner.watch import WatchOptions, read_project
+    from runner.frontends.watch import WatchOptions, read_project
 
     saved_file(tmp_path, REFUNDS)
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\nallowed_paths: [run]\n")

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from runner.secrets import MASK, Redactor, protect_config, secret_values
+from runner.util.secrets import MASK, Redactor, protect_config, secret_values
 from tests.cli_helpers import cli_env, write
 from tests.html_page import page_data
 

@@ -1,4 +1,4 @@
-"""The one redactor (runner/secrets.py): a secret is masked in every form evalrun may find it written in (raw,
+"""The one redactor (runner/util/secrets.py): a secret is masked in every form evalrun may find it written in (raw,
 a character \\u-escaped in a tool call's argument text, `\\/`, JSON in JSON at any depth, percent-encoded), what
 is left stays valid JSON, the keys providers read on their own are secrets with no `api_key_env` naming them,
 and every place that shortens text masks before it cuts (a cut secret is a fragment no redactor knows)."""
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from runner.secret_forms import is_maskable
-from runner.secrets import MASK, Redactor, RedactingStream, protect_config, redact, remember
+from runner.util.secret_forms import is_maskable
+from runner.util.secrets import MASK, Redactor, RedactingStream, protect_config, redact, remember
 
 SECRET_CHARS = string.ascii_lowercase + string.digits + '"\\/+%-_é€'
 FILLER = st.text(alphabet="XYZ .,;:!?\n\t", max_size=12)
@@ -113,15 +113,15 @@ def long_secret(monkeypatch):
 
 
 def _cutters():
-    from runner.authoring.chat import _short as chat_short
-    from runner.authoring.draft import _short as draft_short
+    from runner.frontends.cli.chat import _short as chat_short
+    from runner.authoring.record.draft import _short as draft_short
     from runner.checks.tool_calls import _short as tool_calls_short
     from runner.llm.errors import quoted, short
     from runner.report.otlp import _text as otlp_text
     from runner.run.agents._base import excerpt
     from runner.score.negation import quote as _quote
     from runner.score.normalize import show
-    from runner.secrets import clip
+    from runner.util.secrets import clip
     from runner.suite.diagnostics import quote as diagnostic_quote
     from runner.suite.load import _short as load_short
 

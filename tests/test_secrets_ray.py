@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import Config
+from runner.config.model import Config
 from runner.run.executors.ray_cluster import worker_env
 from tests.cli_helpers import cli_env, write
 from tests.secrets_sweep_project import leaks_in_tree

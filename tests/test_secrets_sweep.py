@@ -6,7 +6,7 @@ stderr), through every command (run, simulate, record, generate, redteam, rescor
 executor (local, processes, ray): no canary, nor any piece of one, in any output file, log, stdout or stderr
 (tests/secrets_sweep_project.py has the project and the grep).
 
-The commands run in this process (runner.cli.main), as a user's shell would start them; the process pool
+The commands run in this process (runner.frontends.cli.main), as a user's shell would start them; the process pool
 (which forks only a process without threads) and Ray in a real subprocess. The model cache (.evalrun/cache)
 is not an output: it keeps a model's answers to give them again, as they were.
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import main
-from runner.secrets import MASK
+from runner.frontends.cli import main
+from runner.util.secrets import MASK
 from tests.cli_helpers import cli_env
 from tests.fakes.agent_server import AgentServer
 from tests.fakes.openai_server import FakeOpenAI

@@ -99,7 +99,7 @@ def scenario(root: Path, name: str) -> dict:
 
 def baseline_report(root: Path) -> dict:
     """A saved run in which both cases passed (as report.json has it)."""
-    from runner.evaluation import evaluate
+    from runner.frontends.python import evaluate
 
     passing = root.parent / (root.name + "-baseline")
     write(passing / "evalrun.yaml", NO_EMBEDDINGS)
@@ -130,7 +130,7 @@ def statuses_of(report_json: Path) -> tuple[dict, str]:
 
 
 def through_cli(root: Path, options: dict, monkeypatch, capsys) -> tuple[int, dict, str]:
-    from runner.cli import main
+    from runner.frontends.cli import main
 
     monkeypatch.chdir(root)
     argv = ["run", "suites", "--output-dir", "out-cli"]
@@ -144,7 +144,7 @@ def through_cli(root: Path, options: dict, monkeypatch, capsys) -> tuple[int, di
 
 
 def through_evaluate(root: Path, options: dict, **_) -> tuple[int, dict, str]:
-    from runner.evaluation import evaluate
+    from runner.frontends.python import evaluate
 
     report = evaluate(root / "suites", config=root / "evalrun.yaml", output_dir=root / "out-py", **options)
     assert report.passed == report.verdict.ok == (report.exit_code == 0)
@@ -156,7 +156,7 @@ def through_evaluate(root: Path, options: dict, **_) -> tuple[int, dict, str]:
 
 
 def through_aevaluate(root: Path, options: dict, **_) -> tuple[int, dict, str]:
-    from runner.evaluation import aevaluate
+    from runner.frontends.python import aevaluate
 
     report = asyncio.run(aevaluate(root / "suites", config=root / "evalrun.yaml", output_dir=root / "out-async",
                                    **options))
@@ -208,7 +208,7 @@ def test_the_cli_and_python_agree(name, tmp_path, monkeypatch, capsys):
 def test_evaluate_file_raises_exactly_when_the_verdict_is_not_ok(name, tmp_path):
     """Each suite file of the scenario alone: evaluate_file raises EvaluationFailed exactly when evaluate's
     verdict on that file is not OK, and carries that verdict."""
-    from runner.evaluation import EvaluationFailed, evaluate, evaluate_file
+    from runner.frontends.python import EvaluationFailed, evaluate, evaluate_file
 
     root = tmp_path / name
     options = scenario(root, name)
@@ -292,7 +292,7 @@ def test_no_front_end_inspects_an_outcome_to_learn_whether_the_run_goes_on():
 
 
 def test_an_unknown_option_is_a_type_error_naming_the_known_ones(tmp_path):
-    from runner.evaluation import evaluate
+    from runner.frontends.python import evaluate
 
     with pytest.raises(TypeError, match=r"unknown option 'min_passrate'; did you mean 'min_pass_rate'\? \(known: .*"
                                         r"baseline, .*exitfirst"):

@@ -193,7 +193,8 @@ def test_only_usable_replies_are_cached(fake, agent, tmp_path):
 def test_a_run_takes_the_simulator_and_prompts_dir_from_the_config(fake, agent, tmp_path):
     import asyncio
 
-    from runner.config import Config, LoadedConfig
+    from runner.config.model import Config
+    from runner.config.load import LoadedConfig
     from runner.run.conversation import converse_case
 
     (tmp_path / "prompts").mkdir()

@@ -451,7 +451,7 @@ def test_lone_surrogates_in_a_transcript_are_written_out_as_visible_escapes(tmp_
 
 
 def test_replace_lone_surrogates_walks_deep_data_without_recursion():
-    from runner.jsontext import may_hold_surrogates, replace_lone_surrogates
+    from runner.util.jsontext import may_hold_surrogates, replace_lone_surrogates
 
     data: list = ["\ud800"]
     for _ in range(5000):

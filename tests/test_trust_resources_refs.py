@@ -54,7 +54,7 @@ def test_generate_with_an_openapi_document_whose_refs_fan_out_shares_them(tmp_pa
     assert '"$ref": "#/$defs/S1"' in prompt.replace('\\"', '"')  # each schema once, shared where it is used
 
 
-LOAD = ("import json, sys; from runner.authoring.tools import load_tools; "
+LOAD = ("import json, sys; from runner.authoring.tools.load import load_tools; "
         "print(json.dumps(load_tools(sys.argv[1])))")
 
 

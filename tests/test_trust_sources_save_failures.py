@@ -88,7 +88,7 @@ def test_a_suite_written_by_hand_is_never_overwritten(tmp_path, evalrun):
 
 def test_a_suite_that_appears_during_the_run_is_not_overwritten(tmp_path, evalrun, monkeypatch):
     """The check is made again when the file is written: a suite saved meanwhile (an editor) is kept."""
-    import runner.authoring.failures as failures
+    import runner.authoring.write.failures as failures
 
     refund_project(tmp_path)
     real = failures.save_failures

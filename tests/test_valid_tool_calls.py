@@ -8,7 +8,7 @@ import json
 import pytest
 
 from runner.checks.run import run_checks
-from runner.config import LoadedConfig, load_config
+from runner.config.load import LoadedConfig, load_config
 from runner.run.agent_tools import tools_for
 from runner.suite.load import load_file
 from runner.suite.models import Case

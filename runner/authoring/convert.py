@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ..secrets import redact_data
+from ..util.secrets import redact_data
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.files import display_path
 from ..suite.formats import EVAL_SET_SUFFIXES, read_foreign

@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from .config import Config, LoadedConfig, find_config, load_config
-from .results.models import CaseResult, Summary
-from .session.request import RunOutcome, RunRequest
-from .session.run import arun, run_request
-from .session.verdict import EXIT_USAGE, Verdict
-from .suite.diagnostics import Diagnostic
+from ..config.model import Config
+from ..config.load import LoadedConfig, load_config
+from ..config.discovery import find_config
+from ..results.models import CaseResult, Summary
+from ..session.request import RunOutcome, RunRequest
+from ..session.run import arun, run_request
+from ..session.verdict import EXIT_USAGE, Verdict
+from ..suite.diagnostics import Diagnostic
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
 
@@ -103,7 +105,7 @@ class Report:
     def explain(self) -> str:
         """The console's account of the run: problems of the suites, each case that did not pass with why,
         and the verdict."""
-        from .report.console import case_line, explain_case
+        from ..report.console import case_line, explain_case
 
         redact = self.outcome.redact if self.outcome is not None else str
         lines = [str(d) for d in self.diagnostics]
@@ -190,7 +192,7 @@ class _Request:
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.held is not None:
-            from .run.agents import _inline
+            from ..run.agents import _inline
 
             _inline.release(self.held)
 
@@ -237,7 +239,7 @@ def _loaded_config(config: Any, paths: list[Path]) -> tuple[LoadedConfig, list[D
 def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Optional[str]]:
     """The configuration with `agent` declared in it (unless it names a declared one); the name every live
     case is played by; the entry point held for an agent given as an object."""
-    from .run.agents import _inline
+    from ..run.agents import _inline
 
     if isinstance(agent, str) and ":" not in agent:
         return loaded, agent, None  # a declared agent's name: checked with the run's other options
@@ -261,8 +263,8 @@ def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Op
 
 
 def _load(entrypoint: str, base_dir: Path) -> Any:
-    from .run.agents._base import AgentError
-    from .run.agents.adk import load_adk_object
+    from ..run.agents._base import AgentError
+    from ..run.agents.adk import load_adk_object
 
     try:
         return load_adk_object(entrypoint, base_dir)

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, TextIO
 
+from ..layout import REPORTS_ROOT, SUITE_SUFFIXES
+
 SOURCE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".ts", ".rb", ".go", ".java", ".sh"})
-SUITE_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
-REPORTS = Path(".evalrun") / "reports"
 
 
 @dataclass
@@ -89,11 +89,12 @@ class Project:
 
 def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     """The cases selected under the paths and what they depend on; problems as printable lines."""
-    from .session.collect import collect
-    from .config import find_config, load_config, project_home
-    from .run.agent_choice import AgentNotFound, agent_name_for
-    from .suite.containment import transcript_location
-    from .suite.files import split_selection
+    from ..session.collect import collect
+    from ..config.discovery import find_config, project_home
+    from ..config.load import load_config
+    from ..run.agent_choice import AgentNotFound, agent_name_for
+    from ..suite.containment import transcript_location
+    from ..suite.files import split_selection
 
     config_path = options.config or find_config(list(options.paths))
     loaded, problems = load_config(config_path)
@@ -209,7 +210,7 @@ def _run(options: WatchOptions, home: Path, ids: Optional[list[str]], out: TextI
         command += [a for case_id in ids for a in ("-k", exact_glob(case_id))]
     out.flush()
     finished = subprocess.run(command, stdout=out, stderr=err, check=False)
-    report = home / REPORTS / "latest" / "report.json"
+    report = home / REPORTS_ROOT / "latest" / "report.json"
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
         cases, summary = data["cases"], data["summary"]

@@ -32,7 +32,8 @@ class CacheContents:
 def cache_folder(paths: list[Path], config_path: Optional[Path]) -> tuple[Path, list]:
     """The cache folder of the project `paths` lie in (as a run of them would use it), and the problems of
     its evalrun.yaml (diagnostics; the folder is then the default one)."""
-    from .config import find_config, load_config, project_home
+    from ..config.discovery import find_config, project_home
+    from ..config.load import load_config
 
     loaded, problems = load_config(config_path or find_config(paths))
     if loaded.path is None:
@@ -42,7 +43,7 @@ def cache_folder(paths: list[Path], config_path: Optional[Path]) -> tuple[Path, 
 
 def contents(folder: Path) -> CacheContents:
     """What the cache folder holds. OSError or sqlite3.Error when it cannot be read."""
-    from .llm.cache import DiskCache
+    from .cache import DiskCache
 
     found = CacheContents(folder)
     if not folder.is_dir():
@@ -56,7 +57,7 @@ def contents(folder: Path) -> CacheContents:
 def clear(folder: Path, older_than: Optional[float] = None) -> tuple[int, int]:
     """Forget what the folder holds, or only what was saved more than `older_than` seconds ago: (answers,
     similarity scores) removed. OSError or sqlite3.Error when it cannot be written."""
-    from .llm.cache import DiskCache
+    from .cache import DiskCache
 
     if not folder.is_dir():
         return 0, 0

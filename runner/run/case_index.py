@@ -26,7 +26,7 @@ from ..suite.reader import fingerprint
 from ..suite.models import Case, SourceRef
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.model import Config
 
 _FILES_KEPT = 32
 KEEP_LOADED = 2000

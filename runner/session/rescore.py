@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .results.models import Selection
-from .suite.load import Exclusion
-from .transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
+from ..results.models import Selection
+from ..suite.load import Exclusion
+from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
 
 REPORT_NAME = "report.json"
 _CASES_MARKER = b', "cases": ['  # where evalrun's report.json ends its header (a string cannot hold it unescaped)
@@ -46,7 +46,7 @@ class SavedRun:
 def read_saved_run(folder: Path) -> SavedRun:
     """The run saved in `folder`, from its report.json header, checked as any saved report is
     (runner.report.saved). NotRescorable with a reason people can act on."""
-    from .report.saved import parse_report_json, report_problems
+    from ..report.saved import parse_report_json, report_problems
 
     report = folder / REPORT_NAME
     if not report.is_file():
@@ -88,7 +88,7 @@ def suites_to_rescore(saved: SavedRun, given: Sequence[Path], project: Path, *, 
     must lie inside `project` (the folder the command runs in: its evalrun.yaml's folder, or its
     repository). Nothing is taken from the run folder, whatever its report says or links point at
     (`refuse_run_folder_sources`). NotRescorable names the first path refused and what to give instead."""
-    from .suite.files import display_path, real_path
+    from ..suite.files import display_path, real_path
 
     _refuse_standing_inside(saved.folder, project, cwd)  # said first: from inside, every other answer misleads
     paths = list(given)
@@ -112,8 +112,8 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
     resolved. A suite folder holding the run folder is collected without it (`excluding_run_folder`), and the
     modules python checks import are refused there, when the run starts (runner.run.code_guard).
     NotRescorable says which path and what to give instead."""
-    from .config import find_config
-    from .suite.files import display_path, real_path
+    from ..config.discovery import find_config
+    from ..suite.files import display_path, real_path
 
     run = real_path(folder)
     report = folder / REPORT_NAME
@@ -136,7 +136,7 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
 def _refuse_standing_inside(folder: Path, project: Path, cwd: Optional[Path]) -> None:
     """Started inside the run folder, its evalrun.yaml would be the project's and its modules importable
     (`python -m` puts the current folder on sys.path)."""
-    from .suite.files import display_path, real_path
+    from ..suite.files import display_path, real_path
 
     run, here = real_path(folder), real_path(cwd or Path.cwd())
     if _within(here, run) or _within(project, run):
@@ -156,7 +156,7 @@ class _ExcludingRunFolder(Exclusion):
     run: Path = Path()  # a real path
 
     def matches(self, path: Path) -> bool:
-        from .suite.files import real_path
+        from ..suite.files import real_path
 
         real = real_path(path)
         return real == self.run or self.run in real.parents or (bool(self.globs) and super().matches(path))
@@ -164,7 +164,7 @@ class _ExcludingRunFolder(Exclusion):
 
 def excluding_run_folder(folder: Path, exclusion: Optional[Exclusion]) -> Exclusion:
     """`exclusion` (the project's `exclude`, or None), passing over the run folder being rescored as well."""
-    from .suite.files import real_path
+    from ..suite.files import real_path
 
     if exclusion is None:
         return _ExcludingRunFolder(Path(folder), [], real_path(folder))
@@ -174,7 +174,7 @@ def excluding_run_folder(folder: Path, exclusion: Optional[Exclusion]) -> Exclus
 def current_project(cwd: Optional[Path] = None) -> Path:
     """The project the command is started in: the folder of the evalrun.yaml that applies to the
     current folder, else the repository holding it, else the current folder itself."""
-    from .config import find_config, project_home
+    from ..config.discovery import find_config, project_home
 
     here = cwd or Path.cwd()
     return project_home([here], find_config([here], here))

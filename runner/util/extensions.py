@@ -54,7 +54,7 @@ def _entry_points(group: str) -> list[Any]:
 def _may_declare(group: str) -> bool:
     """Whether an installed distribution on sys.path may declare entry points of `group`: its entry_points.txt
     names the group. A quick look (a few ms) so that a process with no plugin never imports importlib.metadata
-    (runner/plugins.py keeps that out of every run); importlib.metadata decides when this says yes."""
+    (runner/frontends/cli/startup.py keeps that out of every run); importlib.metadata decides when this says yes."""
     header = f"[{group}]"
     for folder in sys.path:
         try:

@@ -2,7 +2,7 @@
 
 A model named `anthropic/claude-...` with no `api_key_env` still gets its key: litellm reads ANTHROPIC_API_KEY
 (and evalrun's OpenAI path reads OPENAI_API_KEY). Those values are secrets the configuration never names, so
-the redactor (runner/secrets.py) masks them, and the Ray executor sends a worker the variables of the models
+the redactor (runner/util/secrets.py) masks them, and the Ray executor sends a worker the variables of the models
 a run names. Both ask this module; neither keeps a list of its own.
 
 Each provider (the part of a model name before `/`, as litellm reads it) maps to the prefixes of the variables

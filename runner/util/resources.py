@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # runner/ (this file is runner/util/resources.py)
 _REPOSITORY = _PACKAGE.parent
 
 

@@ -1,4 +1,4 @@
-"""A secret as evalrun may find it written, and masking every such form (the engine of runner/secrets.py).
+"""A secret as evalrun may find it written, and masking every such form (the engine of runner/util/secrets.py).
 
 An agent says a token back raw, or inside a tool call's argument text, which is JSON: any character there may
 be written as a `\\uXXXX` escape (`sk-ab\\u0063def`), a slash as `\\/`, a quote as `\\"`. evalrun then saves that

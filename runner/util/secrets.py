@@ -1,11 +1,11 @@
 """Secrets never reach an output: the values behind `api_key_env` and `${ENV}` references, the keys providers
-read on their own (OPENAI_API_KEY, ...: runner/provider_env.py), and config keys that carry credentials.
+read on their own (OPENAI_API_KEY, ...: runner/util/provider_env.py), and config keys that carry credentials.
 
 Two layers. The report's copy of the config has credential-looking keys blanked (`redact_config`).
 Then every line evalrun writes (results.jsonl, report.json, the console, transcripts, draft suites) passes
 through a `Redactor` holding the secret values themselves, because a provider may echo a key back inside an
 error message that ends up in a case's reason, and an agent may say a token it was given. A value is masked
-in every form it may be written in (runner/secret_forms.py: raw, JSON-escaped at any depth, percent-encoded).
+in every form it may be written in (runner/util/secret_forms.py: raw, JSON-escaped at any depth, percent-encoded).
 
 `protect_config` does both in the one safe order: the names to redact are collected from the config
 as written, before masking. Masking first would blank `Authorization: Bearer ${TOKEN}` and with it

@@ -38,7 +38,7 @@ MODES = ("embeddings", "rapidfuzz")
 
 
 def default_threshold() -> float:
-    from runner.config import Config
+    from runner.config.model import Config
 
     return float(Config.model_fields["similarity_threshold"].default)
 

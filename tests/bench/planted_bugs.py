@@ -40,14 +40,14 @@ MUTANTS = [
     ("M15 unbuilt cases left out of duplicates", "runner/suite/load.py", "duplicate_case_ids([*result.cases, *result.unbuilt])", "duplicate_case_ids(result.cases)"),
     ("M16 not-UTF-8 line off by one", "runner/suite/files.py", 'line = raw.count(b"\\n", 0, exc.start) + 1', 'line = raw.count(b"\\n", 0, exc.start)'),
     ("M17 tab position off by one", "runner/suite/yaml_errors.py", 'return text[start + column - 1:start + column] == "\\t"', 'return text[start + column:start + column + 1] == "\\t"'),
-    ("M18 judged checks gating by default forgotten", "runner/config.py", 'spec.get("gate", True) is not False', 'spec.get("gate", False) is not False'),
-    ("M19 story warning without agents", "runner/config.py", "config.simulator is None and config.agents:", "config.simulator is None:"),
-    ("M20 project default overrides the case's own", "runner/config.py", 'if "forbid_extra_calls" in case.model_fields_set or not', 'if "forbid_extra_calls" not in case.model_fields_set or not'),
+    ("M18 judged checks gating by default forgotten", "runner/config/", 'spec.get("gate", True) is not False', 'spec.get("gate", False) is not False'),
+    ("M19 story warning without agents", "runner/config/", "config.simulator is None and config.agents:", "config.simulator is None:"),
+    ("M20 project default overrides the case's own", "runner/config/", 'if "forbid_extra_calls" in case.model_fields_set or not', 'if "forbid_extra_calls" not in case.model_fields_set or not'),
     ("M21 unreadable-argument calls not extra", "runner/score/case.py", '_EXTRA_ROLES = ("extra", "wrong_arguments", "invalid_arguments")', '_EXTRA_ROLES = ("extra", "wrong_arguments")'),
     ("M22 unplayed story added to passing cases", "runner/score/case.py", "    if failures and unplayed:", "    if unplayed:"),
     ("M23 '1 extra calls'", "runner/report/saved.py", "extra call{'s' if len(names) > 1 else ''}", "extra call{'s' if len(names) >= 1 else ''}"),
     ("M24 extra calls left off the case line", "runner/report/console.py", "    if result.extra_calls:  #", "    if result.extra_calls and result.status != 'passed':  #"),
-    ("M25 a check's own judge ignored", "runner/config.py", 'isinstance(own, dict) and own.get("model")', 'isinstance(own, dict) and own.get("judge")'),
+    ("M25 a check's own judge ignored", "runner/config/", 'isinstance(own, dict) and own.get("model")', 'isinstance(own, dict) and own.get("judge")'),
     ("M12 capitalised suite keys missed", "runner/suite/shape.py", "    lowered = key.lower()", "    lowered = key"),
 ]
 

@@ -3,7 +3,7 @@ it imports a 10xGraph project's Python evals as `10xgraph eval` discovers them a
 configs (model_dump, the shape to_file writes) as one JSON document. It imports nothing of evalrun, so that it runs
 in the project's own environment.
 
-    PYTHON agentflow_export.py TARGET   (a file, or a folder searched for *_eval.py then eval_*.py)
+    PYTHON export.py TARGET   (a file, or a folder searched for *_eval.py then eval_*.py)
 
 Per file, the first protocol that applies (as 10xgraph-api 0.9's eval command): `get_scenarios()` / `SCENARIOS`
 (user simulations: listed, not exported); `get_eval_set()` with `get_eval_config()` / `EVAL_CONFIG`; public functions

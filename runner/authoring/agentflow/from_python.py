@@ -5,7 +5,7 @@ JSON files, which evalrun then runs as they are (and `evalrun convert` turns int
 Reading them means running the project's Python, which may do anything; evalrun does that only when asked with
 this explicit option, never while collecting a run or validating (a suite folder of a pull request must not be
 able to run code by being looked at). The modules run in a subprocess with the project's interpreter (`--python`,
-default this one), which needs Agentflow or 10xGraph; agentflow_export.py is the script it runs.
+default this one), which needs Agentflow or 10xGraph; agentflow/export.py is the script it runs.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ..suite.diagnostics import Diagnostic
-from ..suite.files import display_path
+from ...suite.diagnostics import Diagnostic
+from ...suite.files import display_path
 
-SCRIPT = Path(__file__).with_name("agentflow_export.py")
+SCRIPT = Path(__file__).with_name("export.py")
 
 
 def export_python_evals(target: Path, output_dir: Path, python: Optional[str] = None

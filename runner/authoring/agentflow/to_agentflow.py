@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from ..suite.diagnostics import Diagnostic
-from ..suite.files import display_path
-from ..suite.formats.agentflow.config import AGENTFLOW_DEFAULT_JUDGE
-from ..suite.formats.agentflow.detect import CRITERIA
-from ..suite.models import Case
+from ...suite.diagnostics import Diagnostic
+from ...suite.files import display_path
+from ...suite.formats.agentflow.config import AGENTFLOW_DEFAULT_JUDGE
+from ...suite.formats.agentflow.detect import CRITERIA
+from ...suite.models import Case
 
 _CASE_DATA = {"agentflow_node_order": ("expected",), "agentflow_judge": ("reference_facts", "context")}
 
@@ -129,7 +129,7 @@ def _eval_case(case: Case, extras: dict[str, Any], note: Any) -> dict[str, Any]:
 def write_agentflow(paths: list[Path], output_dir: Optional[Path]) -> tuple[list[tuple[Path, int]], list[Diagnostic]]:
     """Convert every suite under `paths` (a folder keeps its layout under `output_dir`); (written eval sets with
     their case counts, problems)."""
-    from ..suite.load import load_suites
+    from ...suite.load import load_suites
 
     jobs: list[tuple[Path, Path]] = []  # (suite file, the folder its files go to)
     diagnostics: list[Diagnostic] = []

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..atomic import write_text_atomically
-from ..secrets import redact, redact_data
-from ..suite.tool_specs import ToolSet, read_tools
+from ...util.atomic import write_text_atomically
+from ...util.secrets import redact, redact_data
+from ...suite.tool_specs import ToolSet, read_tools
 from .generated import build_suite, parse_answer
 from .stories import Story, StoriesError, read_stories
-from .tools import ToolsError, load_mcp_tools, load_tools
+from ..tools.load import ToolsError, load_mcp_tools, load_tools
 
 TEMPLATE = "generate_cases.j2"
 _VERSION = re.compile(r"\A\{#-?\s*\S+\s+(v\d+)")
@@ -52,7 +52,8 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
                     per_story: int = 2, output_dir: Path, config_path: Optional[Path] = None,
                     no_cache: bool = False, on_line: Callable[[str], None] = lambda line: None) -> GenerateReport:
     """Write one suite per story into `output_dir`. GenerateError when nothing can start."""
-    from ..config import find_config, load_config
+    from ...config.discovery import find_config
+    from ...config.load import load_config
 
     if per_story < 1:
         raise GenerateError("-n/--cases must be at least 1")
@@ -76,9 +77,9 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
     settings = _generator_settings(loaded)
     toolset = read_tools(definitions, tools_mcp or str(tools))
 
-    from ..llm.client import LLMClient
-    from ..llm.prompts import PromptLibrary, PromptError
-    from ..llm.runtime import configure
+    from ...llm.client import LLMClient
+    from ...llm.prompts import PromptLibrary, PromptError
+    from ...llm.runtime import configure
 
     configure(concurrency=_CONCURRENCY, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=no_cache)
     library = PromptLibrary(loaded.resolve(loaded.config.prompts_dir))
@@ -102,7 +103,7 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
 
 def _check_agents(stories: list[Story], config: Any) -> None:
     """A story's agent must be one evalrun.yaml declares (when it declares any): its suite would name it."""
-    from ..suite.diagnostics import did_you_mean
+    from ...suite.diagnostics import did_you_mean
 
     declared = config.agents
     for story in stories:
@@ -112,7 +113,7 @@ def _check_agents(stories: list[Story], config: Any) -> None:
 
 
 def _generator_settings(loaded: Any):
-    from ..llm.settings import GeneratorSettings
+    from ...llm.settings import GeneratorSettings
 
     config = loaded.config
     generator = config.generator or GeneratorSettings()
@@ -144,7 +145,7 @@ class _StoryWriter:
         self.tools_json = json.dumps(definitions, ensure_ascii=False, sort_keys=True)
 
     def write(self, story: Story) -> "Path | str":
-        from ..llm.errors import LLMError
+        from ...llm.errors import LLMError
 
         prompt = self.library.render(TEMPLATE, story=story.text, starting_sentence=story.starting_sentence or "",
                                      n=self.per_story, tools_json=self.tools_json)
@@ -189,7 +190,7 @@ class _StoryWriter:
 
 def loader_problems(text: str, name: str) -> list[str]:
     """What the suite loader says about `text` as a suite file: each error as `line:col: message`."""
-    from ..suite.load import load_file
+    from ...suite.load import load_file
 
     with tempfile.TemporaryDirectory(prefix="evalrun-generate-") as folder:
         path = Path(folder) / name

@@ -12,9 +12,9 @@ import json
 import re
 from typing import Any, Optional
 
-from ..checks.tool_calls import argument_breaches
-from ..suite.diagnostics import did_you_mean
-from ..suite.tool_specs import ToolSet, ToolSpec
+from ...checks.tool_calls import argument_breaches
+from ...suite.diagnostics import did_you_mean
+from ...suite.tool_specs import ToolSet, ToolSpec
 from .stories import Story
 
 ANSWER_GOAL = "answer"
@@ -25,7 +25,7 @@ _DATE_FORMATS = ("date", "date-time", "time")
 
 def parse_answer(content: Optional[str]) -> tuple[Optional[list], list[str]]:
     """The `cases` list of the model's JSON answer, or the reason it has none."""
-    from ..llm.replies import json_objects
+    from ...llm.replies import json_objects
 
     text = (content or "").strip()
     try:
@@ -198,7 +198,7 @@ _MONTH_DAY = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})\b|\b(\d{1,2
 
 def _same_date_known(keyword: str, known_text: str) -> bool:
     """A keyword that writes a known date another way ("January 5" for an output's 2025-01-05) is known."""
-    from ..score.dates import dates_in_text
+    from ...score.dates import dates_in_text
 
     known = dates_in_text(known_text)
     if not known:

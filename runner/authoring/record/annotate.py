@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..llm.errors import LLMError
-from ..llm.judge import boundary_token, judge_prompt
-from ..llm.replies import tagged_object
-from ..score.keywords import missing_keywords
-from ..transcripts.read import content_text
-from ..transcripts.recording import Recording
+from ...llm.errors import LLMError
+from ...llm.judge import boundary_token, judge_prompt
+from ...llm.replies import tagged_object
+from ...score.keywords import missing_keywords
+from ...transcripts.read import content_text
+from ...transcripts.recording import Recording
 from .argmodes import ArgChoice
 from .draft import DraftCase, DraftTextGoal, DraftToolGoal
 
@@ -133,7 +133,7 @@ class NoJudge(Exception):
 def check_judge(loaded: Any) -> None:
     """NoJudge unless evalrun.yaml configures a judge."""
     if loaded.config.judge is None:
-        from ..suite.files import display_path
+        from ...suite.files import display_path
 
         where = display_path(loaded.path) if loaded.path else "evalrun.yaml (none was found)"
         raise NoJudge(f"--annotate asks the judge, and {where} configures none; add one, for example:\n"
@@ -144,9 +144,9 @@ def annotator_for(loaded: Any) -> Annotator:
     """The annotator for evalrun.yaml's judge, with the LLM layer set up for it (its cache included)."""
     check_judge(loaded)
     judge = loaded.config.judge
-    from ..llm.client import LLMClient, prepare_transports
-    from ..llm.prompts import PromptLibrary
-    from ..llm.runtime import configure
+    from ...llm.client import LLMClient, prepare_transports
+    from ...llm.prompts import PromptLibrary
+    from ...llm.runtime import configure
 
     prepare_transports([judge])
     configure(concurrency=1, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ..score.dates import find_dates
-from ..score.keywords import missing_keywords
+from ...score.dates import find_dates
+from ...score.keywords import missing_keywords
 
 MAX_KEYWORDS = 6
 _NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,]\d)")

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from ..score.dates import find_dates, parse_date
-from ..score.keywords import missing_keywords
+from ...score.dates import find_dates, parse_date
+from ...score.keywords import missing_keywords
 
 _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}")

@@ -19,8 +19,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..secrets import clip
-from ..transcripts.read import ToolCall, Trajectory, content_text
+from ...util.secrets import clip
+from ...transcripts.read import ToolCall, Trajectory, content_text
 from .answer import answer_keywords
 from .argmodes import ArgChoice, Evidence, choose_modes
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .draft import DraftCase, DraftTextGoal, DraftToolGoal
-from .yamltext import entry, flow, one_line
+from ..write.yamltext import entry, flow, one_line
 
 JUDGE_MARK = "written by the judge"
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..transcripts.read import TranscriptError, build_trajectory
-from ..transcripts.recording import Recording
-from ..suite.files import split_selection
-from ..transcripts.recording import ConversationRef
-from ..transcripts.transcript_file import read_conversations, read_recording
+from ...transcripts.read import TranscriptError, build_trajectory
+from ...transcripts.recording import Recording
+from ...suite.files import split_selection
+from ...transcripts.recording import ConversationRef
+from ...transcripts.transcript_file import read_conversations, read_recording
 from .draft import DraftCase, NothingToCheck, draft_case
-from .output import OutputError, Planned, Written, redacted_recording, safe_id, write_drafts
+from ..write.output import OutputError, Planned, Written, redacted_recording, safe_id, write_drafts
 
 
 class RecordError(Exception):

@@ -1,4 +1,4 @@
-"""What the tool readers share (runner/authoring/tools.py, openapi_tools.py, mcp_tools.py): their error, and a
+"""What the tool readers share (runner/authoring/tools/load.py, openapi_tools.py, mcp_tools.py): their error, and a
 schema cleaned for a model to read."""
 from __future__ import annotations
 

@@ -25,14 +25,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..suite.tool_specs import json_path, tool_problems
-from .tool_defs import ToolsError, without_titles
+from ...suite.tool_specs import json_path, tool_problems
+from .defs import ToolsError, without_titles
 
 __all__ = ["ToolsError", "checked", "function_tool", "load_mcp_tools", "load_tools", "parse_docstring",
            "tools_from_module", "tools_from_openapi", "without_titles"]
 
 if TYPE_CHECKING:
-    from ..config import LoadedConfig
+    from ...config.load import LoadedConfig
 
 AGENT_PREFIX = "agent:"
 
@@ -101,7 +101,7 @@ def _read_data(path: Path) -> Any:
 # ------------------------------------------------------------------ evalrun.yaml agents
 
 def _agent_tools(name: str, config: Optional["LoadedConfig"]) -> list:
-    from ..suite.diagnostics import did_you_mean
+    from ...suite.diagnostics import did_you_mean
 
     agents = config.config.agents if config is not None else {}
     if name not in agents:
@@ -221,14 +221,14 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def tools_from_openapi(document: dict, where: str = "the OpenAPI document") -> list[dict[str, Any]]:
-    """One tool per operation of an OpenAPI 3 document (runner/authoring/openapi_tools.py)."""
-    from .openapi_tools import tools_from_openapi as read
+    """One tool per operation of an OpenAPI 3 document (runner/authoring/tools/openapi.py)."""
+    from .openapi import tools_from_openapi as read
 
     return read(document, where)
 
 
 def load_mcp_tools(command: str, *, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """The tools an MCP server started with `command` lists over stdio, checked (runner/authoring/mcp_tools.py)."""
-    from .mcp_tools import list_mcp_tools
+    """The tools an MCP server started with `command` lists over stdio, checked (runner/authoring/tools/mcp.py)."""
+    from .mcp import list_mcp_tools
 
     return checked(list_mcp_tools(command, timeout_s=timeout_s), f"MCP server {command!r}")

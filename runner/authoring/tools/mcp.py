@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .tool_defs import ToolsError, without_titles
+from .defs import ToolsError, without_titles
 
 MCP_TIMEOUT_S = 30.0
 _MCP_MAX_TOOLS = 10_000  # a server that pages forever is stopped here

@@ -1,5 +1,5 @@
 """OpenAPI 3 documents as tools: each operation one tool, named by its operationId (else method_path), its path,
-query and header parameters and its JSON request body's properties the arguments (runner/authoring/tools.py).
+query and header parameters and its JSON request body's properties the arguments (runner/authoring/tools/load.py).
 
 A schema's local $refs are written out in place, which a model reads best; but references that fan out (a schema
 using another 8 times, which uses another 8 times, ...) would grow without bound, so past MAX_INLINED nodes for
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .tool_defs import ToolsError
+from .defs import ToolsError
 
 _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _REF_DEPTH = 12  # $refs nested in one schema: deeper is left an untyped object (cycles are cut at once)

@@ -15,8 +15,8 @@ from typing import Sequence
 
 import yaml
 
-from .draft import DraftCase
-from .draft_text import case_text, list_item
+from ..record.draft import DraftCase
+from ..record.draft_text import case_text, list_item
 from .yamltext import entry
 
 

@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 from typing import Iterable, Optional
 
-from ..atomic import open_atomically, write_text_atomically
-from ..results.models import CaseResult
-from ..suite.files import split_selection
-from .draft_text import list_item
+from ...util.atomic import open_atomically, write_text_atomically
+from ...results.models import CaseResult
+from ...suite.files import split_selection
+from ..record.draft_text import list_item
 from .output import safe_id
 from .yamltext import entry, one_line
 
@@ -64,7 +64,7 @@ def save_failures(results: Iterable[CaseResult], target: Path, command: str, rer
     """Write the failed and errored cases of `results` to `target`; the ids written (none: nothing written).
     `rerun`: the command that reruns the file (default `evalrun run <target>`). OSError when the file cannot
     be written; NotOurs when it is a file --save-failures did not write."""
-    from ..suite.load import case_entries
+    from ...suite.load import case_entries
 
     copies = _CopyNames()
     chosen: dict[str, CaseResult] = {}
@@ -149,18 +149,18 @@ def _transcript_for(recording: Path, key: Optional[str], target: Path, copy_name
 def _one_conversation(recording: Path, key: str) -> Optional[bytes]:
     """The conversation `key` of a file of many, as a transcript of its own: a saved conversation's line without
     its key; a trace's conversation as the messages read from it."""
-    from ..transcripts.read import TranscriptError
-    from ..transcripts.recording import ConversationRef
-    from ..transcripts.saved_conversations import KEY, looks_saved
-    from ..transcripts.transcript_file import read_recording
+    from ...transcripts.read import TranscriptError
+    from ...transcripts.recording import ConversationRef
+    from ...transcripts.saved_conversations import KEY, looks_saved
+    from ...transcripts.transcript_file import read_recording
 
     try:
         read = read_recording(ConversationRef(recording, key))
     except TranscriptError:
         return None
     if looks_saved(recording):
-        from ..suite.files import TRANSCRIPT_SIZE_LIMIT
-        from ..transcripts.saved_conversations import saved_line
+        from ...suite.files import TRANSCRIPT_SIZE_LIMIT
+        from ...transcripts.saved_conversations import saved_line
 
         data = json.loads(saved_line(recording, key, TRANSCRIPT_SIZE_LIMIT)[0])
         data.pop(KEY, None)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..atomic import open_atomically
-from ..secrets import redact, redact_data
-from ..transcripts.recording import Recording
+from ...util.atomic import open_atomically
+from ...util.secrets import redact, redact_data
+from ...transcripts.recording import Recording
 from .append import AppendError, append_cases
-from .draft import DraftCase
-from .draft_text import suite_text
+from ..record.draft import DraftCase
+from ..record.draft_text import suite_text
 
 SUITE_SUFFIXES = (".yaml", ".yml")
 TRANSCRIPTS = "transcripts"
@@ -59,7 +59,7 @@ def suite_ids(loaded, target: Path) -> set[str]:
     """The ids of the cases already around `target`: under the folder of evalrun.yaml when the target is
     inside it (a run of that folder collects them all), else under the target's own folder. A draft
     taking one of them would make that run stop on a duplicate id."""
-    from ..session.collect import collect
+    from ...session.collect import collect
 
     folder = target if is_folder_target(target) else target.parent
     folder = Path(os.path.abspath(folder))
@@ -151,7 +151,7 @@ def _folder_jobs(planned: Sequence[Planned], folder: Path, intro: Sequence[str],
 
 
 def _append_jobs(planned: Sequence[Planned], suite: Path, taken: set[str]) -> tuple[list[_Job], Path]:
-    from ..suite.load import load_file
+    from ...suite.load import load_file
 
     if suite.suffix.lower() not in SUITE_SUFFIXES or not suite.is_file():
         raise OutputError(f"{suite} is not a YAML suite file to add cases to")
@@ -218,7 +218,7 @@ def _commit(jobs: list[_Job]) -> None:
     except BaseException as exc:
         _undo(done)
         if isinstance(exc, OSError):
-            from ..results.folder import describe_os_error
+            from ...results.folder import describe_os_error
 
             raise OutputError(f"cannot write the drafts: {describe_os_error(exc)}", 3) from None
         raise
@@ -226,7 +226,7 @@ def _commit(jobs: list[_Job]) -> None:
 
 def _check_written(job: _Job) -> None:
     """The suite as written loads, holds the new cases, and its earlier cases are exactly what they were."""
-    from ..suite.load import load_file
+    from ...suite.load import load_file
 
     cases, diagnostics, _ = load_file(job.path)
     errors = [str(d) for d in diagnostics if d.severity == "error"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from ..suite.reader import _plain_scalar
+from ...suite.reader import _plain_scalar
 
 _FLOW_WIDTH = 88  # a flow value longer than this is written as a block
 

@@ -15,12 +15,11 @@ import contextlib
 import sys
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from .. import __version__
+from ... import __version__
 from . import authoring, cache, redteam, reports, run, suites
 
-# The exit codes main() decides itself; a command returns its own (the whole list, 0-5, is in
-# runner.results.summary, too heavy to import for `evalrun --help`; a test keeps the two equal).
-EXIT_OK, EXIT_INTERRUPTED, EXIT_USAGE = 0, 2, 4
+# The exit codes main() decides itself; a command returns its own (the whole list, 0-5: runner/layout.py).
+from ...layout import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
 class Command(NamedTuple):
@@ -109,7 +108,7 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..signals import stops_like_ctrl_c
+    from ...util.signals import stops_like_ctrl_c
     from .streams import usable_standard_streams
 
     # a command started with stderr (or stdout) closed still runs; SIGTERM and SIGHUP stop it as Ctrl-C does
@@ -118,9 +117,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
-    from ..plugins import skip_pydantic_plugins
+    from .startup import skip_pydantic_plugins
 
-    skip_pydantic_plugins()  # 0.2-0.3 s of every start with logfire installed (runner/plugins.py)
+    skip_pydantic_plugins()  # 0.2-0.3 s of every start with logfire installed (runner/frontends/cli/startup.py)
     argv = _with_default_command(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
     try:
@@ -130,7 +129,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    with _redacted_streams():  # every byte a command prints passes the redactor (runner/secrets.py)
+    with _redacted_streams():  # every byte a command prints passes the redactor (runner/util/secrets.py)
         try:
             return COMMANDS[args.command].handle(args)
         except KeyboardInterrupt:  # outside a run (which handles its own signals): nothing to keep
@@ -140,7 +139,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
 
 @contextlib.contextmanager
 def _redacted_streams() -> Iterator[None]:
-    from ..secrets import RedactingStream, remember
+    from ...util.secrets import RedactingStream, remember
 
     remember()  # the providers' own keys in the environment, before the command prints anything
     out, err = sys.stdout, sys.stderr

@@ -127,7 +127,7 @@ def add_import(sub) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ..authoring.init import InitError, write_starter
+    from ...authoring.init import InitError, write_starter
 
     try:
         lines = write_starter(args.directory)
@@ -142,8 +142,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from ..authoring.generate import GenerateError, generate_suites
-    from ..config import config_line
+    from ...authoring.generate.cases import GenerateError, generate_suites
+    from ...config.load import config_line
 
     print(config_line([args.stories], args.config), file=sys.stderr)  # which generator and cache it uses
     try:
@@ -160,27 +160,27 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from ..authoring.record_cli import record_command
+    from .record import record_command
 
     return record_command(args, sys.stdout, sys.stderr)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..authoring.imports import import_command
+    from .imports import import_command
 
     return import_command(args, sys.stdout, sys.stderr)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from ..authoring.simulate_cli import simulate_command
+    from .simulate import simulate_command
 
     return simulate_command(args, sys.stdout, sys.stderr)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from ..session.verdict import EXIT_USAGE
-    from ..authoring.convert import convert
-    from ..suite.files import display_path
+    from ...session.verdict import EXIT_USAGE
+    from ...authoring.convert import convert
+    from ...suite.files import display_path
 
     problem = eval_config_problem(args.eval_config)
     if problem:
@@ -199,9 +199,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _convert_to_agentflow(args: argparse.Namespace) -> int:
-    from ..session.verdict import EXIT_USAGE
-    from ..authoring.to_agentflow import write_agentflow
-    from ..suite.files import display_path
+    from ...session.verdict import EXIT_USAGE
+    from ...authoring.agentflow.to_agentflow import write_agentflow
+    from ...suite.files import display_path
 
     written, diagnostics = write_agentflow(args.paths, args.output_dir)
     for diagnostic in diagnostics:
@@ -212,9 +212,9 @@ def _convert_to_agentflow(args: argparse.Namespace) -> int:
 
 
 def _convert_python_evals(args: argparse.Namespace) -> int:
-    from ..session.verdict import EXIT_USAGE
-    from ..authoring.from_agentflow_python import export_python_evals
-    from ..suite.files import display_path
+    from ...session.verdict import EXIT_USAGE
+    from ...authoring.agentflow.from_python import export_python_evals
+    from ...suite.files import display_path
 
     if args.output_dir is None or len(args.paths) != 1:
         print("evalrun convert --from agentflow-python: name one evals folder (or file) and the output folder, "

@@ -32,7 +32,7 @@ def add_cache(sub) -> None:
 
 
 def _age(text: str) -> float:
-    from ..cache_folder import age
+    from ...llm.cache_folder import age
 
     try:
         return age(text)
@@ -43,8 +43,8 @@ def _age(text: str) -> float:
 def cmd_cache(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ..cache_folder import cache_folder, clear, contents
-    from ..suite.files import display_path
+    from ...llm.cache_folder import cache_folder, clear, contents
+    from ...suite.files import display_path
 
     folder, problems = cache_folder([args.path], args.config)
     for problem in problems:

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
-from ..run.simulate import UserMove
-from ..secrets import redact
-from ..transcripts.read import build_trajectory, content_text
-from ..transcripts.recording import Recording
+from ...run.simulate import UserMove
+from ...util.secrets import redact
+from ...transcripts.read import build_trajectory, content_text
+from ...transcripts.recording import Recording
 
 SAVE = "/save"
 HELP = "/help"
@@ -75,7 +75,7 @@ class TerminalUser:
 def show_messages(messages: list[dict], out: TextIO, *, users: bool = False) -> None:
     """What the agent did (its text, each tool call with its arguments, each result), control characters
     made visible; with `users`, the user's messages too."""
-    from ..report.console import visible
+    from ...report.console import visible
 
     for message in messages:
         role = message.get("role")
@@ -110,17 +110,17 @@ def _raise_interrupt(signum, frame):  # not signal.default_int_handler: asyncio 
 
 
 def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..run.agent_choice import AgentNotFound, agent_for, agent_name_for
-    from ..run.conversation import Conversation, converse
-    from ..suite.models import Case, SourceRef
-    from .output import is_folder_target
+    from ...run.agent_choice import AgentNotFound, agent_for, agent_name_for
+    from ...run.conversation import Conversation, converse
+    from ...suite.models import Case, SourceRef
+    from ...authoring.write.output import is_folder_target
     from .record_console import load_record_config
 
     loaded = load_record_config(args, err)
     if loaded is None:
         return 4
     if args.annotate:
-        from .annotate import NoJudge, check_judge
+        from ...authoring.record.annotate import NoJudge, check_judge
 
         try:
             check_judge(loaded)
@@ -164,8 +164,8 @@ def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _prepare_models(loaded, name: str) -> None:
     """A model agent's client, as a run prepares it (no cache: a chat wants fresh answers)."""
-    from ..llm.client import prepare_transports
-    from ..llm.runtime import configure
+    from ...llm.client import prepare_transports
+    from ...llm.runtime import configure
 
     prepare_transports([loaded.config.agents[name]])
     configure(concurrency=1, cache_dir=None, no_cache=True)
@@ -173,8 +173,8 @@ def _prepare_models(loaded, name: str) -> None:
 
 def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO, err: TextIO, loaded,
           annotate: bool) -> int:
-    from .draft import NothingToCheck, draft_case
-    from .output import OutputError, Planned, redacted_recording, suite_ids, write_drafts
+    from ...authoring.record.draft import NothingToCheck, draft_case
+    from ...authoring.write.output import OutputError, Planned, redacted_recording, suite_ids, write_drafts
     from .record_console import print_written, shown
 
     if not any(m.get("role") == "user" for m in conversation.messages):
@@ -191,7 +191,7 @@ def _save(conversation, agent_name: str, case_id: str, target: Path, out: TextIO
     draft.agent = agent_name
     draft.description = f"Recorded in a chat with {agent_name}"
     if annotate:  # the judge is set up now: the chat's agent had the LLM layer to itself
-        from .annotate import annotator_for
+        from ...authoring.record.annotate import annotator_for
 
         annotator_for(loaded)(draft, recording)
     intro = [f"Draft written by `evalrun record` from a chat with {agent_name}: read the lines marked `check:`.",

@@ -67,7 +67,7 @@ def add_report_formats(parser: argparse.ArgumentParser, help: str, required: boo
 
 def report_format(name: str) -> str:
     """A report format's name: evalrun's own, or an installed plugin's (whose metadata is read only then)."""
-    from ..report.formats import builtin_names, names
+    from ...report.formats import builtin_names, names
 
     if name in builtin_names() or name in (known := names()):
         return name
@@ -93,7 +93,7 @@ def eval_config_problem(path: Optional[Path]) -> Optional[str]:
 
 def format_names() -> tuple[str, ...]:
     """evalrun's own report formats (an installed plugin's are accepted too: see report_format)."""
-    from ..report.formats import builtin_names
+    from ...report.formats import builtin_names
 
     return builtin_names()
 
@@ -101,7 +101,7 @@ def format_names() -> tuple[str, ...]:
 def format_help() -> str:
     """Each of evalrun's report formats with the file it writes: `json → report.json, junit → junit.xml, ...`
     (an installed plugin's formats are not looked for: that costs each start of the command 20-60 ms)."""
-    from ..report.formats import builtin_names, file_name
+    from ...report.formats import builtin_names, file_name
 
     return ", ".join(f"{name} → {file_name(name)}" for name in builtin_names())
 
@@ -129,7 +129,7 @@ def at_least_one(text: str) -> int:
 
 def shard(text: str) -> str:
     """I/N, checked and written back in its one spelling."""
-    from ..shard import parse_shard
+    from ...util.shard import parse_shard
 
     try:
         return str(parse_shard(text))

@@ -8,8 +8,8 @@ from .record_console import load_record_config, print_written
 
 
 def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .output import suite_ids
-    from .record import RecordError, record_from
+    from ...authoring.write.output import suite_ids
+    from ...authoring.record.from_files import RecordError, record_from
 
     if args.sources:
         loaded = load_record_config(args, err)
@@ -17,7 +17,7 @@ def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 4
         annotate = None
         if args.annotate:
-            from .annotate import NoJudge, annotator_for
+            from ...authoring.record.annotate import NoJudge, annotator_for
 
             try:
                 annotate = annotator_for(loaded)

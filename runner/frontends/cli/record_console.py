@@ -6,14 +6,15 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from .draft import DraftCase, DraftToolGoal
+from ...authoring.record.draft import DraftCase, DraftToolGoal
 
 
 def load_record_config(args: argparse.Namespace, err: TextIO):
     """The evalrun.yaml for `record` (next to or above the output, else the current folder), or None after
     printing its problems. --agent must name one of its agents when it declares any."""
-    from ..config import config_line, find_config, load_config
-    from ..run.agent_choice import check_agent_override
+    from ...config.load import config_line, load_config
+    from ...config.discovery import find_config
+    from ...run.agent_choice import check_agent_override
 
     search_from = [args.output, Path.cwd()]
     loaded, problems = load_config(args.config or find_config(search_from), for_run=args.annotate)
@@ -30,7 +31,7 @@ def load_record_config(args: argparse.Namespace, err: TextIO):
 
 
 def print_written(written, drafts: list[DraftCase], target: Path, out: TextIO) -> None:
-    from .output import is_folder_target
+    from ...authoring.write.output import is_folder_target
 
     for draft in drafts:
         calls = sum(isinstance(g, DraftToolGoal) for g in draft.goal_details)

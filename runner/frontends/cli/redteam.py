@@ -49,11 +49,12 @@ def add_redteam(sub) -> None:
 
 
 def cmd_redteam(args: argparse.Namespace) -> int:
-    from ..authoring.redteam.catalogue import CatalogueError, catalogue_lines, load_catalogue
-    from ..authoring.redteam.plan import PlanError, plan
+    from ...authoring.redteam.catalogue import CatalogueError, catalogue_lines, load_catalogue
+    from ...authoring.redteam.plan import PlanError, plan
 
     if args.redteam_command == "list":
-        from ..config import find_config, load_config
+        from ...config.discovery import find_config
+        from ...config.load import load_config
 
         loaded, _ = load_config(args.config or find_config([Path.cwd()]))
         try:

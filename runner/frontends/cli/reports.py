@@ -73,8 +73,8 @@ def add_calibrate(sub) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..report.render import render_many
-    from ..report.saved import NotAReport
+    from ...report.render import render_many
+    from ...report.saved import NotAReport
 
     if args.output is not None and len(set(args.formats)) > 1:
         print("evalrun report: -o/--output names one file: give one --format with it", file=sys.stderr)
@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"evalrun report: {exc}", file=sys.stderr)
         return 4
     except OSError as exc:
-        from ..results.folder import describe_os_error
+        from ...results.folder import describe_os_error
 
         print(f"evalrun report: cannot write the report: {describe_os_error(exc)}", file=sys.stderr)
         return 3
@@ -95,8 +95,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..report.compare import as_markdown, as_text, compare_reports
-    from ..report.saved import NotAReport
+    from ...report.compare import as_markdown, as_text, compare_reports
+    from ...report.saved import NotAReport
 
     try:
         comparison = compare_reports(args.old, args.new)
@@ -111,12 +111,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from ..report.merge import MergeError, check_baseline, merge_reports, write_merged
-    from ..report.console import Console, print_summary
-    from ..report.render import render_many
-    from ..report.saved import NotAReport
-    from ..results.models import Summary
-    from ..results.folder import describe_os_error
+    from ...report.merge import MergeError, check_baseline, merge_reports, write_merged
+    from ...report.console import Console, print_summary
+    from ...report.render import render_many
+    from ...report.saved import NotAReport
+    from ...results.models import Summary
+    from ...results.folder import describe_os_error
 
     try:
         merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)
@@ -145,7 +145,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
-    from ..checks.calibrate import calibrate, render
+    from ...checks.calibrate import calibrate
+    from .calibrate import render
 
     agreement, problems = calibrate(args.labels, config_path=args.config, no_cache=args.no_cache)
     for problem in problems:

@@ -135,8 +135,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..session.verdict import EXIT_USAGE
-    from ..rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
+    from ...session.verdict import EXIT_USAGE
+    from ...session.rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
 
     try:
         saved = read_saved_run(args.run_dir)
@@ -166,21 +166,21 @@ _FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", 
 def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
     """The run's RunRequest from `evalrun run`'s (or quick's, rescore's) arguments; a flag a command lacks
     keeps RunRequest's default."""
-    from ..session.request import RunRequest
+    from ...session.request import RunRequest
 
     options = {field: getattr(args, dest) for field, dest in _FLAGS.items() if hasattr(args, dest)}
     return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
 
 
 def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
-    from ..session.run import run_request
-    from ..session.verdict import EXIT_NO_CASES, EXIT_USAGE
-    from ..config import config_line
-    from ..report.console import Console, print_failures, print_summary
+    from ...session.run import run_request
+    from ...session.verdict import EXIT_NO_CASES, EXIT_USAGE
+    from ...config.load import config_line
+    from ...report.console import Console, print_failures, print_summary
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:
-        from ..report.otlp import missing_otel
+        from ...report.otlp import missing_otel
 
         problem = missing_otel()  # said before the run, not after it
         if problem is not None:
@@ -193,7 +193,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         err.line(f"evalrun: {problem}")
         return EXIT_USAGE
     if getattr(args, "save_failures", None) is not None:
-        from ..authoring.failures import target_problem
+        from ...authoring.write.failures import target_problem
 
         problem = target_problem(args.save_failures)  # said before the run, not after it
         if problem:

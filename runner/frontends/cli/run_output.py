@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ..session.events import RunEvents
+from ...session.events import RunEvents
 
 
 class CaseLines(RunEvents):
@@ -16,14 +16,14 @@ class CaseLines(RunEvents):
     -v: a pool run's results are then validated again from their lines, in this process."""
 
     def __init__(self, out, *, verbose: bool, quiet: bool, err=None):
-        from ..report.console import StageNotes
+        from ...report.console import StageNotes
 
         self.out, self.err, self.verbose, self.quiet = out, err, verbose, quiet
         self.stage_notes = StageNotes()
         self.progress = None
 
     def started(self, total: int) -> None:
-        from ..report.console import Progress
+        from ...report.console import Progress
 
         self.progress = Progress(self.out, total)
 
@@ -32,7 +32,7 @@ class CaseLines(RunEvents):
             self.err.line(message)
 
     def saved(self, saved) -> None:
-        from ..report.console import case_line, goal_lines
+        from ...report.console import case_line, goal_lines
 
         self.stage_notes.add(saved)
         line: Optional[str] = None
@@ -55,8 +55,8 @@ class CaseLines(RunEvents):
 def save_failures(target: Path, outcome, err, paths: list[Path], config: Optional[Path]) -> None:
     """Write --save-failures' file and say how to rerun it: with --config when the file lies where a rerun
     would not find the evalrun.yaml this run used (outside its folder)."""
-    from ..authoring.failures import NotOurs, save_failures as write_failures
-    from ..results.folder import describe_os_error
+    from ...authoring.write.failures import NotOurs, save_failures as write_failures
+    from ...results.folder import describe_os_error
 
     command = "evalrun " + " ".join(sys.argv[1:])
     needed = config_for_rerun(target, paths, config)
@@ -85,8 +85,8 @@ def save_failures(target: Path, outcome, err, paths: list[Path], config: Optiona
 def config_for_rerun(target: Path, paths: list[Path], config: Optional[Path]) -> Optional[Path]:
     """The evalrun.yaml a rerun of `target` must be given with --config: the one this run used, when a run
     of `target` alone, started from any folder, would not find it. None when it would (or the run had none)."""
-    from ..config import find_config
-    from ..suite.files import real_path
+    from ...config.discovery import find_config
+    from ...suite.files import real_path
 
     used = config if config is not None else find_config(paths)
     if used is None:
@@ -117,8 +117,8 @@ def diagnostic_line(diagnostic, command: str) -> str:
 def export_spans(report_path: Path, target: str, exit_code: int, out, err) -> int:
     """--otlp: the saved report as spans. A failed export is said, and a run that would exit 0 exits 3:
     spans a team counts on did not arrive."""
-    from ..report.otlp import OtlpExportError, export_report
-    from ..report.saved import NotAReport, load_report
+    from ...report.otlp import OtlpExportError, export_report
+    from ...report.saved import NotAReport, load_report
 
     try:
         out.line(export_report(load_report(report_path), target))

@@ -15,19 +15,20 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from ..atomic import write_text_atomically
-from ..secrets import redact_data
+from ...util.atomic import write_text_atomically
+from ...util.secrets import redact_data
 
 
 def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..session.collect import collect
-    from ..config import config_line, find_config, load_config
-    from ..llm.calls import repeat_scope
-    from ..llm.client import prepare_transports
-    from ..llm.runtime import configure
-    from ..run.agent_choice import AgentNotFound, agent_name_for, check_agent_override
-    from ..run.conversation import Conversation, converse_case
-    from ..suite.diagnostics import has_errors
+    from ...session.collect import collect
+    from ...config.load import config_line, load_config
+    from ...config.discovery import find_config
+    from ...llm.calls import repeat_scope
+    from ...llm.client import prepare_transports
+    from ...llm.runtime import configure
+    from ...run.agent_choice import AgentNotFound, agent_name_for, check_agent_override
+    from ...run.conversation import Conversation, converse_case
+    from ...suite.diagnostics import has_errors
     from .chat import show_messages
 
     if args.batch < 1:

@@ -61,10 +61,10 @@ def add_watch(sub) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
-    from ..session.collect import validate
-    from ..session.verdict import EXIT_USAGE
-    from ..config import config_line
-    from ..suite.diagnostics import has_errors
+    from ...session.collect import validate
+    from ...session.verdict import EXIT_USAGE
+    from ...config.load import config_line
+    from ...suite.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
     problem = eval_config_problem(args.eval_config)
@@ -88,9 +88,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     import json
 
-    from ..session.collect import list_cases
-    from ..session.verdict import EXIT_NO_CASES
-    from ..report.console import visible
+    from ...session.collect import list_cases
+    from ...session.verdict import EXIT_NO_CASES
+    from ...report.console import visible
 
     listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
     for diagnostic in listing.diagnostics:
@@ -113,7 +113,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from ..resources import schema_path
+    from ...util.resources import schema_path
 
     sys.stdout.write(schema_path(args.kind).read_text(encoding="utf-8"))
     return 0

@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pytest
 
-from .pytest_projects import CONFIG_NAMES, SUITE_SUFFIXES, Project, Writer, explain
+from ...layout import CONFIG_NAMES, REPORTS_ROOT, SUITE_SUFFIXES
+from .projects import Project, Writer, explain
 
 if TYPE_CHECKING:
-    from .session.request import RunOutcome
+    from ...session.request import RunOutcome
 
 _WORST_FIRST = ("error", "unscored", "failed", "skipped", "passed")
 
@@ -56,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     formats = config.getoption("evalrun_formats")
     if formats:
-        from .report.formats import names
+        from ...report.formats import names
 
         unknown = [f for f in formats if f not in names()]
         if unknown:
@@ -92,13 +93,11 @@ class EvalrunSession:
             return Path(self.config.workerinput["evalrun_base"])
         given = self.config.getoption("evalrun_output_dir")
         if given is not None:
-            from .results.run_lock import in_use
+            from ...results.run_lock import in_use
 
             folder = self.cwd / given
             return folder / self.run_id if in_use(folder) else folder
-        from .session.lifecycle import DEFAULT_REPORTS_ROOT
-
-        return self.cwd / DEFAULT_REPORTS_ROOT / self.run_id
+        return self.cwd / REPORTS_ROOT / self.run_id
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -241,8 +240,8 @@ def _forget_saved_conversations(base: Path) -> None:
     """A reused --evalrun-output-dir starts its conversations afresh, as the CLI's run folder does. The processes
     that play cases append to conversations.jsonl before the reporting process opens the run, so an earlier
     session's file goes now, in every project's folder (base, base-2, ...)."""
-    from .results.run_lock import in_use
-    from .transcripts.saved_conversations import FILE_NAME
+    from ...results.run_lock import in_use
+    from ...transcripts.saved_conversations import FILE_NAME
 
     folder, number = base, 1
     while folder.is_dir():
@@ -263,7 +262,7 @@ def _new_run_id() -> str:
 
 
 def _search_folders(folder: Path, rootdir: Path) -> list[Path]:
-    """Where evalrun.yaml is looked for (as runner.config.config_search): the folder and those above it,
+    """Where evalrun.yaml is looked for (as runner.config.discovery.config_search): the folder and those above it,
     up to the repository root (a folder holding .git) or pytest's rootdir; outside both, the folder itself."""
     chain = [folder, *folder.parents]
     for i, candidate in enumerate(chain):

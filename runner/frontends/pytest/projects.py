@@ -1,6 +1,6 @@
 """The evalrun projects a pytest run holds: reading their cases, playing them, writing their run folders.
 
-runner.pytest_plugin holds the pytest side (hooks, collectors, tests); this module what it asks of
+runner.frontends.pytest.plugin holds the pytest side (hooks, collectors, tests); this module what it asks of
 runner.session. A `Project` is one folder with its evalrun.yaml, read once as `evalrun PATHS` reads it and
 played one case at a time in any process of the run; a `Writer` is its run folder in the process that
 reports (the only process, or pytest-xdist's controller), fed by the results the tests' reports carry.
@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import pytest
 
-    from .session.lifecycle import OpenRun, PreparedRun
-    from .session.request import RunOutcome
-    from .results.models import CaseResult
+    from ...session.lifecycle import OpenRun, PreparedRun
+    from ...session.request import RunOutcome
+    from ...results.models import CaseResult
 
-SUITE_SUFFIXES = (".yaml", ".yml", ".json")  # as runner.suite.load collects (a test keeps them equal)
-CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")  # as runner.suite.files names them
+from ...layout import CONFIG_NAMES, SUITE_SUFFIXES  # noqa: E402 - the one definition (runner/layout.py)
 
 
 class Project:
     """One evalrun project (a folder with its evalrun.yaml): its cases, read once through runner.session.
-    `session` is the plugin's (runner.pytest_plugin.EvalrunSession): the config, the run's id and folder,
+    `session` is the plugin's (runner.frontends.pytest.plugin.EvalrunSession): the config, the run's id and folder,
     the event loop cases play on."""
 
     def __init__(self, session: Any, root: Path, ordinal: int):
@@ -57,7 +56,7 @@ class Project:
         return list(dict.fromkeys(kept)) or [self.root]
 
     def request(self):
-        from .session.request import RunRequest
+        from ...session.request import RunRequest
 
         config = self.session.config
         output_dir, baseline = config.getoption("evalrun_output_dir"), config.getoption("evalrun_baseline")
@@ -69,8 +68,8 @@ class Project:
     def _load(self) -> None:
         if self._by_file is not None:
             return
-        from .session.ended import RunEnded
-        from .session.lifecycle import prepare_run
+        from ...session.ended import RunEnded
+        from ...session.lifecycle import prepare_run
 
         self._by_file = {}
         try:
@@ -85,7 +84,7 @@ class Project:
         errors = [d for d in self.ended.diagnostics if d.severity == "error"]
         if not errors:
             return  # nothing to run (no case), which is no error
-        from .session.collect import collect
+        from ...session.collect import collect
 
         self._broken_files = {Path(f).resolve() for f in collect(self.paths()).files}
         for d in errors:
@@ -125,7 +124,7 @@ class Project:
     def play(self, position: int) -> list["CaseResult"]:
         """Play one case to its results, here and now (its conversation saved in the run folder)."""
         if self.runner is None:
-            from .results.folder import RunFolder
+            from ...results.folder import RunFolder
 
             self.conversations = RunFolder(self.folder, self.session.run_id, None, redact=self.prepared.redact)
             self.runner = self.prepared.case_runner(self.conversations.save_conversation)
@@ -157,7 +156,7 @@ class Writer:
 
     def _open(self) -> Optional["OpenRun"]:
         """The open run; None when it ended before (self.ended says how)."""
-        from .session.ended import RunEnded
+        from ...session.ended import RunEnded
 
         if self.opened is None and self.ended is None:
             _ = self.project.prepared  # read once
@@ -173,7 +172,7 @@ class Writer:
         return self.opened
 
     def save(self, payload: dict) -> None:
-        from .results.models import CaseResult
+        from ...results.models import CaseResult
 
         opened = self._open()
         if opened is None:
@@ -189,7 +188,7 @@ class Writer:
         opened = self._open()
         if opened is None:
             return True
-        from .results.models import CaseResult
+        from ...results.models import CaseResult
 
         ref = self.project.prepared.index.refs[self.selected[report.nodeid]]
         said = str(report.longrepr).strip().splitlines()[-1:] or ["no reason given"]
@@ -207,7 +206,7 @@ class Writer:
 
 def explain(results: list["CaseResult"], redact) -> str:
     """The console's explanation of a case, reasons first (pytest's summary line shows the first line)."""
-    from .report.console import case_line, explain_case
+    from ...report.console import case_line, explain_case
 
     lines: list[str] = []
     for result in results:
