@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env
+from tests.helpers.cli_helpers import REPO, cli_env
 
 PACKAGE = REPO / "runner"
 

@@ -4,7 +4,7 @@ ReportFormat) next to its code adds one, and installed packages add theirs throu
 
 Building the command's parser names every format and the file it writes: importing every format module for that
 costs 8 ms of each start of `evalrun`, and reading the plugins' metadata 20-60 ms. So evalrun's own formats are
-listed in INDEX, which `discover()` rebuilds from the modules (tests/test_report_registry.py holds them equal:
+listed in INDEX, which `discover()` rebuilds from the modules (tests/report/test_report_registry.py holds them equal:
 `python -m runner.report.formats` prints it), and the plugins are looked for only when a name is not evalrun's."""
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from runner.authoring.convert import dump_yaml, suite_of
 from runner.suite.load import load_file, load_suites
-from tests.adk_files import HOME, OLD_TURNS, eval_case, eval_set, invocation, recording
-from tests.cli_helpers import run_cli, write_json
-from tests.shared_data import require_shared
+from tests.helpers.adk_files import HOME, OLD_TURNS, eval_case, eval_set, invocation, recording
+from tests.helpers.cli_helpers import run_cli, write_json
+from tests.helpers.shared_data import require_shared
 
 
 def same_cases(original: list, converted: list) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from runner.authoring.tools.load import ToolsError, load_mcp_tools, load_tools, parse_docstring
 from runner.config.load import load_config
-from tests.cli_helpers import REPO, write, write_json
+from tests.helpers.cli_helpers import REPO, write, write_json
 
 MCP_SERVER = REPO / "tests" / "data" / "tools" / "mcp_weather_server.py"
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 HR = REPO / "suites" / "live"

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from runner.suite.load import load_file
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 

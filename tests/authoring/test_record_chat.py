@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, cli_env, run_cli, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -126,7 +126,7 @@ def test_a_draft_passes_on_its_own_recording(tmp_path: Path, messages: list[dict
 # ------------------------------------------------------------------------- the rules, one by one
 
 def test_the_hr_conversation_drafts_as_a_person_would_write_it(tmp_path: Path) -> None:
-    messages = json.loads((Path(__file__).parent.parent / "suites/hr/transcripts/hr-timeoff-basic.json").read_text())["messages"]
+    messages = json.loads((Path(__file__).parents[2] / "suites/hr/transcripts/hr-timeoff-basic.json").read_text())["messages"]
     case, draft, text = draft_of(messages, tmp_path, "hr")
     assert case.starting_sentence == "I want to know my timeoff schedule for a certain period."
     assert case.user_prompts == ["My username is nwaters, and I mean from 2025-01-01 to 2025-03-03."]

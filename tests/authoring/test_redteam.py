@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from runner.authoring.redteam.catalogue import load_catalogue
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.redteam_agents import HOLD_REPLY
 
-AGENTS = Path(__file__).parent / "fakes" / "redteam_agents.py"
+AGENTS = Path(__file__).parents[1] / "fakes" / "redteam_agents.py"
 CATEGORIES = {"instruction_override": "prompt_injection", "roleplay_jailbreak": "jailbreak",
               "system_prompt_extraction": "prompt_leakage", "unsafe_topic": "harmful_content",
               "topic_derailment": "off_topic", "forbidden_tool": "excessive_agency",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 LONG = "refund-the-whole-order-of-a-customer-who-was-charged-twice-for-one-lamp-and-wa"  # 78: with "-x1" and "-x2" two ids alike in their first 80
 assert len(LONG) == 78

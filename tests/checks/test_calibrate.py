@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from runner.checks.calibrate import cohen_kappa, load_labels
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 
-SHIPPED = Path(__file__).resolve().parents[1] / "calibration" / "semantic_match.yaml"
+SHIPPED = Path(__file__).resolve().parents[2] / "calibration" / "semantic_match.yaml"
 
 
 def pairs(yes_yes: int, yes_no: int, no_yes: int, no_no: int) -> list[tuple[str, str]]:

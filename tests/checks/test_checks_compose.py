@@ -9,7 +9,7 @@ from runner.checks.run import run_checks
 from runner.checks.select import Selection
 from runner.config.model import CheckProfile
 
-from .test_checks_text import case_with, texts
+from tests.checks.test_checks_text import case_with, texts
 
 ANSWER = "Your id is 15778303."
 PASS = {"type": "contains", "value": "15778303", "name": "has id"}
@@ -99,7 +99,7 @@ def test_compositions_nest_and_the_profile_reaches_nested_checks():
 
 
 def test_nested_checks_are_validated_with_positions(tmp_path):
-    from tests.cli_helpers import run_cli, write
+    from tests.helpers.cli_helpers import run_cli, write
 
     write(tmp_path / "s.yaml", """
         id: c1
@@ -123,7 +123,7 @@ def test_nested_checks_are_validated_with_positions(tmp_path):
 
 
 def test_a_budget_check_on_the_run_cannot_be_nested(tmp_path):
-    from tests.cli_helpers import run_cli, write
+    from tests.helpers.cli_helpers import run_cli, write
 
     write(tmp_path / "s.yaml", """
         id: c1

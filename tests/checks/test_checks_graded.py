@@ -15,7 +15,7 @@ from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from .test_checks_judged import judge_cascade, token_of
+from tests.checks.test_checks_judged import judge_cascade, token_of
 
 QUESTION = "When is my time off, and how many days?"
 ANSWER = "Your time off is on January 5, 2025, for 2 days."

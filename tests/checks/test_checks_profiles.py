@@ -1,9 +1,9 @@
 """`profiles:` in evalrun.yaml and `evalrun run --profile NAME`, through the real CLI."""
 from __future__ import annotations
 
-from tests.cli_helpers import run_cli, write
-from tests.test_checks_cli import replay_project
-from tests.test_run_live import report_of
+from tests.helpers.cli_helpers import run_cli, write
+from tests.frontends.cli.test_checks_cli import replay_project
+from tests.run.test_run_live import report_of
 
 CHECKS = """
           - {type: contains, value: "15778303"}

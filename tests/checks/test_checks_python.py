@@ -8,11 +8,11 @@ import textwrap
 import pytest
 
 from runner.checks.run import run_checks
-from tests.cli_helpers import run_cli, write, write_json
-from tests.test_checks_cli import TRANSCRIPT
-from tests.test_run_live import report_of
+from tests.helpers.cli_helpers import run_cli, write, write_json
+from tests.frontends.cli.test_checks_cli import TRANSCRIPT
+from tests.run.test_run_live import report_of
 
-from .test_checks_text import case_with
+from tests.checks.test_checks_text import case_with
 from runner.transcripts.read import build_trajectory
 
 _names = itertools.count()

@@ -11,7 +11,7 @@ from runner.results.models import CaseResult
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 
-from .test_checks_trajectory import conversation
+from tests.checks.test_checks_trajectory import conversation
 
 
 def case_with(*specs, **fields):

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, saved_conversations, write, write_json
+from tests.helpers.cli_helpers import REPO, run_cli, saved_conversations, write, write_json
 
 
 def report_of(root, out="out"):
@@ -480,7 +480,7 @@ def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, expl
         import subprocess
         import sys
 
-        from tests.cli_helpers import cli_env
+        from tests.helpers.cli_helpers import cli_env
 
         result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
                                 env=cli_env(STATE_TOKEN="s3cret-token"), capture_output=True, text=True, timeout=120)
@@ -552,10 +552,10 @@ def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_w
     import subprocess
     import sys
 
-    from tests.cli_helpers import cli_env
+    from tests.helpers.cli_helpers import cli_env
     from tests.fakes import adk_shop
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.test_agents_adk import make_project
+    from tests.run.test_agents_adk import make_project
 
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)

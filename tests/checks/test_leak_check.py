@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 
 CANARY = "ZQ-4471-KESTREL"
 

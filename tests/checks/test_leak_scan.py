@@ -21,7 +21,7 @@ from runner.checks.leak_needles import base64_needles, escaped_needles, text_nee
 from runner.checks.leak_scan import _ONE_ESCAPE, LeakScanner, unescaped
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-from tests.cli_helpers import REPO
+from tests.helpers.cli_helpers import REPO
 
 CANARY = "RT-Q7XK2M4PLW9B"
 FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"}

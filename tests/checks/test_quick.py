@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 
 AGENT = '''

@@ -8,7 +8,7 @@ import json
 
 import yaml
 
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 SOURCE = """
     id: order-status

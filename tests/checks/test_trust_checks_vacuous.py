@@ -17,8 +17,8 @@ from runner.run.conversation import TERMINATION_REASONS
 from runner.suite.load import load_file
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-from tests.adk_files import content, eval_case, eval_set
-from tests.cli_helpers import REPO, run_cli, write, write_json
+from tests.helpers.adk_files import content, eval_case, eval_set
+from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli_helpers import cli_env, write, write_json
+from tests.helpers.cli_helpers import cli_env, write, write_json
 
 EVIL = "^(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
 HOSTILE = "a" * 48 + "!"  # Python's re needs hours for this one; the check must not wait for it

@@ -14,7 +14,7 @@ from runner.suite.load import load_file
 from runner.suite.models import Case
 from runner.suite.tool_specs import read_tools, tool_problems
 from runner.transcripts.read import build_trajectory
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 BOOK = {"type": "function", "function": {"name": "book_flight", "description": "Book a seat.", "parameters": {
     "type": "object",

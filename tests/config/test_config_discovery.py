@@ -7,7 +7,7 @@ from pathlib import Path
 
 from runner.config.load import config_line
 from runner.config.discovery import config_search, find_config
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 
 
 def test_a_config_above_the_repository_root_is_never_used(tmp_path):

@@ -7,7 +7,7 @@ import yaml
 
 from runner.config.model import Config
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, write
+from tests.helpers.cli_helpers import REPO, write
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

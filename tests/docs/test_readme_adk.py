@@ -12,10 +12,10 @@ import yaml
 
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, cli_env, write
+from tests.helpers.cli_helpers import REPO, cli_env, write
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
-from tests.shared_data import require_shared
+from tests.helpers.shared_data import require_shared
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## Coming from Google ADK or Agentflow", 1)[1].split("\n## ", 1)[0]

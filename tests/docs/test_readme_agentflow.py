@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
-from tests.test_agentflow_agent import PROJECT, venv_python, weather_model
+from tests.run.test_agentflow_agent import PROJECT, venv_python, weather_model
 
 SECTION = (REPO / "README.md").read_text(encoding="utf-8").split("## Coming from Agentflow / 10xGraph", 1)[1] \
     .split("\n## ", 1)[0]
@@ -98,7 +98,7 @@ def test_python_evals_are_read_only_when_asked(tmp_path):
 @pytest.mark.parametrize("python", ["/nonexistent/python3"])
 def test_an_interpreter_without_the_library_is_a_clear_error(tmp_path, python):
     python_project(tmp_path)
-    from tests.cli_helpers import run_cli
+    from tests.helpers.cli_helpers import run_cli
 
     done = run_cli("convert", "evals", "--from", "agentflow-python", "--python", python, "-o", "out", cwd=tmp_path)
     assert done.returncode == 4

@@ -7,7 +7,7 @@ import re
 import yaml
 
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("\n## Final state\n", 1)[1].split("\n## ", 1)[0]

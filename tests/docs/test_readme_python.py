@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

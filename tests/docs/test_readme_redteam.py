@@ -6,7 +6,7 @@ import re
 import shlex
 import shutil
 
-from tests.cli_helpers import REPO, run_cli
+from tests.helpers.cli_helpers import REPO, run_cli
 
 SECTION = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Red team: `evalrun redteam`\n", 1)[1].split(
     "\n## ", 1)[0]

@@ -10,7 +10,7 @@ import yaml
 
 from runner.frontends.cli import _with_default_command, build_parser
 from runner.results.stats import wilson_interval
-from tests.cli_helpers import REPO
+from tests.helpers.cli_helpers import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("\n## Reports\n", 1)[1].split("\n## ", 1)[0]

@@ -13,7 +13,7 @@ import pytest
 
 from runner import EvaluationFailed, Report, aevaluate, evaluate, evaluate_file
 from runner.run.agents import _inline
-from tests.cli_helpers import cli_env, write
+from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes import adk_shop
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner.frontends.watch import CaseInfo, Project, change_line, exact_glob, verdict_line
-from tests.cli_helpers import REPO, cli_env, write
+from tests.helpers.cli_helpers import REPO, cli_env, write
 
 pytest.importorskip("watchfiles")
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .external import missing
+from tests.helpers.external import missing
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 import jsonschema
 
-from tests.cli_helpers import REPO, cli_env, write
+from tests.helpers.cli_helpers import REPO, cli_env, write
 
 REPORT_SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text())
 

@@ -1,6 +1,6 @@
 """The labelled pairs of tests/data/offline_cascade/ (pairs.yaml, changed_facts.yaml) and the measures taken on them.
 
-Shared by tests/bench/bench_offline_cascade.py (the figures in the README) and tests/test_offline_pairs.py.
+Shared by tests/bench/bench_offline_cascade.py (the figures in the README) and tests/score/test_offline_pairs.py.
 Everything here is deterministic: the held-out split and the cross-validation folds come from a hash of
 each pair's id, so the figures do not depend on a random seed or on the order of the file.
 """
@@ -13,7 +13,7 @@ from typing import Iterable, Optional, Sequence
 
 import yaml
 
-PAIRS_DIR = Path(__file__).parent / "data" / "offline_cascade"
+PAIRS_DIR = Path(__file__).parents[1] / "data" / "offline_cascade"
 PAIRS_FILE = PAIRS_DIR / "pairs.yaml"
 # changed_facts.yaml: antonyms, changed subjects and objects, swapped roles, quantity words, and the
 # reordered and reworded pairs that must still match (issue 26).

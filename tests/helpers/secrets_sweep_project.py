@@ -1,4 +1,4 @@
-"""The project the secrets sweep (tests/test_secrets_sweep.py) runs every command on, and the grep it judges by.
+"""The project the secrets sweep (tests/util/test_secrets_sweep.py) runs every command on, and the grep it judges by.
 
 One canary per way a secret enters a run: an `api_key_env` (MODEL_KEY), `${NAME}` in an http agent's headers
 (SVC_TOKEN, 200 characters long, with `/` and `+`: cut, escaped as `\\/`) and body (BODY_TOKEN), in a command
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 from urllib.parse import quote, unquote
 
-from tests.cli_helpers import write
+from tests.helpers.cli_helpers import write
 
 _random = random.Random(26)
 
@@ -66,8 +66,8 @@ def echo_text(values: Iterable[str]) -> str:
 
 PY_AGENT = f"""
     import os, sys
-    sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-    from tests.secrets_sweep_project import echo_messages
+    sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+    from tests.helpers.secrets_sweep_project import echo_messages
 
     NAMES = {list(CANARIES)!r}
 
@@ -79,8 +79,8 @@ PY_AGENT = f"""
 
 CMD_AGENT = f"""
     import json, os, sys
-    sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-    from tests.secrets_sweep_project import echo_messages
+    sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+    from tests.helpers.secrets_sweep_project import echo_messages
 
     values = [os.environ[name] for name in {list(CANARIES)!r}]
     for line in sys.stdin:

@@ -3,7 +3,7 @@
 Looked up in $EVALRUN_SHARED_DATA, else in `shared/data` next to the repository or next to one of the
 folders above it (a git worktree lives one level further down than its clone). When it is missing a
 test skips with the reason (a bare clone has none), and fails where EVALRUN_REQUIRE_SHARED_DATA=1 says
-the data must be there (tests/external.py).
+the data must be there (tests/helpers/external.py).
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 import pytest
 
-from tests.external import missing
+from tests.helpers.external import missing
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def shared_data_dir() -> Optional[Path]:

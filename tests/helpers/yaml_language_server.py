@@ -4,7 +4,7 @@ LSP messages, as VS Code drives it: what an editor underlines in a suite under o
 It is installed by `.ci/run` (`npm ci --prefix .ci/yaml-language-server`, pinned by the lockfile there);
 $EVALRUN_YAML_LANGUAGE_SERVER may name the server's `bin/yaml-language-server` instead. When it is
 missing, a test skips with the reason, and fails where EVALRUN_REQUIRE_YAML_LANGUAGE_SERVER=1 (`.ci/run`
-sets it), where a skip would hide a test that never ran (tests/external.py).
+sets it), where a skip would hide a test that never ran (tests/helpers/external.py).
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Optional
 
-from tests.external import missing
+from tests.helpers.external import missing
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 INSTALLED = REPO / ".ci" / "yaml-language-server" / "node_modules" / "yaml-language-server" / "bin" / "yaml-language-server"
 
 

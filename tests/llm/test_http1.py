@@ -17,10 +17,10 @@ from runner.llm.errors import LLMError
 from runner.llm.http1 import BadAnswer, Disconnected, Pool
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import ModelSettings
-from tests.cli_helpers import cli_env, write
+from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes.openai_server import FakeOpenAI
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def serve(answers, *, close_after=None):

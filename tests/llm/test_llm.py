@@ -28,7 +28,7 @@ from runner.llm.settings import JudgeSettings, ModelSettings
 from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
 from tests.fakes.openai_server import Reply, tool_call
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ================================================================ retries and faults

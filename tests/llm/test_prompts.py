@@ -43,7 +43,7 @@ def test_user_template_overrides_builtin_by_file_name(tmp_path):
     (tmp_path / "extra.j2").write_text("extra\n")
     library = PromptLibrary(tmp_path)
     assert library.render("semantic_match.j2", expected="e", actual="a", context="c") == "custom e|a|c\n"
-    folder = Path(__file__).resolve().parents[1] / "prompts"
+    folder = Path(__file__).resolve().parents[2] / "prompts"
     builtin = {p.relative_to(folder).as_posix() for p in folder.rglob("*.j2")}  # redteam/crescendo.j2 too
     assert "semantic_match.j2" in builtin and library.names() == sorted(builtin | {"extra.j2"})
 

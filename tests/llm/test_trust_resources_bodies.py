@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from tests import peak_memory
-from tests.cli_helpers import cli_env, write
+from tests.helpers import peak_memory
+from tests.helpers.cli_helpers import cli_env, write
 
 MiB = 1024 * 1024
 MEMORY_BOUND = 300 * MiB  # the whole evalrun process, peak; a 512 MiB bomb inflated once would pass it
@@ -100,7 +100,7 @@ def server():
 
 
 def run_measured(root: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, int]:
-    """`evalrun suites` in a subprocess; its result and its own peak memory (tests/peak_memory.py)."""
+    """`evalrun suites` in a subprocess; its result and its own peak memory (tests/helpers/peak_memory.py)."""
     return peak_memory.run_measured([sys.executable, "-m", "runner", "suites", "--output-dir", "out", *args], root,
                                     cli_env(**env))
 

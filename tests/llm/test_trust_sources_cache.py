@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
 
 

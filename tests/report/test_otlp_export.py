@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 from tests.fakes.otel_spans import Traces, genai_turn
 
 SUITE = """

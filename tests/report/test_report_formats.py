@@ -14,9 +14,9 @@ import pytest
 from runner.report import junit, markdown
 from runner.report.html import script_json
 from runner.report.render import render
-from tests.html_page import page_data
-from tests.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
-from tests.shared_data import require_shared
+from tests.helpers.html_page import page_data
+from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.shared_data import require_shared
 
 # Closes XML elements, scripts, comments, CDATA, Markdown tables and code spans; carries raw control
 # characters (an escape sequence, a bell) and a line separator.

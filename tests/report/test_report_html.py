@@ -20,10 +20,10 @@ from runner.report import html, html_data
 from runner.report.render import render
 from runner.report.saved import NotAReport, load_report
 from runner.report.saved_stream import Unstreamable, stream_report
-from tests.cli_helpers import cli_env
-from tests.html_page import page_data, scripts, unpack
-from tests.test_report_formats import DESCRIPTION, HOSTILE
-from tests.test_report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
+from tests.helpers.cli_helpers import cli_env
+from tests.helpers.html_page import page_data, scripts, unpack
+from tests.report.test_report_formats import DESCRIPTION, HOSTILE
+from tests.report.test_report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
 
 
 def streamed(folder: Path) -> str:

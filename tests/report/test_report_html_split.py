@@ -19,10 +19,10 @@ from runner.report import html, html_data, html_split
 from runner.report.render import render
 from runner.report.saved import NotAReport, load_report, parse_report_json
 from runner.report.saved_stream import Unstreamable
-from tests.cli_helpers import cli_env
-from tests.html_page import page_data
-from tests.test_report_html import _Text
-from tests.test_report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
+from tests.helpers.cli_helpers import cli_env
+from tests.helpers.html_page import page_data
+from tests.report.test_report_html import _Text
+from tests.report.test_report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
 
 
 def split_page(folder: Path) -> str | None:

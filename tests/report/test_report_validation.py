@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from runner.frontends import cli
 from runner.report.saved import NotAReport, load_report, report_problems
-from tests.cli_helpers import run_cli
-from tests.test_report_formats import make_run
-from tests.test_run_shards import project as shard_project
+from tests.helpers.cli_helpers import run_cli
+from tests.report.test_report_formats import make_run
+from tests.session.test_run_shards import project as shard_project
 
 
 @pytest.fixture(scope="module")

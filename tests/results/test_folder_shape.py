@@ -10,8 +10,8 @@ import pytest
 
 from runner import __version__
 from runner.suite.load import load_suites
-from tests.cli_helpers import run_cli, write, write_json
-from tests.shared_data import require_shared
+from tests.helpers.cli_helpers import run_cli, write, write_json
+from tests.helpers.shared_data import require_shared
 
 SUITE = """\
 starting_sentence: hi

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 from runner.report.compare import METRICS, Baseline, Outcomes
 from runner.report.console import StageNotes, case_line
 from runner.results.digest import MetricMeans, ResultDigest
@@ -119,7 +119,7 @@ def test_stage_notes_count_the_notes_of_every_decision_a_digest_carries():
 
 def _prepared(tmp_path: Path, exitfirst: bool = False):
     from runner.api import RunOutcome, RunRequest, prepare_run
-    from tests.cli_helpers import tool_call_messages
+    from tests.helpers.cli_helpers import tool_call_messages
 
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
     for n, tool in enumerate(["cancel", "cancel", "refund", "cancel"]):  # case 2 calls the wrong tool: it fails

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.cli_helpers import run_cli, saved_conversations, write, write_json
+from tests.helpers.cli_helpers import run_cli, saved_conversations, write, write_json
 from tests.fakes.agent_server import AgentServer
 
 SURROGATE_AGENT = """
@@ -338,7 +338,7 @@ def test_messages_kept_from_a_turn_that_failed_show_their_surrogates(tmp_path):
 def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(tmp_path):
     import subprocess
 
-    from tests.cli_helpers import cli_env
+    from tests.helpers.cli_helpers import cli_env
 
     write(tmp_path / "evalrun.yaml", """
         embeddings: {enabled: false}

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation
-from tests.cli_helpers import REPO, cli_env, run_cli, write, write_json
+from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write, write_json
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
-PROJECT = Path(__file__).with_name("agentflow_project")
+PROJECT = Path(__file__).parents[1] / "agentflow_project"
 VENVS = {"agentflow": REPO / ".venv-agentflow", "tenxgraph": REPO / ".venv-tenxgraph"}
 RESULT_NAMES = {"tool_trajectory_avg_score": "trajectory", "tool_name_match_score": "tool_name_match",
                 "node_order_score": "node_order", "rouge_match": "rouge_match", "contains_keywords": "contains_keywords"}

@@ -13,7 +13,7 @@ from runner.run.conversation import Conversation, converse
 from runner.run.simulate import ScriptedUser
 from tests.fakes.cases import make_agent, make_case, talk
 
-SCRIPT = str(Path(__file__).parent / "fakes" / "jsonl_agent.py")
+SCRIPT = str(Path(__file__).parents[1] / "fakes" / "jsonl_agent.py")
 THREE_TURNS = dict(starting_sentence="one", user_prompts=["two", "three"])
 
 
@@ -162,7 +162,7 @@ def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_convers
 
 
 def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path):
-    from tests.cli_helpers import run_cli, saved_conversations, write
+    from tests.helpers.cli_helpers import run_cli, saved_conversations, write
 
     write(tmp_path / "evalrun.yaml", f"""
         embeddings: {{enabled: false}}
@@ -223,7 +223,7 @@ def test_inherit_env_passes_the_whole_environment(monkeypatch):
 
 
 def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
-    from tests.cli_helpers import cli_env, write
+    from tests.helpers.cli_helpers import cli_env, write
 
     write(tmp_path / "dump_env.py", """
         import json, os, sys

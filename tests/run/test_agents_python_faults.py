@@ -15,7 +15,7 @@ import pytest
 
 from runner.run.conversation import Conversation, converse
 from runner.run.simulate import ScriptedUser
-from tests.cli_helpers import cli_env, run_cli, write
+from tests.helpers.cli_helpers import cli_env, run_cli, write
 from tests.fakes.cases import make_agent, make_case, talk
 
 FAULTY = """

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.cli_helpers import REPO, cli_env, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 from tests.fakes.openai_server import FakeOpenAI, provider_faults
 
 CASES = 500
@@ -85,7 +85,7 @@ def test_a_flaky_judge_and_an_interruption_lose_nothing_and_hide_nothing(tmp_pat
 
         first = evalrun(tmp_path)
         # The signal must come while cases run, not while a busy machine is still collecting them (that
-        # is an interruption with nothing to report: tests/test_run_faults.py): wait for the first result
+        # is an interruption with nothing to report: tests/run/test_run_faults.py): wait for the first result
         wait_for_first_result(tmp_path / "out" / "results.jsonl", first)
         time.sleep(random.uniform(0.0, 1.0))  # some cases done, some in flight, most not started
         first.send_signal(signal.SIGINT)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes.agent_server import AgentServer
 
 COPIES = 3  # cases per behaviour

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.chaos_procs import (READS, SLEEPS, WRITES, accounted, blocked_in, children, kill_child_while,
+from tests.helpers.chaos_procs import (READS, SLEEPS, WRITES, accounted, blocked_in, children, kill_child_while,
                                nothing_left_in, recorded_project, results_count, start_run, wait_for)
 
 SEED = 26_13

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from tests.chaos_procs import (accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for)
+from tests.helpers.chaos_procs import (accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for)
 
 pytest.importorskip("ray")
-from tests.test_executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
+from tests.run.test_executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
 
 pytestmark = pytest.mark.ray
 

@@ -92,7 +92,7 @@ def test_the_live_example_passes(tmp_path):
     from runner.score.cascade import Cascade, CascadeSettings
     from runner.score.case import score_trajectory
 
-    suites = Path(__file__).resolve().parent.parent / "suites"
+    suites = Path(__file__).resolve().parents[2] / "suites"
     loaded, problems = load_config(suites / "evalrun.yaml")
     cases = collect([suites / "live"], config=loaded).cases
     assert problems == [] and len(cases) == 3
@@ -116,7 +116,7 @@ def test_a_blocking_agent_that_never_returns_does_not_hold_up_the_run(tmp_path):
     (tmp_path / "stuck.py").write_text("import time\ndef respond(messages, context):\n    time.sleep(3600)\n")
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from pathlib import Path
         from tests.fakes.cases import make_agent, make_case, talk
         conversation = talk(make_case(starting_sentence="hi"),

@@ -21,8 +21,8 @@ from typing import Iterator, Optional
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, saved_conversations, write
-from tests.test_executors import _tool_messages, generate, verdicts
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.run.test_executors import _tool_messages, generate, verdicts
 from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, run_cli, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 from runner.config.model import Config
 from runner.run.execute import RunOptions
 from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_executor, usable_cpus

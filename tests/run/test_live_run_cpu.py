@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from runner.llm.calls import CallSummary, CallTotals, LLMCall, summarize
 from runner.report import formats
-from tests.cli_helpers import cli_env, write
+from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {

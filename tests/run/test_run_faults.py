@@ -11,7 +11,7 @@ import time
 import jsonschema
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
 REPORT_SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text())

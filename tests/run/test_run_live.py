@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from tests.cli_helpers import cli_env, run_cli, saved_conversations, write
+from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations, write
 
 
 def live_project(root, agent_body: str, *, cases: str = "", config_extra: str = ""):

@@ -2,8 +2,8 @@
 conversation ended because nobody played the user, instead of blaming the agent. Through the real CLI."""
 from __future__ import annotations
 
-from tests.cli_helpers import run_cli, write
-from tests.test_run_live import live_project, report_of
+from tests.helpers.cli_helpers import run_cli, write
+from tests.run.test_run_live import live_project, report_of
 
 ASKING_AGENT = """
     def respond(messages, context):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 AGENT = """
     def respond(messages, context):

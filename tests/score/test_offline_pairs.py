@@ -13,7 +13,7 @@ from runner.score.facts import check_facts
 from runner.score.negation import contradiction
 from runner.score.omission import omitted_clause
 from runner.score.opposites import changed_fact
-from tests.offline_pairs import CATEGORIES, FOLDS, Outcome, choose_threshold, cross_validated, load_pairs, rates
+from tests.helpers.offline_pairs import CATEGORIES, FOLDS, Outcome, choose_threshold, cross_validated, load_pairs, rates
 
 PAIRS = load_pairs()
 # The one paraphrase a rule fails, measured and reported in the README: "NYC" lacks the names of "New York City".

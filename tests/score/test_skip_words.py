@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 CASE = """\
 id: c1

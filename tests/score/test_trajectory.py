@@ -7,9 +7,9 @@ from hypothesis import given, strategies as st
 
 from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages
 from runner.transcripts.transcript_file import read_transcript
-from tests.shared_data import require_shared
+from tests.helpers.shared_data import require_shared
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = Path(__file__).parents[1] / "data" / "transcripts"
 
 
 def call(id_, name, arguments):

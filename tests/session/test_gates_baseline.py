@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 
 from runner.util.resources import schema_path
-from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 ASK = {"role": "user", "content": "hi"}
 

@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from tests.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
 
 

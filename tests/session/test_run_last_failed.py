@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 
 def suite(root, outcomes: str) -> None:

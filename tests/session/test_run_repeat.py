@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from runner.util.resources import schema_path
-from tests.cli_helpers import run_cli, saved_conversations, write
+from tests.helpers.cli_helpers import run_cli, saved_conversations, write
 
 
 def project(root, base_url: str, policy: str = "") -> None:
@@ -150,7 +150,7 @@ def test_rescore_of_a_repeated_run_scores_each_repeat_s_own_conversation(tmp_pat
 
 
 def test_a_replayed_case_repeated_gives_the_same_result_each_time(tmp_path):
-    from tests.cli_helpers import tool_call_messages, write_json
+    from tests.helpers.cli_helpers import tool_call_messages, write_json
 
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
     write(tmp_path / "suites" / "s.yaml", """

@@ -12,7 +12,7 @@ import pytest
 
 from runner.util.resources import schema_path
 from runner.util.shard import parse_shard
-from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 IDS = [f"case-{n:02d}" for n in range(12)]
 FAILING = {"case-03", "case-07", "case-10"}

@@ -10,7 +10,7 @@ from pathlib import Path
 from runner.session.events import RunEvents
 from runner.session.request import RunRequest
 from runner.session.run import arun, run_request
-from tests.cli_helpers import tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 
 def project(root: Path) -> RunRequest:

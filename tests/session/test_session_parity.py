@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
 LOOKUP = """
@@ -262,7 +262,7 @@ def slow_project(root: Path) -> None:
 def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, tmp_path):
     """A real SIGINT in the middle of the run: the CLI and pytest both exit 2 and write report.json, whose
     verdict says interrupted. (evaluate re-raises KeyboardInterrupt after writing it; aevaluate, cancelled,
-    writes it and re-raises CancelledError: tests/test_evaluate_api.py.)"""
+    writes it and re-raises CancelledError: tests/frontends/test_evaluate_api.py.)"""
     slow_project(tmp_path)
     command = [sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "1"] if front_end == "cli" else \
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "suites",
@@ -284,7 +284,7 @@ def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, 
 
 def test_no_front_end_inspects_an_outcome_to_learn_whether_the_run_goes_on():
     """A step that ends the run raises RunEnded, caught at the session's boundary (runner.session.ended)."""
-    runner = Path(__file__).resolve().parent.parent / "runner"
+    runner = Path(__file__).resolve().parents[2] / "runner"
     found = [f"{path.relative_to(runner)}:{n}" for path in sorted(runner.rglob("*.py"))
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if "isinstance(" in line and "RunOutcome)" in line]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 
 CONFIG = "agents:\n  hr_agent: {type: replay}\n"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from runner.suite.load import load_file, load_suites
-from tests.adk_files import HOME, OLD_TURNS, content, eval_case, eval_set, invocation
-from tests.shared_data import require_shared
+from tests.helpers.adk_files import HOME, OLD_TURNS, content, eval_case, eval_set, invocation
+from tests.helpers.shared_data import require_shared
 
 
 @pytest.fixture

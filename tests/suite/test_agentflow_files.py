@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation, recording, user_texts
-from tests.cli_helpers import REPO, run_cli, write, write_json
+from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation, recording, user_texts
+from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
 
 W = ("get_weather", {"city": "Paris"})
 F = ("to_fahrenheit", {"celsius": 20})
@@ -208,7 +208,7 @@ def test_convert_both_ways_keeps_the_verdicts_and_names_what_agentflow_cannot_ca
 
 
 def test_an_agentflow_config_beside_an_adk_eval_set_says_which_is_which(tmp_path):
-    from tests.adk_files import HOME
+    from tests.helpers.adk_files import HOME
 
     write_json(tmp_path / "evals" / "home.evalset.json", HOME)
     write_json(tmp_path / "evals" / "eval_config.json", eval_config(trajectory=criterion(1.0)))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 WHY = "if it is not one, list it under `exclude` in evalrun.yaml"
 

@@ -9,7 +9,7 @@ import pytest
 from runner.suite.containment import recordings_for, replay_files, resolve_transcript
 from runner.suite.load import load_suites
 from runner.transcripts.read import TranscriptError
-from tests.cli_helpers import run_cli, write, write_json
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 SUITE = "starting_sentence: hi\ngoal_details:\n  - {{type: text, name: greet, keywords: [hello]}}\ntranscript: {t}\n"

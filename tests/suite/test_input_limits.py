@@ -14,7 +14,7 @@ import pytest
 from runner.suite import files
 from runner.suite.load import Exclusion, load_suites
 from runner.suite.reader import read_document
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
 
@@ -173,7 +173,7 @@ def _peak_kib_in_child(code: str) -> int:
     import subprocess
     import sys
 
-    from tests.cli_helpers import REPO, cli_env
+    from tests.helpers.cli_helpers import REPO, cli_env
 
     out = subprocess.run([sys.executable, "-c", code + PEAK_KIB],
                          cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120)

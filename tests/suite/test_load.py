@@ -9,11 +9,11 @@ import pytest
 
 from runner.api import validate
 from runner.suite.load import Exclusion, load_file, load_suites
-from tests.shared_data import require_shared, shared_file, shared_files, shared_params
+from tests.helpers.shared_data import require_shared, shared_file, shared_files, shared_params
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "suites"
-FIXTURES = Path(__file__).resolve().parent / "data" / "suites"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "suites"
 
 
 @pytest.fixture

@@ -114,8 +114,8 @@ def test_memory_stays_bounded_on_the_worst_shapes(tmp_path):
     (so earlier tests do not count): the peak stays far below what a CI machine has."""
     import subprocess
 
-    from tests.cli_helpers import REPO, cli_env
-    from tests.test_input_limits import PEAK_KIB
+    from tests.helpers.cli_helpers import REPO, cli_env
+    from tests.suite.test_input_limits import PEAK_KIB
 
     wide = tmp_path / "wide.json"
     wide.write_text("[" + ",".join(['"abcdefgh"'] * 1_000_000) + "]", encoding="utf-8")  # 11 MiB: above the suite limit
@@ -124,7 +124,7 @@ def test_memory_stays_bounded_on_the_worst_shapes(tmp_path):
     deep = tmp_path / "deep.yaml"
     deep.write_text("a:\n" + "".join("  " * i + "- \n" for i in range(1, 3000)), encoding="utf-8")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom tests.test_properties_hostile import _check_loader, "
+        "import sys\nfrom pathlib import Path\nfrom tests.suite.test_properties_hostile import _check_loader, "
         "_check_transcript\n"
         f"for p in {[str(wide), str(wide_suite), str(deep)]!r}:\n    _check_loader(Path(p)); _check_transcript(Path(p))\n"
         + PEAK_KIB)

@@ -15,7 +15,7 @@ from runner.suite.reader import read_document
 from runner.checks.run import check_problem
 from runner.suite.schema import conforms, validator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 YAML_BASES = [
     (ROOT / "suites" / "hr" / "timeoff.yaml").read_text(encoding="utf-8"),

@@ -101,7 +101,7 @@ def test_the_pool_reads_in_processes_but_not_a_short_list_nor_beside_another_thr
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one usable CPU: the files are read here")
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=mixed, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert done.stdout.split() == ["True"] * 5, done.stdout + done.stderr
 
 
@@ -173,20 +173,20 @@ def _rebuild_each(paths: list[Path]) -> int:
 def test_a_file_read_again_unchanged_is_rebuilt_into_the_cases_a_full_read_gives(tmp_path):
     """Every bundled and test suite (and the benchmark's cases): the repository's own files only, so the
     count is the same on a bare clone as beside the shared data."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from bench_replay import make_case
 
     (tmp_path / "t").mkdir()
     for n in range(3):
         make_case(tmp_path, n)
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     own = _suite_files(root / "suites", root / "tests" / "data" / "suites")
     assert _rebuild_each([*own, *sorted(tmp_path.glob("case-*.json"))]) >= 14
 
 
 def test_the_reference_suites_read_again_unchanged_are_rebuilt_into_the_cases_a_full_read_gives():
     """The same for the shared reference data's suites (watsonx datasets and the others); skips without it."""
-    from tests.shared_data import require_shared
+    from tests.helpers.shared_data import require_shared
 
     assert _rebuild_each(_suite_files(require_shared())) >= 7
 

@@ -11,7 +11,7 @@ from runner.checks.run import check_problem
 from runner.suite import schema
 from runner.suite.reader import read_document
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
 
 # The one object that accepts keys it does not list: Goal dispatches on `type` to ToolCallGoal /
@@ -104,7 +104,7 @@ def test_build_schema_is_deterministic(kind):
     import subprocess
     import sys
 
-    from tests.cli_helpers import REPO, cli_env
+    from tests.helpers.cli_helpers import REPO, cli_env
 
     code = f"import sys; from runner.suite import schema; sys.stdout.write(schema.render({kind!r}))"
     renders = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(PYTHONHASHSEED=seed),

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from runner.suite.load import load_file, load_suites
-from tests.shared_data import shared_files
-from tests.yaml_language_server import REPO, LanguageServer, require_server
+from tests.helpers.shared_data import shared_files
+from tests.helpers.yaml_language_server import REPO, LanguageServer, require_server
 
 SCHEMA = REPO / "schemas" / "suite.schema.json"
 ADK_SCHEMA = REPO / "schemas" / "adk-evalset.schema.json"

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli_helpers import REPO, cli_env, write, write_json
-from tests.peak_memory import run_measured
+from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
+from tests.helpers.peak_memory import run_measured
 from tests.fakes.openai_server import FakeOpenAI
 
 ADDRESS_SPACE = 3 * 1024 ** 3  # what the subprocess may map: the 8^9 expansion needs tens of GB
@@ -31,7 +31,7 @@ def fan_out_document(levels: int = 9, width: int = 8) -> dict:
 
 
 def run_limited(args: list[str], cwd: Path, timeout: float = 300) -> tuple[subprocess.CompletedProcess, int]:
-    """A subprocess under the address-space limit; its result and its own peak memory (tests/peak_memory.py)."""
+    """A subprocess under the address-space limit; its result and its own peak memory (tests/helpers/peak_memory.py)."""
     return run_measured(args, cwd, cli_env(), timeout=timeout, address_space=ADDRESS_SPACE)
 
 

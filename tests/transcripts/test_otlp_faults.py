@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from runner.transcripts.otlp import read_trace_conversations
 from runner.transcripts.read import TranscriptError
 from runner.transcripts.transcript_file import read_conversations, read_recording
-from tests.cli_helpers import run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.otel_spans import Traces, chat, genai_turn, parts, text
 
 PARIS = [("call_001", "get_weather", {"city": "Paris"}, {"city": "Paris", "temperature_c": 18})]
@@ -304,7 +304,7 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_10_s_in_all(
     import sys
     import time
 
-    from tests.cli_helpers import cli_env, write_json
+    from tests.helpers.cli_helpers import cli_env, write_json
 
     write(tmp_path / "suite.yaml", SUITE.format(transcript="paris.json"))
     write_json(tmp_path / "paris.json", [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runner.transcripts.transcript_file import read_recording
-from tests.cli_helpers import run_cli
+from tests.helpers.cli_helpers import run_cli
 from tests.fakes.otel_spans import Traces, genai_turn
 
 

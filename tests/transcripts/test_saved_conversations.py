@@ -20,8 +20,8 @@ from runner.transcripts.read import TranscriptError
 from runner.transcripts.recording import ConversationRef
 from runner.transcripts.transcript_file import read_conversations, read_recording
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
-from tests.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
-from tests.test_run_live import LOOKUP_AGENT, live_project, report_of
+from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
+from tests.run.test_run_live import LOOKUP_AGENT, live_project, report_of
 
 ODD_KEYS = ["lookup", "a/b", "a//b", "with # hash", "#first", "trailing/", "sp ace", "ünïcödé ✓", 'quo"te', "back\\slash",
             "lone \ud800 surrogate", "x repeat 2"]
@@ -160,7 +160,7 @@ def test_a_fifo_named_as_the_file_is_refused_without_being_opened(tmp_path):
 
 def test_two_processes_appending_to_one_file_never_interleave_lines(tmp_path):
     """pytest-xdist's workers share a run folder: each line is written whole by one write."""
-    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
               "from pathlib import Path\nfrom runner.results.folder import RunFolder\n"
               "folder = RunFolder(Path(sys.argv[1]), 'r', None)\n"
               "for n in range(300):\n"
@@ -478,7 +478,7 @@ def test_pytest_into_a_folder_another_run_holds_saves_everything_in_a_subfolder_
     """Its workers appended to the other run's conversations.jsonl while its report moved (a rescore of either
     then read the wrong line or none)."""
     from runner.results.run_lock import try_lock
-    from tests.test_pytest_plugin import project, pytest_in
+    from tests.frontends.pytest.test_pytest_plugin import project, pytest_in
 
     root = project(tmp_path / "p")
     (root / "out").mkdir()

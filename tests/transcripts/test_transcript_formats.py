@@ -11,7 +11,7 @@ import pytest
 from runner.suite import files
 from runner.transcripts.read import TranscriptError, build_trajectory, normalize_messages
 from runner.transcripts.transcript_file import read_recording
-from tests.shared_data import require_shared
+from tests.helpers.shared_data import require_shared
 
 ANTHROPIC = [
     {"role": "user", "content": "Move 100 EUR to savings."},

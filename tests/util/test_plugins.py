@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the example's pyproject read as an installer reads it
 EXAMPLE = REPO / "tests" / "data" / "plugin_example"

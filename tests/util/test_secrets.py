@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from runner.util.secrets import MASK, Redactor, protect_config, secret_values
-from tests.cli_helpers import cli_env, write
-from tests.html_page import page_data
+from tests.helpers.cli_helpers import cli_env, write
+from tests.helpers.html_page import page_data
 
 ENVIRON = {"SVC_TOKEN": "tok-7f3a9c1e55", "SVC_KEY": "key-0b9d44aa17", "REFRESH_TOKEN": "rt-c0ffee1234",
            "JUDGE_KEY": "sk-judge-9988", "PLAIN": "not-a-secret-but-named", "SHORT": "abc"}

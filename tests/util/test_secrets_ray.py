@@ -1,7 +1,7 @@
 """`--executor ray` sends a worker the variables it needs inside the run's object in Ray's object store, never
 in Ray's runtime_env, which Ray writes in clear to runtime_env_agent.log (readable by anyone on the node): a
 replay-only run on the local cluster evalrun starts leaves no key in any file of the cluster's temp folder.
-(The secrets sweep, tests/test_secrets_sweep.py, plays live cases on a cluster whose workers have no key.)"""
+(The secrets sweep, tests/util/test_secrets_sweep.py, plays live cases on a cluster whose workers have no key.)"""
 from __future__ import annotations
 
 import json
@@ -18,8 +18,8 @@ import pytest
 
 from runner.config.model import Config
 from runner.run.executors.ray_cluster import worker_env
-from tests.cli_helpers import cli_env, write
-from tests.secrets_sweep_project import leaks_in_tree
+from tests.helpers.cli_helpers import cli_env, write
+from tests.helpers.secrets_sweep_project import leaks_in_tree
 
 pytestmark = pytest.mark.skipif(find_spec("ray") is None, reason="Ray is not installed (pip install 'evalrun[ray]')")
 

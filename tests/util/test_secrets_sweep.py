@@ -4,7 +4,7 @@ headers and body and a command agent's env, a key a provider reads on its own), 
 form (raw, cut, `\\u`- and `\\/`-escaped in a tool call's argument text, JSON in JSON, percent-encoded, on
 stderr), through every command (run, simulate, record, generate, redteam, rescore, merge, report) and every
 executor (local, processes, ray): no canary, nor any piece of one, in any output file, log, stdout or stderr
-(tests/secrets_sweep_project.py has the project and the grep).
+(tests/helpers/secrets_sweep_project.py has the project and the grep).
 
 The commands run in this process (runner.frontends.cli.main), as a user's shell would start them; the process pool
 (which forks only a process without threads) and Ray in a real subprocess. The model cache (.evalrun/cache)
@@ -28,10 +28,10 @@ import pytest
 
 from runner.frontends.cli import main
 from runner.util.secrets import MASK
-from tests.cli_helpers import cli_env
+from tests.helpers.cli_helpers import cli_env
 from tests.fakes.agent_server import AgentServer
 from tests.fakes.openai_server import FakeOpenAI
-from tests.secrets_sweep_project import CANARIES, echo_messages, leaks, leaks_in_tree, model_reply, write_project
+from tests.helpers.secrets_sweep_project import CANARIES, echo_messages, leaks, leaks_in_tree, model_reply, write_project
 
 
 @dataclass
@@ -173,7 +173,7 @@ def test_no_secret_reaches_ray_logs_or_outputs_and_the_workers_still_get_them(pr
     cases play (the python agent reads every canary from its environment: evalrun sent them) and the recorded
     one is scored, and no canary is in any file under the cluster's temp folder (its logs: runtime_env_agent.log
     among them), in the run folder, or on stdout and stderr."""
-    import tests.test_executor_ray as ray_tests
+    import tests.run.test_executor_ray as ray_tests
 
     temp = Path(tempfile.mkdtemp(prefix="evs-", dir="/tmp"))  # Ray's socket paths must stay short
     try:

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.adk_files import HOME, OLD_TURNS, recording
-from tests.cli_helpers import REPO, cli_env, run_cli, write, write_json
+from tests.helpers.adk_files import HOME, OLD_TURNS, recording
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write, write_json
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
-from tests.shared_data import require_shared
+from tests.helpers.shared_data import require_shared
 
 WEATHER_AGENT = REPO / "suites" / "adk_weather" / "weather_agent.py"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from runner.checks import families, registry
-from tests.cli_helpers import run_cli, write, write_json
-from tests.test_run_live import LOOKUP_AGENT, live_project, report_of
+from tests.helpers.cli_helpers import run_cli, write, write_json
+from tests.run.test_run_live import LOOKUP_AGENT, live_project, report_of
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "suite.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "suite.schema.json").read_text())
 
 TRANSCRIPT = [
     {"role": "user", "content": "Look up nwaters please."},
@@ -179,7 +179,7 @@ def test_budget_checks_on_a_live_run(tmp_path):
 
 # ------------------------------------------------------------------ the README documents them
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
 CHECKS_SECTION = README.split("\n## Checks\n", 1)[1].split("\n## ", 1)[0]
 
 
@@ -215,7 +215,7 @@ def test_readme_check_examples_validate(tmp_path):
 
 
 def test_the_bundled_checks_example_passes_without_a_key(tmp_path):
-    result = run_cli(str(Path(__file__).resolve().parents[1] / "suites" / "hr" / "timeoff_checks.yaml"),
+    result = run_cli(str(Path(__file__).resolve().parents[3] / "suites" / "hr" / "timeoff_checks.yaml"),
                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = json.loads((tmp_path / "out" / "report.json").read_text())["cases"][0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 
 def suite(tmp_path, outcomes: str) -> None:

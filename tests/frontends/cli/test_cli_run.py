@@ -9,7 +9,7 @@ import sys
 import jsonschema
 import pytest
 
-from tests.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
-from tests.cli_helpers import cli_env
+from tests.helpers.cli_helpers import cli_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy", "opentelemetry")
 
 VALID = """\

@@ -1,7 +1,7 @@
 """`-v`: every case with its goals, one line per goal (name, status, explanation), through the real CLI."""
 from __future__ import annotations
 
-from tests.cli_helpers import run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 
 def test_verbose_prints_every_case_and_every_goal(tmp_path):

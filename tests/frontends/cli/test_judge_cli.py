@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 
 
 @pytest.fixture

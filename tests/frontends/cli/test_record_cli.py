@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.suite.load import load_file
-from tests.cli_helpers import REPO, run_cli, write, write_json
+from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
 
 BUNDLED = sorted(p for p in (REPO / "suites").rglob("transcripts/*.json"))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 
 STORY_CASE = """

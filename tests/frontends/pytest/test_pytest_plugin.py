@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
-from tests.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 
 AGENT = """
     import json, os, time
@@ -231,7 +231,7 @@ def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
 
 
 def test_evalrun_s_own_tests_collect_the_same_with_and_without_the_plugin():
-    targets = ["tests/data", "tests/fakes", "tests/test_keywords.py"]
+    targets = ["tests/data", "tests/fakes", "tests/score/test_keywords.py"]
     ids = [subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *plugin, *targets], cwd=REPO,
                           env=cli_env(), capture_output=True, text=True, timeout=300).stdout.splitlines()[:-1]
            for plugin in ([], ["-p", "no:evalrun"])]  # the last line says how long it took
