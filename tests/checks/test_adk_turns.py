@@ -221,8 +221,8 @@ def test_a_judged_criterion_without_a_judge_is_unscored_never_passed():
 
 def test_final_response_match_v2_is_the_share_of_turns_most_samples_call_a_match():
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.checks.test_checks_graded import data_of
-    from tests.checks.test_checks_judged import judge_cascade, token_of
+    from tests.helpers.checks_graded import data_of
+    from tests.helpers.checks_judged import judge_cascade, token_of
 
     answers = iter([True, False, True, False, False, True])  # turn 1: 2 of 3 yes; turn 2: 1 of 3
     with FakeOpenAI() as fake:
@@ -306,8 +306,8 @@ def test_turn_scores_and_mean_match_adks_algorithms(turn_calls, mode):
 
 def test_rubric_criteria_grade_each_turn_with_the_case_and_turn_rubrics_of_their_type():
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.checks.test_checks_graded import data_of
-    from tests.checks.test_checks_judged import judge_cascade, token_of
+    from tests.helpers.checks_graded import data_of
+    from tests.helpers.checks_judged import judge_cascade, token_of
 
     def grade(request):
         items = data_of(request)["rubric"]
@@ -329,7 +329,7 @@ def test_rubric_criteria_grade_each_turn_with_the_case_and_turn_rubrics_of_their
 
 def test_the_simulated_user_criterion_checks_the_first_message_and_asks_the_judge_for_the_others():
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.checks.test_checks_judged import judge_cascade, token_of
+    from tests.helpers.checks_judged import judge_cascade, token_of
 
     case = Case.model_validate({"id": "t", "source": {"path": "t.yaml"}, "starting_sentence": "weather in Paris?",
                                 "story": "Ask about Paris, then London.",
@@ -349,7 +349,7 @@ def test_the_simulated_user_criterion_checks_the_first_message_and_asks_the_judg
 
 def test_a_tie_among_samples_makes_the_turn_invalid():
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.checks.test_checks_judged import judge_cascade, token_of
+    from tests.helpers.checks_judged import judge_cascade, token_of
 
     answers = iter([True, False])
     with FakeOpenAI() as fake:

@@ -13,7 +13,7 @@ from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from tests.checks.test_checks_judged import judge_cascade, token_of
+from tests.helpers.checks_judged import judge_cascade, token_of
 
 TURNS = [{"user": "Weather in Paris?", "response": "Paris is sunny."}, {"user": "And tomorrow?"}]
 CALL = [{"role": "assistant", "content": None, "tool_calls": [

@@ -9,7 +9,7 @@ from runner.checks.run import run_checks
 from runner.checks.select import Selection
 from runner.config.model import CheckProfile
 
-from tests.checks.test_checks_text import case_with, texts
+from tests.helpers.checks_text import case_with, texts
 
 ANSWER = "Your id is 15778303."
 PASS = {"type": "contains", "value": "15778303", "name": "has id"}

@@ -15,7 +15,8 @@ from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from tests.checks.test_checks_judged import judge_cascade, token_of
+from tests.helpers.checks_judged import judge_cascade, token_of
+from tests.helpers.checks_graded import data_of  # noqa: F401 - shared with other test modules
 
 QUESTION = "When is my time off, and how many days?"
 ANSWER = "Your time off is on January 5, 2025, for 2 days."
@@ -42,12 +43,6 @@ def graded(spec, cascade, answer=ANSWER, **case):
 
 def reply(**fields):
     return lambda request: json.dumps({"reason": "overall", **fields, "verdict_id": token_of(request)})
-
-
-def data_of(request) -> dict:
-    token = token_of(request)
-    prompt = request["messages"][0]["content"]
-    return json.loads(prompt.split(f"BEGIN-{token}\n", 1)[1].split(f"\nEND-{token}", 1)[0])
 
 
 # ------------------------------------------------------------------ rubric

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from tests.helpers.cli_helpers import run_cli, write
-from tests.frontends.cli.test_checks_cli import replay_project
-from tests.run.test_run_live import report_of
+from tests.helpers.checks_cli import replay_project
+from tests.helpers.run_live import report_of
 
 CHECKS = """
           - {type: contains, value: "15778303"}

@@ -9,10 +9,10 @@ import pytest
 
 from runner.checks.run import run_checks
 from tests.helpers.cli_helpers import run_cli, write, write_json
-from tests.frontends.cli.test_checks_cli import TRANSCRIPT
-from tests.run.test_run_live import report_of
+from tests.helpers.checks_cli import TRANSCRIPT
+from tests.helpers.run_live import report_of
 
-from tests.checks.test_checks_text import case_with
+from tests.helpers.checks_text import case_with
 from runner.transcripts.read import build_trajectory
 
 _names = itertools.count()

@@ -11,18 +11,8 @@ from runner.results.models import CaseResult
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 
-from tests.checks.test_checks_trajectory import conversation
-
-
-def case_with(*specs, **fields):
-    return Case.model_validate({"id": "t", "source": {"path": "t.yaml"}, "checks": list(specs), **fields})
-
-
-def texts(*answers):
-    messages = [{"role": "user", "content": "hi"}]
-    for answer in answers:
-        messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": "and?"}]
-    return build_trajectory(messages[:-1] if answers else messages)
+from tests.helpers.checks_trajectory import conversation
+from tests.helpers.checks_text import case_with, texts  # noqa: F401 - shared with other test modules
 
 
 def one(spec, trajectory):

@@ -14,21 +14,9 @@ from runner.checks.trajectory_match import ordered_pairs, trajectory_score, unor
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
+from tests.helpers.checks_trajectory import conversation  # noqa: F401 - shared with other test modules
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))
-
-
-def conversation(*calls, final="Done."):
-    """OpenAI messages with one assistant message per call: ("tool", {args}) or "tool"."""
-    messages = [{"role": "user", "content": "hi"}]
-    for n, call in enumerate(calls, 1):
-        name, args = (call, {}) if isinstance(call, str) else call
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "ok"})
-    if final is not None:
-        messages.append({"role": "assistant", "content": final})
-    return build_trajectory(messages)
 
 
 def check(spec, *calls, goals=None, order=None, **case_fields):

@@ -555,7 +555,7 @@ def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_w
     from tests.helpers.cli_helpers import cli_env
     from tests.fakes import adk_shop
     from tests.fakes.openai_server import FakeOpenAI
-    from tests.run.test_agents_adk import make_project
+    from tests.helpers.agents_adk import make_project
 
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)

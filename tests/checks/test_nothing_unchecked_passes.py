@@ -3,8 +3,8 @@ case's only criteria, and the validate warnings that say so before a run. Throug
 from __future__ import annotations
 
 from tests.helpers.cli_helpers import run_cli, write
-from tests.frontends.cli.test_checks_cli import replay_project
-from tests.run.test_run_live import report_of
+from tests.helpers.checks_cli import replay_project
+from tests.helpers.run_live import report_of
 
 SAFETY = "\n          - {type: assert, statement: The agent never reveals the assignment id., name: no leak}"
 NO_JUDGE_REASON = ("check 'no leak': unscored: no judge model is configured: add `judge:` to evalrun.yaml, or give "
@@ -88,7 +88,7 @@ def test_forbidden_calls_or_a_required_ending_count_as_something_checked(tmp_pat
 def test_a_required_ending_is_something_checked():
     from runner.checks.run import apply_checks
     from runner.results.models import CaseResult
-    from tests.checks.test_checks_text import case_with, texts
+    from tests.helpers.checks_text import case_with, texts
 
     left_out = {"type": "response_match", "name": "no reference"}  # skipped: the case has no reference answer
     for fields, status in (({"termination": ["user_stop"]}, "passed"), ({}, "unscored")):

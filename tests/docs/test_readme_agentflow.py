@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
-from tests.run.test_agentflow_agent import PROJECT, venv_python, weather_model
+from tests.helpers.agentflow_agent import PROJECT, venv_python, weather_model
 
 SECTION = (REPO / "README.md").read_text(encoding="utf-8").split("## Coming from Agentflow / 10xGraph", 1)[1] \
     .split("\n## ", 1)[0]

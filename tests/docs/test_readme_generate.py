@@ -12,7 +12,7 @@ import sys
 from tests.helpers.cli_helpers import REPO, cli_env
 from tests.fakes.openai_server import FakeOpenAI
 
-from tests.authoring.test_generate import good
+from tests.helpers.generate import good
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## Suites from stories, and checks without a reference", 1)[1].split("\n## ", 1)[0]

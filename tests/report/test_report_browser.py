@@ -17,7 +17,7 @@ from tests.bench.bench_replay import make_case
 from tests.helpers.browser import Browser, chromium_or_skip
 from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.html_page import page_data
-from tests.report.test_report_formats import HOSTILE, make_run
+from tests.helpers.report_formats import HOSTILE, make_run
 
 # Agent text that would run script if it ever became markup: it sets the page's title.
 PWN = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"

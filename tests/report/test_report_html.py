@@ -22,8 +22,9 @@ from runner.report.saved import NotAReport, load_report
 from runner.report.saved_stream import Unstreamable, stream_report
 from tests.helpers.cli_helpers import cli_env
 from tests.helpers.html_page import page_data, scripts, unpack
-from tests.report.test_report_formats import DESCRIPTION, HOSTILE
-from tests.report.test_report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
+from tests.helpers.report_formats import DESCRIPTION, HOSTILE
+from tests.helpers.report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
+from tests.helpers.report_html import _Text  # noqa: F401 - shared with other test modules
 
 
 def streamed(folder: Path) -> str:
@@ -31,19 +32,6 @@ def streamed(folder: Path) -> str:
     out = _Text()
     html.write_saved(folder, out)
     return out.text
-
-
-class _Text:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(text)
-        return len(text)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 def whole(folder: Path) -> str:

@@ -21,8 +21,8 @@ from runner.report.saved import NotAReport, load_report, parse_report_json
 from runner.report.saved_stream import Unstreamable
 from tests.helpers.cli_helpers import cli_env
 from tests.helpers.html_page import page_data
-from tests.report.test_report_html import _Text
-from tests.report.test_report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
+from tests.helpers.report_html import _Text
+from tests.helpers.report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
 
 
 def split_page(folder: Path) -> str | None:

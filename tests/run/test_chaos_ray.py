@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.chaos_procs import (accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for)
 
 pytest.importorskip("ray")
-from tests.run.test_executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
+from tests.helpers.executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
 
 pytestmark = pytest.mark.ray
 

@@ -3,7 +3,7 @@ conversation ended because nobody played the user, instead of blaming the agent.
 from __future__ import annotations
 
 from tests.helpers.cli_helpers import run_cli, write
-from tests.run.test_run_live import live_project, report_of
+from tests.helpers.run_live import live_project, report_of
 
 ASKING_AGENT = """
     def respond(messages, context):

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 from tests.helpers.html_page import page_data
-from tests.score.test_score_case import Convo, make_case, tool
+from tests.helpers.score_case import Convo, make_case, tool
 
 CONVERSATION = [
     {"role": "user", "content": "Where is my order A-1042?"},

@@ -115,7 +115,7 @@ def test_memory_stays_bounded_on_the_worst_shapes(tmp_path):
     import subprocess
 
     from tests.helpers.cli_helpers import REPO, cli_env
-    from tests.suite.test_input_limits import PEAK_KIB
+    from tests.helpers.input_limits import PEAK_KIB
 
     wide = tmp_path / "wide.json"
     wide.write_text("[" + ",".join(['"abcdefgh"'] * 1_000_000) + "]", encoding="utf-8")  # 11 MiB: above the suite limit

@@ -21,7 +21,7 @@ from runner.transcripts.recording import ConversationRef
 from runner.transcripts.transcript_file import read_conversations, read_recording
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
 from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
-from tests.run.test_run_live import LOOKUP_AGENT, live_project, report_of
+from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
 
 ODD_KEYS = ["lookup", "a/b", "a//b", "with # hash", "#first", "trailing/", "sp ace", "ünïcödé ✓", 'quo"te', "back\\slash",
             "lone \ud800 surrogate", "x repeat 2"]
@@ -478,7 +478,7 @@ def test_pytest_into_a_folder_another_run_holds_saves_everything_in_a_subfolder_
     """Its workers appended to the other run's conversations.jsonl while its report moved (a rescore of either
     then read the wrong line or none)."""
     from runner.results.run_lock import try_lock
-    from tests.frontends.pytest.test_pytest_plugin import project, pytest_in
+    from tests.helpers.pytest_plugin import project, pytest_in
 
     root = project(tmp_path / "p")
     (root / "out").mkdir()

@@ -173,7 +173,7 @@ def test_no_secret_reaches_ray_logs_or_outputs_and_the_workers_still_get_them(pr
     cases play (the python agent reads every canary from its environment: evalrun sent them) and the recorded
     one is scored, and no canary is in any file under the cluster's temp folder (its logs: runtime_env_agent.log
     among them), in the run folder, or on stdout and stderr."""
-    import tests.run.test_executor_ray as ray_tests
+    import tests.helpers.executor_ray as ray_tests
 
     temp = Path(tempfile.mkdtemp(prefix="evs-", dir="/tmp"))  # Ray's socket paths must stay short
     try:

@@ -9,17 +9,10 @@ import pytest
 
 from runner.checks import families, registry
 from tests.helpers.cli_helpers import run_cli, write, write_json
-from tests.run.test_run_live import LOOKUP_AGENT, live_project, report_of
+from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
+from tests.helpers.checks_cli import TRANSCRIPT, replay_project  # noqa: F401 - shared with other test modules
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "suite.schema.json").read_text())
-
-TRANSCRIPT = [
-    {"role": "user", "content": "Look up nwaters please."},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "get_assignment_id", "arguments": "{\"username\": \"nwaters\"}"}}]},
-    {"role": "tool", "tool_call_id": "c1", "content": "15778303"},
-    {"role": "assistant", "content": "The assignment id of nwaters is 15778303."},
-]
 
 
 # ------------------------------------------------------------------ registry and schema
@@ -96,18 +89,6 @@ def test_a_case_with_checks_and_no_goals_is_valid(tmp_path):
 
 
 # ------------------------------------------------------------------ replay runs
-
-def replay_project(root: Path, checks: str, *, goals: str = "goal_details: []") -> None:
-    write(root / "evalrun.yaml", "embeddings: {enabled: false}\n")
-    write_json(root / "suites" / "t.json", TRANSCRIPT)
-    write(root / "suites" / "case.yaml", f"""
-        id: lookup
-        starting_sentence: Look up nwaters please.
-        transcript: t.json
-        {goals}
-        checks:
-        {checks}
-        """)
 
 
 def test_passing_checks_pass_the_case_and_are_reported(tmp_path):

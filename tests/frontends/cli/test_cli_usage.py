@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.helpers.cli_helpers import run_cli, write
-from tests.frontends.cli.test_cli_run import lookup_suite, report_of
-from tests.run.test_run_live import LOOKUP_AGENT, live_project
+from tests.helpers.cli_run import lookup_suite, report_of
+from tests.helpers.run_live import LOOKUP_AGENT, live_project
 
 
 @pytest.mark.parametrize("args, line", [
