@@ -1,7 +1,7 @@
 """Ship the top-level schemas/ and prompts/ inside the wheel, as runner/_data/.
 
 The repository keeps them at the top level (where editors and people look for them); an installed
-wheel has no repository around it, so the build copies them into the package. runner/resources.py
+wheel has no repository around it, so the build copies them into the package. runner/util/resources.py
 reads from runner/_data/ when it exists and from the repository otherwise.
 """
 import shutil

@@ -2,7 +2,7 @@
 
     from runner import evaluate, aevaluate, evaluate_file, Report, EvaluationFailed
 
-(they live in runner.evaluation and are imported on first use: `import runner` and `evalrun --help` stay quick)
+(they live in runner.frontends.python and are imported on first use: `import runner` and `evalrun --help` stay quick)
 """
 __version__ = "0.1.0"  # the one place: pyproject.toml reads it (dynamic), tests and reports import it
 
@@ -11,7 +11,7 @@ __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file
 
 def __getattr__(name: str):
     if name in __all__:
-        from . import evaluation
+        from .frontends import python as evaluation
 
         value = globals()[name] = getattr(evaluation, name)
         return value

@@ -1,4 +1,4 @@
 """`python -m runner` is the `evalrun` command."""
-from .cli import main
+from .frontends.cli import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ against it goes on working. Nothing inside runner/ imports it; new code imports 
     run(paths, ...)  -> a RunOutcome: the summary, the exit code, the report (runner.session.run)
     prepare_run(...) -> the parts of one run, for drivers that play cases their own way (runner.session.lifecycle)
 
-People call runner.evaluate, aevaluate and evaluate_file (runner.evaluation), built on the session.
+People call runner.evaluate, aevaluate and evaluate_file (runner.frontends.python), built on the session.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest  # noqa: E402 - after the environment above, which must be set bef
 def evalrun(monkeypatch, capsys):
     """The CLI in-process, started in `cwd`: `evalrun(cwd, *args)` -> (exit code, stdout, stderr), colour off.
     For the tests that need no real process (signals, stdin, the installed console script need one)."""
-    from runner.cli import main
+    from runner.frontends.cli import main
 
     monkeypatch.setenv("NO_COLOR", "1")
 

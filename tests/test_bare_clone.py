@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.shared_data import require_shared, shared_file, shared_params
-from tests.yaml_language_server import require_server
+from tests.helpers.shared_data import require_shared, shared_file, shared_params
+from tests.helpers.yaml_language_server import require_server
 
 CASES = [
     (lambda: require_shared("watsonx-examples"), "EVALRUN_REQUIRE_SHARED_DATA",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import REPO, cli_env
+from tests.helpers.cli_helpers import REPO, cli_env
 
 PACKAGE = REPO / "runner"
 
@@ -110,7 +110,7 @@ def test_the_cycle_finder_finds_a_circle():
 
 def test_the_graph_sees_lazy_imports():
     graph = import_graph()
-    assert "runner.config" in graph["runner.suite.schema"]  # imported inside build_schema
+    assert "runner.config.model" in graph["runner.suite.schema"]  # imported inside build_schema
 
 
 def test_no_import_circles_in_the_runner_package():
@@ -118,9 +118,67 @@ def test_no_import_circles_in_the_runner_package():
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(
-    ["runner.suite.schema", "runner.suite.load", "runner.config"])))
+    ["runner.suite.schema", "runner.suite.load", "runner.config.load"])))
 def test_the_once_circular_modules_import_in_any_order(order):
     code = "; ".join(f"import {name}" for name in order) + "; from runner.suite.schema import build_schema; build_schema('config')"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# The house rules of issue 27 (DESIGN.md): front ends on top, the session the only door to the executors,
+# the shared names and the config search light enough for `--help`, the pytest plugin and watch.
+FRONTEND_IMPORTERS = {  # the package's own entry points, which are front ends by nature
+    "runner": "evaluate/aevaluate/evaluate_file are re-exported (lazily) from runner.frontends.python",
+    "runner.__main__": "`python -m runner` is the command line",
+}
+STDLIB_ONLY = ("runner.layout", "runner.config.discovery")
+ALLOWED_IN_STDLIB_ONLY = {"runner.layout"}  # itself standard library only (checked by the same test)
+
+
+def _stdlib_and_runner_imports(module: str) -> tuple[set[str], set[str]]:
+    """(top-level names of absolute imports, runner modules) a module imports anywhere but under TYPE_CHECKING."""
+    path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    tops = {alias.name.split(".")[0] for node in _imports(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Import) for alias in node.names}
+    tops |= {node.module.split(".")[0] for node in _imports(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module}
+    return tops - {"runner"}, import_graph()[module]
+
+
+def test_only_front_ends_import_a_front_end():
+    offenders = sorted(f"{module} -> {target}" for module, targets in import_graph().items()
+                       if not module.startswith("runner.frontends") and module not in FRONTEND_IMPORTERS
+                       for target in targets if target.startswith("runner.frontends"))
+    assert offenders == []
+
+
+def test_only_front_ends_import_argparse():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        if module.startswith("runner.frontends"):
+            continue
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if node.__class__ is ast.Import or node.level == 0:
+                offenders += [module for name in names if name.split(".")[0] == "argparse"]
+    assert offenders == []
+
+
+def test_only_the_session_imports_the_executors():
+    offenders = sorted(f"{module} -> {target}" for module, targets in import_graph().items()
+                       if not module.startswith(("runner.session", "runner.run.executors"))
+                       for target in targets if target.startswith("runner.run.executors"))
+    assert offenders == []
+
+
+def test_nothing_inside_the_package_imports_the_runner_api_facade():
+    assert sorted(module for module, targets in import_graph().items() if "runner.api" in targets) == []
+
+
+@pytest.mark.parametrize("module", STDLIB_ONLY)
+def test_the_shared_names_and_the_config_search_import_the_standard_library_only(module):
+    tops, own = _stdlib_and_runner_imports(module)
+    assert tops <= set(sys.stdlib_module_names) | {"__future__"}, tops - set(sys.stdlib_module_names)
+    assert own <= ALLOWED_IN_STDLIB_ONLY, own

@@ -64,14 +64,14 @@ def test_wheel_ships_schemas_and_prompts(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("runner/_data/prompts/semantic_match.j2", "runner/_data/schemas/suite.schema.json",
                      "runner/_data/schemas/config.schema.json", "runner/_data/schemas/report.schema.json",
-                     "runner/cli/__init__.py", "runner/suite/load.py", "runner/_data/prompts/redteam/catalogue.yaml",
+                     "runner/frontends/cli/__init__.py", "runner/suite/load.py", "runner/_data/prompts/redteam/catalogue.yaml",
                      "runner/_data/prompts/redteam/crescendo.j2", "runner/_data/prompts/redteam/check_refusal.j2",
                      "runner/py.typed", f"evalrun-{__version__}.dist-info/licenses/LICENSE"):
         assert required in names
     metadata = zipfile.ZipFile(wheel).read(f"evalrun-{__version__}.dist-info/METADATA").decode()
     assert f"\nVersion: {__version__}\n" in metadata  # pyproject reads it from runner.__version__
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "evalrun = runner.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "evalrun = runner.frontends.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     assert not any(n.startswith(("tests/", "suites/")) for n in names)
 
 
@@ -107,7 +107,7 @@ def test_installed_evalrun_works_outside_the_checkout(venv, tmp_path):
 
     # the package resolves its data inside site-packages, not in a checkout
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    done = _run([python, "-c", "from runner.resources import resource_dir; print(resource_dir('prompts'))"],
+    done = _run([python, "-c", "from runner.util.resources import resource_dir; print(resource_dir('prompts'))"],
                 cwd=workdir)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).parts[-3:] == ("runner", "_data", "prompts")

@@ -3,7 +3,7 @@
 The YAML holds what the loader read from the file, in the suite language: each eval case a case with
 `turns:` (user message, expected calls, expected answer), its session_input, and the criteria of the eval
 config as `checks:` under their ADK names. Loading the YAML gives the same cases as loading the original
-(tests/test_adk_convert.py checks it on every eval file it is given), so both give the same verdicts on the
+(tests/authoring/test_adk_convert.py checks it on every eval file it is given), so both give the same verdicts on the
 same conversations; the YAML can then grow what JSON could not say: fuzzy, optional, one_of or regex
 arguments per turn, per-turn checks, comments.
 
@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ..secrets import redact_data
+from ..util.secrets import redact_data
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.files import display_path
 from ..suite.formats import EVAL_SET_SUFFIXES, read_foreign

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from ..resources import schema_path
+from ..util.resources import schema_path
 from ..suite.files import real_path
 
 EXAMPLE_SUITE = """\

@@ -50,7 +50,7 @@ def _builtin_table() -> dict[str, CheckFamily]:
 
 @lru_cache(maxsize=1)
 def _plugin_families() -> tuple[CheckFamily, ...]:
-    from ..extensions import load
+    from ..util.extensions import load
 
     return tuple(family for plugin in load("checks", _builtin_table(), _plugin_checked) for family in plugin.obj)
 
@@ -58,7 +58,7 @@ def _plugin_families() -> tuple[CheckFamily, ...]:
 def _plugin_checked(name: str, obj: Any) -> tuple[CheckFamily, ...]:
     """A plugin's families: a CheckFamily or a list of them, the entry point named as the first one's type;
     none of their types (aliases too) may be a built-in's."""
-    from ..extensions import PluginProblem, expect
+    from ..util.extensions import PluginProblem, expect
 
     found = tuple(obj) if isinstance(obj, (list, tuple)) else (obj,)
     for family in found:

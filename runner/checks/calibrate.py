@@ -182,7 +182,8 @@ def calibrate(labels_path: Path, *, config_path: Optional[Path] = None, no_cache
               ) -> tuple[Optional[Agreement], list[Diagnostic]]:
     """Run the labels file's check on every example with evalrun.yaml's judge; the agreement, or problems."""
     from .run import run_checks
-    from ..config import find_config, load_config
+    from ..config.discovery import find_config
+    from ..config.load import load_config
     from ..run.execute import make_cascade
     from ..llm.runtime import configure
     from ..suite.models import Case
@@ -202,26 +203,3 @@ def calibrate(labels_path: Path, *, config_path: Optional[Path] = None, no_cache
         [result] = run_checks(case, build_trajectory(example.conversation()), cascade, base_dir=loaded.base_dir)
         results.append(result)
     return agreement_of(labels, results), problems
-
-
-def render(agreement: Agreement) -> list[str]:
-    """The report, as lines for the console (the judge's words with control characters made visible)."""
-    from ..report.console import visible
-
-    def share(value: Optional[float]) -> str:
-        return "n/a" if value is None else f"{value:.3f}"
-
-    kappa = share(agreement.kappa) if agreement.kappa is not None else (
-        "undefined (every label and verdict the same)" if agreement.decided else "undefined (nothing decided)")
-    c = agreement.confusion
-    lines = [f"calibrating {agreement.check} on {agreement.total} labelled example(s); the check decided {agreement.decided}",
-             f"agreement: {share(agreement.agreement)}", f"Cohen's kappa: {kappa}", "",
-             "                 check pass  check fail",
-             f"labelled pass    {c['pass']['pass']:>10}  {c['pass']['fail']:>10}",
-             f"labelled fail    {c['fail']['pass']:>10}  {c['fail']['fail']:>10}"]
-    if agreement.disagreements:
-        lines += ["", "disagreements:"] + [f"  {visible(line)}" for line in agreement.disagreements]
-    if agreement.undecided:
-        lines += ["", "not decided (left out of agreement and kappa):"] + [
-            f"  {visible(line)}" for line in agreement.undecided]
-    return lines

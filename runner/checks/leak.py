@@ -26,7 +26,7 @@ from typing import Any, Iterator, Literal, Optional
 from pydantic import ConfigDict, Field
 
 from ..score.explain import message_number, message_ref
-from ..secrets import MASK, Redactor
+from ..util.secrets import MASK, Redactor
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 from .leak_fold import fold
 from .leak_scan import MAX_LEAKS, LeakScanner

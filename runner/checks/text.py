@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from ..score.explain import message_number, message_ref
-from ..secrets import redact
+from ..util.secrets import redact
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 REGEX_TIMEOUT_S = 1.0  # the agent's text is hostile: a pattern must not hang the run

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..secrets import clip
+from ..util.secrets import clip
 from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict

@@ -11,8 +11,8 @@ from typing import Any, Iterator, Optional
 from pydantic import BaseModel, Field
 
 # every api_key_env named so far (and OPENAI_API_KEY once the fast path reads it): this process's secrets, which
-# every redactor of runner/secrets.py masks as well
-from ..secrets import SECRET_ENV_NAMES
+# every redactor of runner/util/secrets.py masks as well
+from ..util.secrets import SECRET_ENV_NAMES
 
 REDACTED = "[redacted]"
 

@@ -14,7 +14,7 @@ import time
 from typing import Any, Literal, Optional
 
 from .calls import LLMCall, redact
-from ..secrets import clip
+from ..util.secrets import clip
 
 ErrorKind = Literal["outage", "reply", "request"]
 

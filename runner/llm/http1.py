@@ -17,7 +17,7 @@ import time
 from collections import deque
 from typing import Optional
 
-from ..secrets import redact
+from ..util.secrets import redact
 
 KEEPALIVE_S = 4.0  # below the usual servers' idle timeout (uvicorn 5 s), so a pooled connection is never stale
 MAX_HEAD = 64 * 1024  # a status line and headers longer than this are not an HTTP answer

@@ -20,14 +20,14 @@ import weakref
 from concurrent.futures import Future
 from typing import Any, AsyncIterator, Optional
 
-from ..http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
+from ..util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
 from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
-from ..secrets import clip
+from ..util.secrets import clip
 
 
 
@@ -105,7 +105,7 @@ async def _post_aiohttp(base: str, data: bytes, headers: dict, timeout_s: float,
 
 def _decoded(raw: bytes, content_encoding: Optional[str], where: str) -> bytes:
     """The answer as the server encoded it, decoded within the limit of its length (http1.MAX_BODY): a small
-    compressed answer that inflates past it is never inflated whole (runner/http_body.py)."""
+    compressed answer that inflates past it is never inflated whole (runner/util/http_body.py)."""
     from . import http1
 
     try:

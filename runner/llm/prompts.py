@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from runner.resources import resource_dir
+from runner.util.resources import resource_dir
 
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined|has no attribute '([^']+)'")
 

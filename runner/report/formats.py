@@ -1,10 +1,10 @@
 """The report formats evalrun writes, by name: each module of runner.report that declares `FORMAT` (a
 ReportFormat) next to its code adds one, and installed packages add theirs through `evalrun.formats` entry points
-(runner.extensions). A format's module is imported only when it is used.
+(runner.util.extensions). A format's module is imported only when it is used.
 
 Building the command's parser names every format and the file it writes: importing every format module for that
 costs 8 ms of each start of `evalrun`, and reading the plugins' metadata 20-60 ms. So evalrun's own formats are
-listed in INDEX, which `discover()` rebuilds from the modules (tests/test_report_registry.py holds them equal:
+listed in INDEX, which `discover()` rebuilds from the modules (tests/report/test_report_registry.py holds them equal:
 `python -m runner.report.formats` prints it), and the plugins are looked for only when a name is not evalrun's."""
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def builtin_names() -> tuple[str, ...]:
 
 def names() -> tuple[str, ...]:
     """Every format: evalrun's, then the plugins' (by the names their metadata declares, nothing imported)."""
-    from ..extensions import names as plugin_names
+    from ..util.extensions import names as plugin_names
 
     return builtin_names() + tuple(n for n in plugin_names("formats") if n not in _MODULE)
 
@@ -69,13 +69,13 @@ def get(name: str) -> ReportFormat:
 
 @lru_cache(maxsize=1)
 def _plugins() -> dict[str, ReportFormat]:
-    from ..extensions import load
+    from ..util.extensions import load
 
     return {plugin.name: plugin.obj for plugin in load("formats", _MODULE, _plugin_checked)}
 
 
 def _plugin_checked(name: str, obj: Any) -> ReportFormat:
-    from ..extensions import PluginProblem, expect
+    from ..util.extensions import PluginProblem, expect
 
     fmt = expect(obj, ReportFormat, "a runner.report.base.ReportFormat")
     if fmt.name != name:

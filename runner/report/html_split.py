@@ -15,7 +15,7 @@ layout, a piece that is not a valid case, a case listed twice. `encode` then ret
 is streamed instead; nothing has been written yet.
 
 The page is the same, byte for byte, as the one saved_stream makes: the same chunks of the same texts,
-the same index rows (tests/test_report_html_split.py).
+the same index rows (tests/report/test_report_html_split.py).
 """
 from __future__ import annotations
 

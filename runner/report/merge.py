@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..atomic import open_atomically
+from ..util.atomic import open_atomically
 from ..results.models import CaseResult
 from ..results.summary import Tally
 
@@ -31,7 +31,7 @@ def _same(what: str, values: dict[str, Any]) -> None:
 def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = None) -> dict[str, Any]:
     """The merged report as plain data (the shape of report.json). NotAReport or MergeError."""
     from .saved import load_report
-    from ..shard import parse_shard
+    from ..util.shard import parse_shard
 
     if not sources:
         raise MergeError("give the report.json (or run folder) of every shard")

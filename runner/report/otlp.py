@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from ..secrets import clip
+from ..util.secrets import clip
 
 __all__ = ["OtlpExportError", "export_report", "missing_otel", "report_spans"]
 
@@ -182,7 +182,7 @@ def _nanoseconds(started_at: Any) -> int:
 
 
 def _write(spans: list, path: Path) -> None:
-    from ..atomic import write_text_atomically  # written whole or not at all
+    from ..util.atomic import write_text_atomically  # written whole or not at all
     from .otlp_json import spans_document, spans_json_line
 
     try:
@@ -210,7 +210,7 @@ def _send(spans: list, endpoint: str, deadline_s: float = SEND_DEADLINE_S) -> No
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    from ..http_body import status_only_session  # the receiver's answer is never read: it may be a bomb
+    from ..util.http_body import status_only_session  # the receiver's answer is never read: it may be a bomb
 
     url = _traces_url(endpoint)
     exporter = OTLPSpanExporter(endpoint=url, timeout=deadline_s, session=status_only_session())

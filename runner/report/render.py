@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from ..atomic import open_atomically
+from ..util.atomic import open_atomically
 from . import formats
 from .saved import load_report, report_file
 from .saved_stream import Unstreamable

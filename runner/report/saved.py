@@ -18,7 +18,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ValidationError
 
 from ..results.stats import wilson_interval
-from ..secrets import clip
+from ..util.secrets import clip
 
 REPORT_NAME = "report.json"
 PROBLEM_STATUSES = ("failed", "error", "unscored")

@@ -21,8 +21,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ..atomic import open_atomically
-from ..jsontext import replace_lone_surrogates
+from ..util.atomic import open_atomically
+from ..util.jsontext import replace_lone_surrogates
 from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, append_line, conversation_line
 from .digest import ResultDigest
 from .models import CaseResult, Summary

@@ -1,7 +1,7 @@
 """`--last-failed`: the cases that did not pass in the latest run, to run them again (pytest's --lf).
 
 The latest run is the one `.evalrun/reports/latest` points at, in the project's folder (beside its
-evalrun.yaml: runner.config.project_home), so --lf works from any folder of the project; it is a
+evalrun.yaml: runner.config.discovery.project_home), so --lf works from any folder of the project; it is a
 symlink, or latest.txt where symlinks are not allowed; only runs without --output-dir move it. Failed, errored and unscored cases are
 rerun; a case recorded as several runs (`<id> run N`) or repeats (--repeat) is rerun once when any of
 them did not pass.

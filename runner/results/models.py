@@ -292,6 +292,6 @@ class RunReport(BaseModel):
     @field_validator("shard")
     @classmethod
     def _one_part_of_n(cls, value: Optional[str]) -> Optional[str]:
-        from ..shard import parse_shard
+        from ..util.shard import parse_shard
 
         return None if value is None else str(parse_shard(value))  # ValueError names what is wrong

@@ -11,7 +11,8 @@ from runner.suite.models import Case
 from .agents._base import AgentEnv, AgentError
 
 if TYPE_CHECKING:
-    from runner.config import Config, LoadedConfig
+    from runner.config.model import Config
+    from runner.config.load import LoadedConfig
     from .agents._base import Agent
 
 EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay, adk"

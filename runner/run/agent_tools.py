@@ -15,7 +15,7 @@ from runner.suite.models import Case
 from .agent_choice import AgentNotFound, agent_name_for
 
 if TYPE_CHECKING:
-    from runner.config import LoadedConfig
+    from runner.config.load import LoadedConfig
 
 
 def tools_for(case: Case, loaded: "LoadedConfig", override: Optional[str] = None) -> Optional[ToolSet]:

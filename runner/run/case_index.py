@@ -3,7 +3,7 @@
 A loaded case (its goals, arguments and defaults as models) takes about 19 KiB; 50,000 of them would
 hold a gigabyte for the whole run. Collection therefore checks every file (all diagnostics are known
 before anything runs) and keeps a `CaseRef` per case (~350 bytes with its id and its file's details:
-tests/test_case_index_memory.py). The first `KEEP_LOADED` cases keep their loaded case too (at most
+tests/run/test_case_index_memory.py). The first `KEEP_LOADED` cases keep their loaded case too (at most
 ~45 MiB: most runs are this small and read each file once), unless the run collects more than
 `HOLD_FILES` files: there those megabytes would be a third of the run's memory, and rebuilding 2,000
 cases costs ~0.35 s of CPU (0.17 ms each, bench_scale's cases) in a run of more than a minute. Past that, `CaseLoader` reads a file again when
@@ -26,7 +26,7 @@ from ..suite.reader import fingerprint
 from ..suite.models import Case, SourceRef
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.model import Config
 
 _FILES_KEPT = 32
 KEEP_LOADED = 2000

@@ -1,7 +1,7 @@
 """No code is imported from a folder of data: the run folder `evalrun rescore` reads.
 
 A run folder may be a CI artifact of a fork's pull request, unpacked inside the project. rescore never takes
-its suites or its evalrun.yaml from it (runner.rescore), but a module can still resolve into it: a `python`
+its suites or its evalrun.yaml from it (runner.session.rescore), but a module can still resolve into it: a `python`
 check's `team.checks` when the folder was unpacked as `team/` beside evalrun.yaml, a namespace package with
 a portion in it, a sys.path entry inside it. A finder placed first on sys.meta_path refuses every module whose
 file or package folder lies in such a folder, with an ImportError saying why (a check that imports it is then

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from runner.jsontext import replace_lone_surrogates
+from runner.util.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
 from runner.run.endings import TERMINATION_REASONS  # noqa: F401 - how a conversation can end: the one list
 from runner.run.simulate import User, UserError
@@ -26,7 +26,7 @@ from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
 
 if TYPE_CHECKING:
-    from runner.config import LoadedConfig
+    from runner.config.load import LoadedConfig
 
 
 @dataclass

@@ -38,7 +38,7 @@ from .sources import conversation_source
 from ..checks.quick import referenceless
 from ..checks.run import apply_checks, case_checks
 from ..checks.select import profile_selection
-from ..config import LoadedConfig
+from ..config.load import LoadedConfig
 from ..results.models import CaseResult
 from ..score.cascade import Cascade
 from ..suite.files import real_path
@@ -226,7 +226,7 @@ class CaseRunner:
     def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
                transcript_path: Optional[str], normalized: bool = False,
                state: Optional[ReportedState] = None) -> CaseResult:
-        from ..config import with_project_defaults
+        from ..config.model import with_project_defaults
         from ..score.case import score_trajectory
 
         case = with_project_defaults(case, self.loaded.config)  # evalrun.yaml's forbid_extra_calls

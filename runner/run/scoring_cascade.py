@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..config import LoadedConfig
+from ..config.load import LoadedConfig
 from ..score.cascade import Cascade, CascadeSettings
 
 

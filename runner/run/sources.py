@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 from ..suite.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.model import Config
     from ..suite.models import Case
 
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
-from runner.jsontext import json_kind
+from runner.util.jsontext import json_kind
 from runner.results.models import ArgVerdict, Decision
 from runner.score.cascade import Cascade
 from runner.score.normalize import (as_number, exact_decision, max_pairing, show, strict_decision, strict_difference,

@@ -343,7 +343,7 @@ class SimilarityCache:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     def put(self, model_id: str, a: str, b: str, score: float) -> None:
-        from runner.atomic import write_text_atomically
+        from runner.util.atomic import write_text_atomically
 
         try:
             write_text_atomically(self._path(model_id, a, b), json.dumps({"score": score}))

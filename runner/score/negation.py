@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Optional
 
 from runner.score.lexicon import SYNONYMS
-from runner.secrets import redact
+from runner.util.secrets import redact
 from runner.score.sentences import without_abbreviation_dots
 
 # Words that carry no fact of their own: they never are a negation's focus nor count for alignment.

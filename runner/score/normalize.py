@@ -19,7 +19,7 @@ from datetime import date
 from typing import Any, NamedTuple, Optional, Union
 
 from runner.results.models import Decision
-from runner.secrets import redact
+from runner.util.secrets import redact
 from runner.suite.models import IGNORE_VALUE
 
 Number = Union[int, float]

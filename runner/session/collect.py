@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..config import LoadedConfig, find_config, load_config, project_home, suite_roots
+from ..config.load import LoadedConfig, load_config, suite_roots
+from ..config.discovery import find_config, project_home
 from ..run.case_index import index_cases
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.load import Exclusion, LoadResult, load_suites
@@ -36,7 +37,7 @@ def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
     ADK/Agentflow eval config for every eval set (--eval-config). `quick`: as `evalrun quick` reads them (a
     case needs nothing to check of its own)."""
     from ..checks.judged import samples_warnings
-    from ..config import check_cases_against_config
+    from ..config.load import check_cases_against_config
     from ..run.agent_choice import check_agent_names
     from ..run.sources import opening_errors, replayed_agent_warnings
 

@@ -11,26 +11,27 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .. import __version__
-from ..config import LoadedConfig, find_config, load_config, project_home, suite_roots
+from ..config.load import LoadedConfig, load_config, suite_roots
+from ..config.discovery import find_config, project_home
 from ..results.digest import ResultDigest
 from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from ..results.models import CaseResult
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
-from ..secrets import Redactor, protect_config
+from ..util.secrets import Redactor, protect_config
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
 from .request import RunOutcome, RunRequest
-from .verdict import EXIT_NO_CASES, EXIT_USAGE
+from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
 
 REPORT_FORMAT_VERSION = "2"
-DEFAULT_REPORTS_ROOT = Path(".evalrun") / "reports"  # under the project's folder (runner.config.project_home)
+DEFAULT_REPORTS_ROOT = REPORTS_ROOT  # the name runner.api exported (runner/layout.py)
 
 
 # ----------------------------------------------------------------------------- one run, in parts
-# run() plays every case at once. The pytest plugin (runner.pytest_plugin) plays them one at a time as
+# run() plays every case at once. The pytest plugin (runner.frontends.pytest.plugin) plays them one at a time as
 # pytest asks, maybe in several processes (pytest-xdist) whose results one process saves; aevaluate
 # plays them on its caller's event loop. All of them go through these parts, so a run's checks, its
 # folder, its verdict and its report are the same however it was driven:
@@ -146,7 +147,7 @@ class PreparedRun:
 def prepare_run(request: RunRequest) -> "PreparedRun":
     """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or RunEnded
     with the outcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
-    if request.loaded is not None:  # a configuration given as an object (runner.evaluation): no file is read
+    if request.loaded is not None:  # a configuration given as an object (runner.frontends.python): no file is read
         loaded, config_problems = request.loaded, []
     else:
         loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
@@ -165,7 +166,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun":
     readers = request.concurrency if request.executor in ("auto", "processes") else 1
     exclusion = _exclusion(loaded)
     if request.conversations_dir is not None:  # rescore: the saved run's folder is data, never collected as suites
-        from ..rescore import excluding_run_folder
+        from .rescore import excluding_run_folder
 
         exclusion = excluding_run_folder(request.conversations_dir.parent, exclusion)
     index: CaseIndex = index_cases(request.paths, exclusion, roots=roots, filters=request.filters,
@@ -196,7 +197,7 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
     --last-failed finds; -k and --tag were applied while collecting. Records what was applied."""
     index = prepared.index
     if request.shard is not None:
-        from ..shard import parse_shard
+        from ..util.shard import parse_shard
 
         part = parse_shard(request.shard)  # the CLI checked it
         index.refs = [ref for ref in index.refs if part.holds(ref.id)]
@@ -297,7 +298,7 @@ class OpenRun:
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
                   "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
-            from ..shard import parse_shard
+            from ..util.shard import parse_shard
 
             header["shard"] = str(parse_shard(request.shard))
         header.update(selection=prepared.selection, agent=request.agent, config=prepared.config_record)

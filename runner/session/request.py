@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
 
 if TYPE_CHECKING:
-    from ..config import LoadedConfig
+    from ..config.load import LoadedConfig
     from ..results.folder import RunFolder
     from ..results.models import CaseResult, Selection, Summary
     from ..suite.diagnostics import Diagnostic
@@ -73,6 +73,6 @@ class RunRequest:
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
     saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
     eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
-    loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.evaluation): no file is read
+    loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.frontends.python): no file is read
     quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
     executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)

@@ -1,6 +1,6 @@
 """The run, whole: prepare, choose the executor, open the folder, play every case, finish. RunEnded is caught
 here, once. `run_request` plays in a loop of its own with signals handled from the first file read to the last
-byte written (runner.signals); `arun` plays on its caller's loop (aevaluate), preparing and finishing in a worker
+byte written (runner.util.signals); `arun` plays on its caller's loop (aevaluate), preparing and finishing in a worker
 thread. Both play through `play`: one play loop, whatever the front end."""
 from __future__ import annotations
 
@@ -74,9 +74,9 @@ async def play(executor: Any, work: Any) -> None:
 def _run(request: RunRequest, events: RunEvents, handle_signals: bool) -> RunOutcome:
     """The run in its stages: choose the cases (collect, check, narrow) and what runs them, open the run
     folder, play and score them as results stream to disk, then write the report. Signals are handled
-    from the first file read to the last byte written (runner.signals)."""
+    from the first file read to the last byte written (runner.util.signals)."""
     from ..run.execute import Stop
-    from ..signals import CollectionInterrupted, RunSignals
+    from ..util.signals import CollectionInterrupted, RunSignals
 
     with RunSignals(handle_signals) as signals:  # first of all: collecting 10,000 files takes seconds
         stop = signals.stop = Stop()

@@ -7,14 +7,14 @@ unscored, a verdict resting on the offline judge fallback when not accepted (3);
 min_pass_rate, -x's stop, a regression against --baseline (1); every case skipped (5); else 0.
 
 Only the standard library: the results' tally is read by its attributes (counts, finished, selected,
-judge_fallback_cases, pass_rate), so this module imports nothing of evalrun's.
+judge_fallback_cases, pass_rate), so this module imports nothing of evalrun's but runner/layout.py (the codes).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
+from ..layout import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from .diagnostics import Diagnostic
-from .files import CONFIG_NAMES, display_path, real_path
+from ..layout import CONFIG_NAMES, SUITE_SUFFIXES
+from .files import display_path, real_path
 
-SUITE_SUFFIXES = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
 

@@ -3,7 +3,7 @@
 A suite is written by someone else (a teammate, a generator, an agent): `transcript: /etc/passwd`
 must not be opened, and a case id such as `../../secrets` must not pick the file read from a
 --replay folder. The roots are the folders named on the command line, the config file's folder and
-the config's `allowed_paths` (`runner.config.suite_roots`); symlinks are resolved first, so a link
+the config's `allowed_paths` (`runner.config.load.suite_roots`); symlinks are resolved first, so a link
 that points outside is outside.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from ..secrets import clip, redact
+from ..util.secrets import clip, redact
 
 Severity = Literal["error", "warning"]
 

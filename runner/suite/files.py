@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Optional
 
-CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")
+from ..layout import CONFIG_NAMES  # noqa: E402,F401 - importers find it here too
 
 MiB = 1024 * 1024
 SUITE_SIZE_LIMIT = 10 * MiB  # suites and evalrun.yaml: far above any hand-written file

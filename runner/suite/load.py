@@ -26,7 +26,7 @@ from .files import SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, re
 from .formats import read_foreign
 from .models import Case, SourceRef
 from .reader import read_document
-from ..secrets import clip
+from ..util.secrets import clip
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
 from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
@@ -109,7 +109,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
                 alone_first: int = 0, hold_files: Optional[int] = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
-    note per folder. `roots`: where transcripts may live (`runner.config.suite_roots`); by default the
+    note per folder. `roots`: where transcripts may live (`runner.config.load.suite_roots`); by default the
     folders of `paths` and of the evalrun.yaml that applies to them.
 
     `keep(path, explicit, index, case, may_hold=True)` turns each case into what the result holds, as soon as
@@ -156,7 +156,8 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
 
 
 def _default_roots(paths: list[Path]) -> list[Path]:
-    from ..config import find_config, load_config, suite_roots
+    from ..config.discovery import find_config
+    from ..config.load import load_config, suite_roots
 
     loaded, _ = load_config(find_config(paths))
     return suite_roots(paths, loaded)

@@ -4,12 +4,12 @@ Collecting 10,000 suite files takes seconds of CPU, all before the first case ru
 idling through it costs the run that much wall time. Once the cases a run keeps loaded are read (in the
 run's process: runner.run.case_index), the files left are shared out: this process reads one share and
 forked processes read the others, sending back what `keep` made of their cases (small references, never
-loaded cases), each over a socket of its own (runner.forked). The outcomes come back in file order, the same as one process would have made them.
+loaded cases), each over a socket of its own (runner.util.forked). The outcomes come back in file order, the same as one process would have made them.
 
 Forking is only done when it is safe and pays: a long list, more than one usable CPU, no other thread in
 this process (a fork copies the locks other threads hold). When a reading process dies, at any moment (while
 it sends a part, too), the parts it did not send whole are read here instead. Ctrl-C reaches the whole process group: the readers ignore it and this process,
-which decides what a stop means (runner.signals), ends them on its way out.
+which decides what a stop means (runner.util.signals), ends them on its way out.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from ..forked import become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
+from ..util.forked import become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
 
 Read = Callable[..., Any]  # read(path, explicit, may_hold=True) -> the file's outcome (runner.suite.load.FileReading)
 
@@ -71,7 +71,7 @@ def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], process
 
 class _Reader:
     """A forked process reading its parts of the list, and the thread here that receives each part as it comes
-    over its own socket (runner.forked: a reader killed mid-message ends only its own stream)."""
+    over its own socket (runner.util.forked: a reader killed mid-message ends only its own stream)."""
 
     def __init__(self, pid: int, sock: socket.socket, parts: list[list[int]]):
         self.pid, self.sock, self.parts = pid, sock, parts
@@ -106,7 +106,7 @@ class _Reader:
     def received(self) -> list:
         """The parts that came whole, in order, once the reader is done (or dead)."""
         if self._thread is not None:
-            self._thread.join()  # a signal interrupts this wait (runner.signals)
+            self._thread.join()  # a signal interrupts this wait (runner.util.signals)
         return self._received
 
     def end(self) -> None:

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ..jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
+from ..util.jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
 from .diagnostics import Diagnostic, Position
 from .files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
 from .read_limits import (LONG_NUMBER, MAX_NODES, json_limits, long_number_position, too_deep_json, too_deep_problem,

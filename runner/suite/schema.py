@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from ..resources import resource_dir
+from ..util.resources import resource_dir
 from .models import GOAL_MODELS
 from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
 
@@ -30,7 +30,7 @@ def build_schema(kind: str) -> dict[str, Any]:
         _check_items_by_type(schema)
         _titles_from_refs(schema)
     elif kind == "config":
-        from ..config import Config
+        from ..config.model import Config
 
         schema = _simplify(Config.model_json_schema(by_alias=True))
         _titles_from_refs(schema)

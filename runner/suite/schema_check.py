@@ -9,8 +9,8 @@ import functools
 import json
 from typing import Any, Callable, Iterable, Optional
 
-from ..resources import schema_path
-from ..jsontext import json_kind
+from ..util.resources import schema_path
+from ..util.jsontext import json_kind
 from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
 

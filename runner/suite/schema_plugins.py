@@ -8,7 +8,7 @@ from typing import Any
 
 
 def with_plugins(kind: str, schema: dict[str, Any]) -> dict[str, Any]:
-    from ..extensions import declared
+    from ..util.extensions import declared
 
     if kind == "config" and declared("agents"):
         return _with_agent_kinds(schema)

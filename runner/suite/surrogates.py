@@ -2,7 +2,7 @@
 
 JSON may escape half of a surrogate pair (`"\\ud800"`), and PyYAML's pure-Python loader lets such an
 escape through; such text can be neither printed nor written to a report. The data gets U+FFFD
-(as runner.jsontext.replace_lone_surrogates makes it), and the text composed for positions gets
+(as runner.util.jsontext.replace_lone_surrogates makes it), and the text composed for positions gets
 escapes libyaml accepts, so keys read by both parsers stay equal.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 
 import yaml
 
-from ..jsontext import without_lone_surrogates
+from ..util.jsontext import without_lone_surrogates
 
 # A surrogate escape in JSON text, not itself escaped (`\\ud800` is a backslash and text): a high
 # surrogate with the low one that may follow it, or a lone low one.

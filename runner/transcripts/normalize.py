@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..deepjson import loads_keeping_deep_arguments
+from ..util.deepjson import loads_keeping_deep_arguments
 from .recording import TranscriptError
 
 __all__ = ["MAX_ARGUMENT_NESTING", "content_text", "json_keeping_deep_arguments", "normalize_messages"]

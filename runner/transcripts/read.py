@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from ..jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
+from ..util.jsontext import deeper_than, json_kind, may_hold_surrogates, replace_lone_surrogates
 from .normalize import MAX_ARGUMENT_NESTING, content_text, normalize_messages
 from .recording import TranscriptError
 from .state import ReportedState

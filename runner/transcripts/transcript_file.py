@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from ..deepjson import loads_keeping_deep_arguments
-from ..jsontext import may_hold_surrogates, replace_lone_surrogates
+from ..util.deepjson import loads_keeping_deep_arguments
+from ..util.jsontext import may_hold_surrogates, replace_lone_surrogates
 from .formats.messages import message_recording
 from .read import MAX_ARGUMENT_NESTING, parse_failure_reason
 from .recording import ConversationRef, Recording, TranscriptError

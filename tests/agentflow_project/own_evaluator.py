@@ -1,5 +1,5 @@
 """Agentflow's own AgentEvaluator on the weather graph (run with the library's interpreter): the oracle of
-tests/test_agentflow_agent.py. Its TrajectoryCollector is attached the library's way that works on a graph compiled
+tests/run/test_agentflow_agent.py. Its TrajectoryCollector is attached the library's way that works on a graph compiled
 at import time: the library's PublisherCallback registered on the CallbackManager compile() bound.
 
     python own_evaluator.py EVALSET CONFIG   -> {eval_id: {"passed", "error", "scores": {criterion: score}}}

@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
-from tests.agentflow_files import CRITERIA, call, criterion, eval_case, eval_config, eval_set, invocation, \
+from tests.helpers.agentflow_files import CRITERIA, call, criterion, eval_case, eval_config, eval_set, invocation, \
     recording, user_texts  # noqa: E402
 
 LIBRARY = Path(__file__).with_name("agentflow_library.py")

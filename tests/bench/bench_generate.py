@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tests.test_generate import JOHNDOE, NWATERS, story_of  # noqa: E402
+from tests.helpers.generate import JOHNDOE, NWATERS, story_of  # noqa: E402
 
 BROKEN_AGENT = '''
 import json

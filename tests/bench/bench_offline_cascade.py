@@ -28,7 +28,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.append(str(PROJECT_ROOT))
 
-from tests.offline_pairs import (CATEGORIES, THRESHOLD_GRID, Outcome, Pair, Rates, choose_threshold,  # noqa: E402
+from tests.helpers.offline_pairs import (CATEGORIES, THRESHOLD_GRID, Outcome, Pair, Rates, choose_threshold,  # noqa: E402
                                  cross_validated, load_pairs, rates)
 
 MODES = ("embeddings", "rapidfuzz")
@@ -38,7 +38,7 @@ MODES = ("embeddings", "rapidfuzz")
 
 
 def default_threshold() -> float:
-    from runner.config import Config
+    from runner.config.model import Config
 
     return float(Config.model_fields["similarity_threshold"].default)
 

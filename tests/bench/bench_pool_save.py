@@ -32,7 +32,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from runner.api import RunOutcome, RunRequest, prepare_run
-    from runner.cli.run_output import CaseLines
+    from runner.frontends.cli.run_output import CaseLines
     from runner.report.console import Console
     from runner.results.models import CaseResult
 

@@ -52,7 +52,7 @@ def main() -> int:
         (root / "evalrun.yaml").write_text("embeddings: {enabled: false}\n")
         for n in range(args.cases):
             make_case(root / "suites", n)
-        probe = ("import sys, runner.cli; code = runner.cli.main(['suites', '-q', '--output-dir', 'out']);"
+        probe = ("import sys, runner.frontends.cli; code = runner.frontends.cli.main(['suites', '-q', '--output-dir', 'out']);"
                  "heavy = [m for m in ('litellm', 'torch', 'sentence_transformers') if m in sys.modules];"
                  "print('heavy imports:', heavy or 'none', 'exit', code)")
         times = []

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = """tests/test_nothing_unchecked_passes.py tests/test_skip_words.py tests/test_broken_suites.py
-tests/test_story_without_simulator.py tests/test_validate_all_at_once.py tests/test_extra_calls.py
-tests/test_schema_language_server.py tests/test_checks_text.py tests/test_checks_compose.py tests/test_checks_judged.py
-tests/test_checks_profiles.py tests/test_checks_graded.py tests/test_reader.py tests/test_load.py tests/test_folder_shape.py
-tests/test_score_case.py tests/test_schema.py tests/test_checks.py tests/test_cli_validate.py tests/test_checks_cli.py
-tests/test_report_formats.py tests/test_cli_run.py tests/test_calibrate.py""".split()
+TESTS = """tests/checks/test_nothing_unchecked_passes.py tests/score/test_skip_words.py tests/suite/test_broken_suites.py
+tests/run/test_story_without_simulator.py tests/session/test_validate_all_at_once.py tests/score/test_extra_calls.py
+tests/suite/test_schema_language_server.py tests/checks/test_checks_text.py tests/checks/test_checks_compose.py tests/checks/test_checks_judged.py
+tests/checks/test_checks_profiles.py tests/checks/test_checks_graded.py tests/suite/test_reader.py tests/suite/test_load.py tests/results/test_folder_shape.py
+tests/score/test_score_case.py tests/suite/test_schema.py tests/checks/test_checks.py tests/frontends/cli/test_cli_validate.py tests/frontends/cli/test_checks_cli.py
+tests/report/test_report_formats.py tests/frontends/cli/test_cli_run.py tests/checks/test_calibrate.py""".split()
 MUTANTS = [
     ("M1 no-judge skip not turned unscored", "runner/checks/run.py", "    if verdict.skipped == NO_JUDGE:", "    if verdict.unscored == NO_JUDGE:"),
     ("M2 fuzzy-off reason flipped", "runner/checks/run.py", "settings is not None and not settings.enable_fuzzy_matching", "settings is not None and settings.enable_fuzzy_matching"),
@@ -40,14 +40,14 @@ MUTANTS = [
     ("M15 unbuilt cases left out of duplicates", "runner/suite/load.py", "duplicate_case_ids([*result.cases, *result.unbuilt])", "duplicate_case_ids(result.cases)"),
     ("M16 not-UTF-8 line off by one", "runner/suite/files.py", 'line = raw.count(b"\\n", 0, exc.start) + 1', 'line = raw.count(b"\\n", 0, exc.start)'),
     ("M17 tab position off by one", "runner/suite/yaml_errors.py", 'return text[start + column - 1:start + column] == "\\t"', 'return text[start + column:start + column + 1] == "\\t"'),
-    ("M18 judged checks gating by default forgotten", "runner/config.py", 'spec.get("gate", True) is not False', 'spec.get("gate", False) is not False'),
-    ("M19 story warning without agents", "runner/config.py", "config.simulator is None and config.agents:", "config.simulator is None:"),
-    ("M20 project default overrides the case's own", "runner/config.py", 'if "forbid_extra_calls" in case.model_fields_set or not', 'if "forbid_extra_calls" not in case.model_fields_set or not'),
+    ("M18 judged checks gating by default forgotten", "runner/config/", 'spec.get("gate", True) is not False', 'spec.get("gate", False) is not False'),
+    ("M19 story warning without agents", "runner/config/", "config.simulator is None and config.agents:", "config.simulator is None:"),
+    ("M20 project default overrides the case's own", "runner/config/", 'if "forbid_extra_calls" in case.model_fields_set or not', 'if "forbid_extra_calls" not in case.model_fields_set or not'),
     ("M21 unreadable-argument calls not extra", "runner/score/case.py", '_EXTRA_ROLES = ("extra", "wrong_arguments", "invalid_arguments")', '_EXTRA_ROLES = ("extra", "wrong_arguments")'),
     ("M22 unplayed story added to passing cases", "runner/score/case.py", "    if failures and unplayed:", "    if unplayed:"),
     ("M23 '1 extra calls'", "runner/report/saved.py", "extra call{'s' if len(names) > 1 else ''}", "extra call{'s' if len(names) >= 1 else ''}"),
     ("M24 extra calls left off the case line", "runner/report/console.py", "    if result.extra_calls:  #", "    if result.extra_calls and result.status != 'passed':  #"),
-    ("M25 a check's own judge ignored", "runner/config.py", 'isinstance(own, dict) and own.get("model")', 'isinstance(own, dict) and own.get("judge")'),
+    ("M25 a check's own judge ignored", "runner/config/", 'isinstance(own, dict) and own.get("model")', 'isinstance(own, dict) and own.get("judge")'),
     ("M12 capitalised suite keys missed", "runner/suite/shape.py", "    lowered = key.lower()", "    lowered = key"),
 ]
 

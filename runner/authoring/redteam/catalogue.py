@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import yaml
 
-from ...resources import resource_dir
+from ...util.resources import resource_dir
 
 CATALOGUE = "redteam/catalogue.yaml"
 CHECK_KINDS = ("leak", "forbidden", "refusal")

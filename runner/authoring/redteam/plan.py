@@ -88,7 +88,8 @@ def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[
          generate: bool = False, no_cache: bool = False, allow_tools: Sequence[str] = ()) -> PlanResult:
     """Plan and write the attack suites. PlanError on a usage problem, invalid suites, no case, or (with
     `generate`) no generator model or no usable answer from it."""
-    from ...config import find_config, load_config, suite_roots
+    from ...config.discovery import find_config
+    from ...config.load import load_config, suite_roots
     from ...llm.prompts import PromptLibrary
     from ...suite.load import Exclusion, load_suites
 

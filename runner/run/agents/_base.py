@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from runner.deepjson import TooDeep, loads_keeping_deep_arguments
-from runner.jsontext import deeper_than
-from runner.secrets import clip
+from runner.util.deepjson import TooDeep, loads_keeping_deep_arguments
+from runner.util.jsontext import deeper_than
+from runner.util.secrets import clip
 from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
 
@@ -339,7 +339,7 @@ def excerpt(text: str, limit: int = 200) -> str:
 
 def reply_json(text: str) -> Any:
     """An agent's reply as JSON: json.loads, except that tool arguments nested deeper than it reads are
-    kept as their JSON text (runner.deepjson), to be reported as arguments that cannot be read.
+    kept as their JSON text (runner.util.deepjson), to be reported as arguments that cannot be read.
     ValueError for text that is not JSON; TooDeep (a ValueError) for text that nests too deep elsewhere."""
     try:
         return json.loads(text)

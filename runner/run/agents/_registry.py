@@ -1,5 +1,5 @@
 """The agent kinds: evalrun's own are the modules of this package (each has KIND, maybe ALIASES, Options and
-create()); installed packages add kinds through `evalrun.agents` entry points (runner.extensions), looked for only
+create()); installed packages add kinds through `evalrun.agents` entry points (runner.util.extensions), looked for only
 when an `agents:` entry names a kind that is not evalrun's own (reading their metadata costs 20-60 ms)."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ KINDS: tuple[str, ...] = tuple(_KIND_MODULES)
 
 @lru_cache(maxsize=1)
 def _plugin_kinds() -> dict[str, Any]:
-    from ...extensions import load
+    from ...util.extensions import load
 
     return {plugin.name: plugin.obj for plugin in load("agents", KINDS, _plugin_checked)}
 
@@ -49,7 +49,7 @@ def agent_kinds() -> tuple[str, ...]:
 def _plugin_checked(name: str, obj: Any) -> Any:
     """A plugin's kind: an object (a module, usually) with KIND (the entry point's name), Options (a pydantic
     model whose `type` is that name) and create(name, definition, env)."""
-    from ...extensions import PluginProblem
+    from ...util.extensions import PluginProblem
 
     missing = [attr for attr in ("KIND", "Options", "create") if not hasattr(obj, attr)]
     if missing:

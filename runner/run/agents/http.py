@@ -9,7 +9,7 @@ errors, reports or logs.
 
 Each request has one deadline, `timeout_s`, from sending to the last byte of the reply (a server that
 trickles its answer cannot stretch it), and a reply may hold at most `max_reply_bytes` (counted as
-they arrive, and again while a compressed reply is decoded, runner/http_body.py: a small body that
+they arrive, and again while a compressed reply is decoded, runner/util/http_body.py: a small body that
 inflates past the limit is never inflated whole). Redirects are not followed:
 a 3xx is that case's error saying where it pointed.
 
@@ -25,7 +25,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from runner.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
+from runner.util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 from runner.transcripts.state import ReportedState
 
 from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,

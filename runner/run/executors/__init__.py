@@ -22,7 +22,7 @@ from .base import Executor, ExecutorUnavailable, Work
 if TYPE_CHECKING:
     from ..case_index import CaseRef
     from ..execute import RunOptions
-    from ...config import Config
+    from ...config.model import Config
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorUnavailable", "Work", "choose_executor", "pool_size", "usable_cpus"]
 

@@ -1,5 +1,5 @@
 """One worker process of the replay pool (runner.run.executors.replay_pool), forked from the run's process, and
-the channel to it: a socket of its own (runner.forked), read on the run's event loop, so a worker that dies at
+the channel to it: a socket of its own (runner.util.forked), read on the run's event loop, so a worker that dies at
 any moment, a signal or a stop is seen as it happens.
 
 Frames carry pickles: a batch of jobs to the worker; ("played", what the batch gave) or ("raised", why) back.
@@ -13,7 +13,7 @@ import pickle
 import socket
 from typing import Any, Callable, Optional
 
-from ...forked import HEADER, become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
+from ...util.forked import HEADER, become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
 
 EXIT_SETTLE_S = 1.0  # after its socket ended: how long a worker may take to be gone before it is killed
 

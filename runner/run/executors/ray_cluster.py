@@ -5,7 +5,7 @@ none is set; Ray's own settings (RAY_TMPDIR for its temp folder) apply as Ray re
 here only, when this executor runs. Joining RAY_ADDRESS's cluster gives up after EVALRUN_RAY_CONNECT_TIMEOUT
 seconds (30 by default): every case is then an error that says so.
 
-Cases are grouped into batches by the rule of `--shard` (a stable hash of the case id, runner.shard), so a
+Cases are grouped into batches by the rule of `--shard` (a stable hash of the case id, runner.util.shard), so a
 case lands in the same batch wherever and however often the run is started. The run's cases, its
 configuration and its result serialiser travel once, into Ray's object store. Recorded cases are scored as
 Ray tasks: a worker process builds the run's case runner the first time it gets a batch of this run and
@@ -36,9 +36,9 @@ from pydantic import BaseModel
 
 from .base import Executor, Work
 from .ray_run import portable_run, rebuild_run
-from ...secrets import clip
-from ...shard import shard_of
-from ...signals import held_against_libraries
+from ...util.secrets import clip
+from ...util.shard import shard_of
+from ...util.signals import held_against_libraries
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
@@ -236,12 +236,12 @@ def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
 
 def worker_env(config: BaseModel, environ: Optional[dict] = None) -> dict[str, str]:
     """The environment variables a worker needs for what `config` names: each `api_key_env` and `${NAME}`
-    reference, and the providers' own variables (runner/provider_env.py: OPENAI_* for openai/... and unprefixed
+    reference, and the providers' own variables (runner/util/provider_env.py: OPENAI_* for openai/... and unprefixed
     models, ANTHROPIC_* for anthropic/...) of the models it names, that are set here. Nothing else of this
     environment reaches the cluster; these travel in the run's object in the object store (never in Ray's
     runtime_env, which Ray writes to its logs), and a worker puts them into its environment (ray_run.py)."""
-    from ...provider_env import prefixes_of
-    from ...secrets import named_variables
+    from ...util.provider_env import prefixes_of
+    from ...util.secrets import named_variables
 
     environ = os.environ if environ is None else environ
     names, _ = named_variables(config.model_dump(mode="json", by_alias=True))

@@ -6,7 +6,7 @@ import os
 from typing import Any, Callable, Optional
 
 from .base import Work
-from ...secrets import redact_standard_streams, remember
+from ...util.secrets import redact_standard_streams, remember
 
 
 def portable_run(work: Work, runtime: Any, environ: Optional[dict] = None) -> dict:
@@ -32,7 +32,7 @@ def rebuild_run(run: dict, *, limits: Any, save_conversation: Callable[[str, dic
     # suites live on storage every node mounts at the same path)
     os.chdir(run["cwd"])
     os.environ.update(run.get("environ") or {})
-    remember(run["loaded"].config)  # its secrets, masked in what this worker writes and cuts (runner/secrets.py)
+    remember(run["loaded"].config)  # its secrets, masked in what this worker writes and cuts (runner/util/secrets.py)
     redact_standard_streams()  # and in what it prints (an agent's prints too), which Ray writes to its logs
     configure(concurrency=run["concurrency"], cache_dir=run["cache_dir"], no_cache=run["no_cache"], limits=limits)
     runner = CaseRunner(run["loaded"], run["options"], roots=run["roots"], save_conversation=save_conversation)

@@ -1,6 +1,6 @@
 """The transcript formats, by name: evalrun's own (each module of this package declaring `FORMAT`, a
 TranscriptFormat) and those installed packages add through the `evalrun.transcripts` entry points
-(runner.extensions). A file is read by the first of evalrun's formats whose `sniff` claims it, else by the first
+(runner.util.extensions). A file is read by the first of evalrun's formats whose `sniff` claims it, else by the first
 plugin format's, else as chat messages (whose errors say what a transcript should be): a plugin never takes a
 file evalrun reads itself."""
 from __future__ import annotations
@@ -35,13 +35,13 @@ def builtin() -> tuple[TranscriptFormat, ...]:
 
 @lru_cache(maxsize=1)
 def _plugins() -> tuple[tuple[TranscriptFormat, str], ...]:
-    from ...extensions import load
+    from ...util.extensions import load
 
     return tuple((p.obj, p.where) for p in load("transcripts", (f.name for f in builtin()), _checked))
 
 
 def _checked(name: str, obj: Any) -> TranscriptFormat:
-    from ...extensions import PluginProblem, expect
+    from ...util.extensions import PluginProblem, expect
 
     fmt = expect(obj, TranscriptFormat, "a runner.transcripts.formats.TranscriptFormat")
     if fmt.name != name:

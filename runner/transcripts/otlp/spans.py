@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ...secrets import clip
+from ...util.secrets import clip
 
 __all__ = ["LogRecord", "Problem", "Span", "TraceFile", "decode_documents", "is_otlp_document"]
 

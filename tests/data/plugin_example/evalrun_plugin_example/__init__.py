@@ -1,1 +1,1 @@
-"""An example evalrun plugin (tests/test_plugins.py installs it): each module adds one extension."""
+"""An example evalrun plugin (tests/util/test_plugins.py installs it): each module adds one extension."""

@@ -1,0 +1,1 @@
+"""Agentflow / 10xGraph: evalrun suites to and from Agentflow's own files and Python evals."""

@@ -1,0 +1,1 @@
+"""`evalrun record`: conversations -> draft suites (draft rules, arguments, answers, annotation)."""

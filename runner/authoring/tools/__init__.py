@@ -1,0 +1,1 @@
+"""An agent's tools from wherever they are written (YAML, OpenAPI, MCP), as OpenAI-style definitions."""

@@ -1,0 +1,1 @@
+"""Generic helpers every layer may use: atomic writes, JSON text, the one redactor, signals, shards."""

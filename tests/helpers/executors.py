@@ -1,0 +1,66 @@
+"""Shared by several test modules (once in tests/run/test_executors.py): ANSWER, _tool_messages, generate, verdicts."""
+from __future__ import annotations
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+import pytest
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
+from runner.config.model import Config
+from runner.run.execute import RunOptions
+from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_executor, usable_cpus
+from runner.run.executors.local import LocalExecutor
+from runner.run.executors.replay_pool import ReplayPoolExecutor, _batches
+
+
+ANSWER = "Your booking ABC123 is cancelled; the refund of 120.50 EUR reaches your card in 5 days."
+
+
+def _tool_messages(name: str, args: dict, answer: str) -> list[dict]:
+    return [{"role": "user", "content": "Please cancel my booking."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"ok": True})},
+            {"role": "assistant", "content": answer}]
+
+
+def generate(root: Path, count: int) -> None:
+    """`count` recorded cases of every kind a replay meets: passing, failing on an argument, a fuzzy text
+    answer, checks that pass and fail, skipped, a missing transcript (error), a bad transcript (error)."""
+    suites = root / "suites"
+    (suites / "t").mkdir(parents=True)
+    write(root / "evalrun.yaml", "embeddings: {enabled: false}\n")
+    for n in range(count):
+        kind = n % 7
+        args = {"booking": f"B{n:05d}", "reason": "illness", "amount": n % 50 + 0.5}
+        sent = dict(args) if kind != 1 else {**args, "booking": f"X{n:05d}"}  # kind 1: a wrong argument
+        answer = ANSWER if kind != 2 else "Cancelled it. Refund 120.5 EUR in five days."
+        case = {"id": f"case-{n:05d}", "tags": [f"kind{kind}"], "transcript": f"t/case-{n:05d}.json",
+                "goals": {"cancel": ["tell"], "tell": []},
+                "goal_details": [
+                    {"type": "tool_call", "name": "cancel", "tool_name": "cancel_booking", "args": args,
+                     "arg_matching": {"reason": "fuzzy"}},
+                    {"type": "text", "name": "tell", "response": ANSWER}]}
+        if kind == 3:
+            case["checks"] = [{"type": "contains_all", "values": ["ABC123", "refund"]},
+                              {"type": "regex", "pattern": r"\b\d+ days\b"}]
+        if kind == 4:
+            case["checks"] = [{"type": "not_contains", "value": "refund"}]  # fails
+        if kind == 5 and n % 2:
+            case["skip"] = "not today"
+        if kind == 6 and n % 3 == 0:
+            case["transcript"] = f"t/missing-{n:05d}.json"  # warned at collection, an error when run
+        (suites / f"case-{n:05d}.json").write_text(json.dumps(case))
+        transcript = _tool_messages("cancel_booking", sent, answer)
+        text = json.dumps(transcript) if not (kind == 6 and n % 3 == 1) else "[{\"role\": \"user\""  # cut short
+        (suites / "t" / f"case-{n:05d}.json").write_text(text)
+
+
+def verdicts(report_path: Path) -> list[dict]:
+    cases = json.loads(report_path.read_text())["cases"]
+    for case in cases:
+        case.pop("duration_s")
+    return cases

@@ -1,0 +1,120 @@
+"""The chaos run on `--executor ray`, on a real local Ray cluster (`pytest -m ray` selects these): Ray workers
+killed while they score a batch and just after they sent one, and SIGTERM, SIGHUP and SIGINT at each stage of a
+run (collecting, starting: Ray imported and the cluster joined, running, finishing). Every case is accounted for,
+the report is valid, the exit code is the right one (2 for a signal, never Ray's 15), and stderr holds no
+traceback and none of Ray's noise ('Future exception was never retrieved', its stack for a SIGTERM)."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import pytest
+
+from tests.helpers.chaos_procs import (accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for)
+
+pytest.importorskip("ray")
+from tests.helpers.executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
+
+pytestmark = pytest.mark.ray
+
+SEED = 26_14
+STAGES = ["collecting", "starting", "running", "finishing"]
+NOISE = ("Traceback", "never retrieved", "SIGTERM received", "Event loop is closed")
+
+
+def _signals_by_stage() -> dict[str, signal.Signals]:
+    rng = random.Random(SEED)
+    chosen = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, rng.choice([signal.SIGTERM, signal.SIGHUP])]
+    rng.shuffle(chosen)
+    return dict(zip(STAGES, chosen))
+
+
+SIGNALS = _signals_by_stage()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with short_dir() as temp:
+        started = Cluster(tmp_path_factory.mktemp("ray"), temp / "t")
+        try:
+            yield started
+        finally:
+            started.end()
+
+
+def _on(cluster: Cluster, root) -> dict:
+    return {**cluster.env, "RAY_ADDRESS": cluster.address, "PYTHONPATH": f"{root}{os.pathsep}{cluster.env['PYTHONPATH']}"}
+
+
+def _quiet(err: str) -> None:
+    for noise in NOISE:
+        assert noise not in err, err[-3000:]
+
+
+def test_ray_workers_killed_while_scoring_and_just_after_sending_cost_no_case(cluster, tmp_path):
+    ids = recorded_project(tmp_path, 1200, sleep_s=0.01)  # long enough to catch a worker idle on a loaded machine
+    run = start_run(tmp_path, "--executor", "ray", env=_on(cluster, tmp_path))
+    scoring = lambda: [pid for pid in cluster.workers() if "_score_batch" in _cmdline(pid)]  # noqa: E731
+    try:
+        busy = wait_for(lambda: results_count(tmp_path) >= 20 and scoring(), 120, "a worker scoring", run)
+        os.kill(busy[0], signal.SIGKILL)  # computing
+        watched = scoring()
+        done = wait_for(lambda: [pid for pid in watched if _cmdline(pid).startswith("ray::IDLE")], 60,
+                        "a worker that just sent its batch", run)
+        os.kill(done[0], signal.SIGKILL)  # its results sent, waiting for the next batch
+        out, err = run.communicate(timeout=300)
+    finally:
+        run.kill()
+    assert run.returncode == 0, out[-2000:] + err[-2000:]
+    _quiet(err)
+    report = accounted(tmp_path, ids)
+    assert report["summary"]["passed"] == len(ids)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_signal_at_each_stage_of_a_ray_run_ends_it_with_exit_2_and_its_report(cluster, tmp_path, stage):
+    """SIGTERM ended a Ray run with Ray's exit 15 and no report: Ray's init takes SIGTERM over."""
+    sig = SIGNALS[stage]
+    ids = recorded_project(tmp_path, 2600 if stage == "collecting" else 300, sleep_s=0.01)
+    run = start_run(tmp_path, "--executor", "ray", env=_on(cluster, tmp_path))
+    try:
+        if stage == "collecting":  # 5,200 files: seconds of reading after the config line
+            assert run.stderr.readline() == "config: evalrun.yaml\n"
+            time.sleep(0.3)
+            run.send_signal(sig)
+        elif stage == "starting":  # the run folder is open once Ray is imported; the cluster is being joined
+            wait_for(lambda: (tmp_path / "out" / "results.jsonl").exists(), 120, "the run folder opened", run)
+            run.send_signal(sig)
+        elif stage == "running":
+            wait_for(lambda: results_count(tmp_path) >= 20, 120, "cases scored", run)
+            run.send_signal(sig)
+        else:
+            wait_for(lambda: results_count(tmp_path) == len(ids), 120, "every case saved", run)
+            while run.poll() is None and not (tmp_path / "out" / "report.json").exists():
+                run.send_signal(sig)
+                time.sleep(0.002)
+        out, err = run.communicate(timeout=300)
+    finally:
+        run.kill()
+    _quiet(err)
+    nothing_left_in(tmp_path)
+    if stage == "collecting":
+        assert run.returncode == 2, out + err
+        assert err.splitlines()[-1] == (f"interrupted ({sig.name}) while collecting the suites, before any case ran: "
+                                        "nothing was run and no report was written: exit 2")
+        return
+    report = accounted(tmp_path, ids)
+    summary = report["summary"]
+    if stage == "finishing":
+        assert summary["exit_code"] in (0, 2) and run.returncode in (summary["exit_code"], 2), out + err
+        assert len(report["cases"]) == len(ids)
+        return
+    assert run.returncode == 2 and summary["exit_code"] == 2, out + err
+    assert summary["interrupted"] and summary["stop_reason"] == sig.name
+    assert f"interrupted ({sig.name}): {len(report['cases'])} of {len(ids)} cases finished: exit 2" in out
+    if stage == "starting":
+        assert report["cases"] == []
+    else:
+        assert 20 <= len(report["cases"]) < len(ids)
