@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Optional, Union
+from typing import TYPE_CHECKING, Literal, Optional, Union, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -251,6 +251,11 @@ class LoadedConfig(BaseModel):
     @property
     def base_dir(self) -> Path:
         return self.path.parent if self.path else (self.home or Path.cwd())
+
+    @overload
+    def resolve(self, relative: str) -> Path: ...
+    @overload
+    def resolve(self, relative: Optional[str]) -> Optional[Path]: ...
 
     def resolve(self, relative: Optional[str]) -> Optional[Path]:
         return None if relative is None else (self.base_dir / relative).resolve()
