@@ -33,7 +33,8 @@ def _judge_override_model() -> type:
     """evalrun.yaml's judge settings, every one optional: what a check may override."""
     from ..llm.settings import JudgeSettings
 
-    fields: dict[str, Any] = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
+    fields: dict[str, Any]
+    fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
                                                        examples=field.examples))
               for name, field in JudgeSettings.model_fields.items()}
     model = create_model("JudgeOverride", __config__=ConfigDict(

@@ -298,7 +298,8 @@ class OpenRun:
                                      baseline=baseline)  # the verdict: runner.session.verdict.decide
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         summary.baseline = record
-        header: dict[str, Any] = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
+        header: dict[str, Any]
+        header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
                   "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
             from ..shard import parse_shard

@@ -79,7 +79,8 @@ class _Reader:
         self._thread: Optional[threading.Thread] = None
 
     @classmethod
-    def fork(cls, files: Sequence[tuple[Path | str, bool]], parts: list[list[int]], siblings: list["_Reader"]) -> "_Reader":
+    def fork(cls, files: Sequence[tuple[Path | str, bool]], parts: list[list[int]],
+             siblings: list["_Reader"]) -> "_Reader":
         def read_parts(sock: socket.socket, parent: int) -> None:
             become_worker(parent)
             sock.setblocking(True)

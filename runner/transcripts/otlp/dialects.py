@@ -145,7 +145,8 @@ def _read_openinference(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
         return
-    spec: dict[str, Any] = dict(role_key="message.role", content_key="message.content", call_prefix="message.tool_calls",
+    spec: dict[str, Any]
+    spec = dict(role_key="message.role", content_key="message.content", call_prefix="message.tool_calls",
                 call_keys=("tool_call.id", "tool_call.function.name", "tool_call.function.arguments"),
                 result_id_key="message.tool_call_id")
     view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "llm.input_messages").values()]
@@ -281,7 +282,8 @@ def _tool_run(r: AttributeReader) -> ToolRun:
         if isinstance(entity, dict) and isinstance(entity.get("kwargs"), dict) and not entity.get("args"):
             run.arguments = entity["kwargs"]
     else:  # OpenInference (tool.parameters is the schema), the AI SDK, Langfuse, LangSmith
-        key: Optional[str] = next((k for k in ("input.value", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
+        key: Optional[str]
+        key = next((k for k in ("input.value", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
                                 "gen_ai.prompt") if k in a), None)
         if key is not None:
             run.arguments = r.json(key, text_ok=True)
