@@ -158,8 +158,8 @@ def _case_entry(case: Case, keep_id: bool) -> dict[str, Any]:
 
 
 def _turn_entry(turn: dict[str, Any]) -> dict[str, Any]:
-    ordered = {key: turn[key] for key in ("id", "user", "calls", "response", "intermediate_responses", "rubrics",
-                                         "checks") if key in turn}
+    ordered: dict[str, Any] = {key: turn[key] for key in ("id", "user", "calls", "response", "intermediate_responses",
+                                                          "rubrics", "checks") if key in turn}
     if "calls" in ordered:
         ordered["calls"] = [{"tool_name": c["tool_name"], "args": c.get("args", {}),
                              **{k: c[k] for k in ("arg_matching", "extra_args") if k in c}} for c in ordered["calls"]]

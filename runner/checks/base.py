@@ -20,6 +20,9 @@ class CheckOptions(BaseModel):
     """Options every check takes. Each family subclasses this with its own `type` and options."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    if TYPE_CHECKING:  # each family declares its own `type` (a Literal of its names); every check has one
+        type: str
+
 
     name: Optional[str] = Field(
         None, min_length=1, title="Check name",

@@ -46,7 +46,7 @@ class StoppedPattern:
 
 
 @lru_cache(maxsize=1)
-def _timeout_error() -> type:
+def _timeout_error() -> type[Any]:
     """jsonschema's ValidationError, subclassed to carry a stopped pattern through its walk (made on first use:
     this package's modules are all imported to build the check registry, and jsonschema costs time)."""
     from jsonschema.exceptions import ValidationError
@@ -94,7 +94,7 @@ def checked_errors(validator: Any, instance: Any) -> tuple[list[Any], list[Stopp
 
 
 @lru_cache(maxsize=None)
-def bounded(validator_class: type) -> type:
+def bounded(validator_class: type[Any]) -> type:
     """`validator_class` whose pattern keywords search with a time limit."""
     from jsonschema.validators import extend
 

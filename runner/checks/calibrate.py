@@ -20,7 +20,7 @@ Verdicts that are `unscored` or `skipped` are counted apart and left out of agre
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -144,7 +144,7 @@ class Agreement(BaseModel):
     disagreements: list[str]
 
 
-def cohen_kappa(pairs: list[tuple[str, str]]) -> Optional[float]:
+def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Optional[float]:
     """Cohen's kappa of (human, judge) labels; None when chance agreement is 1 (every label the same)."""
     from fractions import Fraction
 

@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
-_EXAMPLE = [{"type": "contains", "value": "15778303"}, {"type": "trajectory", "match": "in_order"}]
+_EXAMPLE: list[Any] = [{"type": "contains", "value": "15778303"}, {"type": "trajectory", "match": "in_order"}]
 _DESCRIPTIONS = {
     "all": "Passes when every nested check passes.",
     "any": "Passes when at least one nested check passes.",
@@ -92,7 +92,7 @@ def run_compose(options: ComposeOptions, ctx: CheckContext) -> Verdict:
     weights = [c.weight if options.type == "weighted" else 1.0 for c in counted]
     if sum(weights) == 0:
         return Verdict(unscored=f"the weights of the nested checks sum to 0: {listing}", evidence=evidence)
-    mean = sum(w * c.score for w, c in zip(weights, counted)) / sum(weights)
+    mean = sum(w * c.score for w, c in zip(weights, counted)) / sum(weights)  # type: ignore[operator,misc]  # none unscored here: each has a score
     parts = ", ".join(f"{c.name} {c.score:.3g}" + (f"×{w:g}" if options.type == "weighted" else "")
                       for w, c in zip(weights, counted))
     return Verdict(score=mean, explanation=f"{options.type} score {mean:.3g} of {parts}; {tally}: {listing}",

@@ -155,7 +155,7 @@ def verdict_of(value: Any) -> Verdict:
     if not isinstance(evidence, dict):
         raise CheckFunctionError(f"its `evidence` is {type(evidence).__name__}, not a mapping")
     reason = fields.get("reason")
-    return _scored(float(score) if score is not None else float(passed), passed,
+    return _scored(float(score) if score is not None else float(passed), passed,  # type: ignore[arg-type]  # one is set
                    "" if reason is None else str(reason), evidence)
 
 

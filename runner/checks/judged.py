@@ -14,7 +14,7 @@ Without a judge (none configured, or fuzzy matching turned off) a judged check c
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -33,6 +33,7 @@ def _judge_override_model() -> type:
     """evalrun.yaml's judge settings, every one optional: what a check may override."""
     from ..llm.settings import JudgeSettings
 
+    fields: dict[str, Any]
     fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
                                                        examples=field.examples))
               for name, field in JudgeSettings.model_fields.items()}
@@ -43,11 +44,14 @@ def _judge_override_model() -> type:
     return model
 
 
-JudgeOverride = _judge_override_model()
+if TYPE_CHECKING:  # a model built at run time is a plain model to the type checker
+    from pydantic import BaseModel as JudgeOverride
+else:
+    JudgeOverride = _judge_override_model()
 
 
 class JudgedOptions(CheckOptions):
-    judge: Optional[JudgeOverride] = Field(  # type: ignore[valid-type]
+    judge: Optional[JudgeOverride] = Field(
         None, title="Judge override",
         description="Settings of evalrun.yaml's `judge` (model, temperature, api_base, ...) to use for this check, "
         "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
@@ -230,11 +234,11 @@ def samples_warnings(cases: Any, config: Any) -> list[Any]:
                 continue
             here = f"{where}[{index}]"
             walk(case, spec.get("checks"), f"{here}.checks")
-            family = families.get(spec.get("type"))
+            family = families.get(spec.get("type") or "")
             samples = spec.get("samples")
             if family is None or not family.needs_model or not isinstance(samples, int) or samples <= 1:
                 continue
-            override = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
+            override = given if isinstance(given := spec.get("judge"), dict) else {}
             if configured is None and "model" not in override:
                 continue  # no judge at all: the check is not asked
             temperature = override.get("temperature", configured.temperature if configured is not None else 0.0)

@@ -199,9 +199,9 @@ def _windows(text: str, size: int) -> Iterator[tuple[int, int]]:
 
 def _cut(text: str, end: int) -> int:
     """`end`, moved past an escape it falls inside and past the escaped bytes that continue a character."""
-    for match in _ONE_ESCAPE.finditer(text, max(0, end - 10), end + 10):
-        if match.start() < end < match.end():
-            end = match.end()
+    for escape in _ONE_ESCAPE.finditer(text, max(0, end - 10), end + 10):
+        if escape.start() < end < escape.end():
+            end = escape.end()
     for _ in range(4):
         match = _CONTINUATION.match(text, end)
         if match is None:

@@ -12,7 +12,7 @@ a --profile, no reference answer, no live timing) is `unscored` with the reasons
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from pydantic import ValidationError
 
@@ -39,7 +39,7 @@ _ONLY_CHECKS = "_only_checks"  # evidence key carried to settling: the case has 
 def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
     """The family and typed options of one `checks:` item. KeyError for an unknown type, ValidationError
     for bad options (the loader reports both with positions first; this is the run-time guard)."""
-    family = registry()[spec.get("type")]
+    family = registry()[spec.get("type")]  # type: ignore[index]  # no type: the KeyError the docstring promises
     return family, family.options.model_validate(spec)
 
 
@@ -58,7 +58,7 @@ def check_problem(spec: Any) -> Optional[str]:
     return None
 
 
-def _worded(error: dict) -> str:
+def _worded(error: Mapping[str, Any]) -> str:
     """One pydantic error as `where: what`, without pydantic's "Value error," prefix and links."""
     where = ".".join(str(part) for part in error.get("loc", ()))
     cause = (error.get("ctx") or {}).get("error")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -122,7 +122,7 @@ _SCHEMA = dict(schema_=(dict[str, Any], Field(alias="schema", title="JSON Schema
                                               examples=[{"type": "object", "required": ["status"]}])))
 
 # name -> (what it asserts, its option fields, whether it takes case_sensitive, the test)
-_ASSERTIONS = {
+_ASSERTIONS: dict[str, tuple[str, dict, bool, Callable[..., Any]]] = {
     "exact": ("the text equals `value` (surrounding whitespace ignored)", _VALUE, True, _exact),
     "contains": ("the text contains `value`", _VALUE, True, _contains),
     "contains_any": ("the text contains at least one of `values`", _VALUES, True, _contains_any),
@@ -134,10 +134,10 @@ _ASSERTIONS = {
 
 def _options_model(name: str, what: str, fields: dict, case_option: bool) -> type[CheckOptions]:
     types = (name, f"not_{name}")
-    model = create_model(
+    model: type[CheckOptions] = create_model(
         f"{''.join(p.title() for p in name.split('_'))}Options",
         __base__=_CaseOption if case_option else TextOptions,
-        type=(Literal[types], Field(title="Check type", description=f"{name}: {what}. not_{name}: it does not.",
+        type=(Literal[types], Field(title="Check type", description=f"{name}: {what}. not_{name}: it does not.",  # type: ignore[arg-type]  # names known at run time
                                     examples=[name])),
         **fields,
     )
@@ -146,7 +146,7 @@ def _options_model(name: str, what: str, fields: dict, case_option: bool) -> typ
                                     json_schema_extra={"description": f"Passes when {what}; not_{name} when it does not.",
                                                        "examples": [example]})
     model.model_rebuild(force=True)
-    return model
+    return model  # type: ignore[return-value]  # create_model made a subclass of the base given
 
 
 def _runner(test):

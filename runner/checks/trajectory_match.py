@@ -94,7 +94,7 @@ def _matches(goal: ToolCallGoal, call: ToolCall, ctx: CheckContext) -> bool:
         return False
     if goal.args == {IGNORE_KEY: None}:
         return True
-    return call.arguments is not None and arguments_match(goal, call.arguments, ctx.cascade, ctx.case.extra_args)
+    return call.arguments is not None and arguments_match(goal, call.arguments, ctx.cascade, ctx.case.extra_args)  # type: ignore[arg-type]  # scoring sets it
 
 
 def ordered_pairs(table: list[list[bool]]) -> list[tuple[int, int]]:
@@ -149,7 +149,7 @@ def _why_missing(goal: ToolCallGoal, calls: list[ToolCall], ctx: CheckContext) -
         return f"{goal.tool_name} was never called"
     for call in same_tool:
         if call.arguments is not None and not _matches(goal, call, ctx):
-            verdicts = match_arguments(goal, call.arguments, ctx.cascade, ctx.case.extra_args)
+            verdicts = match_arguments(goal, call.arguments, ctx.cascade, ctx.case.extra_args)  # type: ignore[arg-type]  # scoring sets it
             return f"closest: {_call_at(call)}: {describe_mismatches(verdicts)}"
     return f"its matching call(s) ({', '.join(_call_at(c) for c in same_tool)}) were used by other expected calls or out of order"
 

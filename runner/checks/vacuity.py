@@ -289,7 +289,7 @@ def matches_everything(pattern: str) -> Optional[str]:
     try:
         from re import _parser as parser  # type: ignore[attr-defined]  # Python 3.11+
     except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # type: ignore[no-redef]
+        import sre_parse as parser
     try:
         tree = parser.parse(pattern)
     except Exception:  # re.error, RecursionError on absurd nesting: not judged here

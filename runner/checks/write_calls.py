@@ -117,7 +117,7 @@ class NoWriteCallsOptions(CheckOptions):
 
 def run_no_write_calls(options: NoWriteCallsOptions, ctx: CheckContext) -> Verdict:
     declared = ctx.tools.by_name() if ctx.tools is not None else {}
-    writes = []
+    writes: list[dict[str, Any]] = []
     for call in ctx.trajectory.tool_calls:
         if any(fnmatch.fnmatchcase(call.name, pattern) for pattern in options.allow):
             continue

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -68,6 +68,11 @@ class LoadedConfig(BaseModel):
     @property
     def base_dir(self) -> Path:
         return self.path.parent if self.path else (self.home or Path.cwd())
+
+    @overload
+    def resolve(self, relative: str) -> Path: ...
+    @overload
+    def resolve(self, relative: Optional[str]) -> Optional[Path]: ...
 
     def resolve(self, relative: Optional[str]) -> Optional[Path]:
         return None if relative is None else (self.base_dir / relative).resolve()

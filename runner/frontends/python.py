@@ -244,6 +244,7 @@ def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Op
     if isinstance(agent, str) and ":" not in agent:
         return loaded, agent, None  # a declared agent's name: checked with the run's other options
     held = None
+    entrypoint: Optional[str]
     if isinstance(agent, str):
         entrypoint, target = agent, _load(agent, loaded.base_dir)
     else:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from .cache import DiskCache, cache_slot, request_key
 from .calls import Completion, LLMCall, completion_from_stored, stored_cost
-from .errors import GaveUp, LLMError, quoted
+from .errors import ErrorKind, GaveUp, LLMError, quoted
 from .retries import send_with_retries
 from .runtime import LLMRuntime, current_runtime
 from .settings import ModelSettings, Role
@@ -125,7 +125,8 @@ class LLMClient:
                 failure = gave_up.failure
                 if failure.outage:
                     breaker.failed(gave_up.reason)
-                kind = "outage" if failure.outage else "request" if failure.status or not failure.retryable else "reply"
+                kind: ErrorKind = ("outage" if failure.outage else "request" if failure.status or not failure.retryable
+                                   else "reply")
                 raise LLMError(gave_up.reason, record(error=gave_up.reason, **spent.fields(gave_up.attempts)),
                                kind=kind, status=failure.status) from None
             breaker.succeeded()  # a reply arrived: the model is up, whatever the reply is worth
@@ -141,7 +142,7 @@ class LLMClient:
                 conversation = [*conversation, {"role": "assistant", "content": completion.content or ""},
                                 {"role": "user", "content": _ask_again(problem, completion, expect)}]
         tried = f" (asked {asks} times)" if asks > 1 else ""
-        reason = f"{problem}{tried}; the last reply: {quoted(completion.content)}"
+        reason = f"{problem}{tried}; the last reply: {quoted(completion.content)}"  # type: ignore[union-attr]  # asked at least once
         raise LLMError(reason, record(error=reason, **spent.fields()), kind="reply")
 
     def _problem(self, completion: Completion, accept: Optional[Accept], params: dict) -> Optional[str]:
@@ -218,7 +219,7 @@ def prepare_transports(settings: list[Any]) -> None:
             if not needs_aiohttp(entry):  # plain http: the small client needs no import
                 continue
         else:
-            from .litellm_path import start_import
+            from .litellm_path import start_import  # type: ignore[assignment]  # its Future is not used
         start_import()
 
 

@@ -213,7 +213,7 @@ class Pool:
         if timeout <= 0:
             raise asyncio.TimeoutError()
         _, connection = await asyncio.wait_for(loop.create_connection(_Connection, self.host, self.port), timeout)
-        return connection  # type: ignore[return-value]
+        return connection
 
     async def _exchange(self, loop: asyncio.AbstractEventLoop, connection: _Connection, request: bytes,
                         deadline: float) -> Answer:

@@ -69,7 +69,7 @@ class LLMJudge:
         """semantic_match for callers on an event loop (one request, on that loop)."""
         messages, token = self._messages(expected, actual, context)
         response_format = self._response_format()
-        options = dict(accept=match_reader(token), expect=verdict_shape(token))
+        options: dict[str, Any] = dict(accept=match_reader(token), expect=verdict_shape(token))
         try:
             completion = await self.client.acomplete(messages, response_format=response_format, **options)
         except LLMError as error:

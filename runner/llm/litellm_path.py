@@ -157,7 +157,7 @@ _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?(?:\w+Exception
 
 
 def _in_chain(exc: BaseException, test: Callable[[BaseException], bool]) -> bool:
-    seen, cause = 0, exc
+    seen, cause = 0, exc  # type: int, Optional[BaseException]
     while cause is not None and seen < 10:
         if test(cause):
             return True
@@ -175,7 +175,7 @@ def _network_error(exc: BaseException) -> Optional[BaseException]:
         transport = (httpx.TransportError, openai.APIConnectionError)
     except ImportError:
         pass
-    seen, cause = 0, exc
+    seen, cause = 0, exc  # type: int, Optional[BaseException]
     while cause is not None and seen < 10:
         if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
             return cause

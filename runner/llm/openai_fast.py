@@ -301,7 +301,7 @@ def proxy_for(url: str) -> Optional[str]:
     proxies = urllib.request.getproxies_environment()
     parsed = urllib.parse.urlsplit(url)
     proxy = proxies.get(parsed.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass_environment(parsed.hostname or "", proxies):
+    if not proxy or urllib.request.proxy_bypass_environment(parsed.hostname or "", proxies):  # type: ignore[attr-defined]  # not in typeshed
         return None
     return proxy
 

@@ -107,7 +107,7 @@ def cost_of(model: str, usage: dict) -> Optional[float]:
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if not all(_number(v) for v in (per_input, per_output, prompt, completion)):
         return None
-    return prompt * per_input + completion * per_output
+    return prompt * per_input + completion * per_output  # type: ignore[operator]  # all four are numbers (above)
 
 
 def supports_response_schema(model: str) -> bool:

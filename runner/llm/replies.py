@@ -21,7 +21,8 @@ _FENCE_START = re.compile(r"\A\s*```[A-Za-z]*[ \t]*\n?")
 
 def json_objects(text: str) -> list[dict]:
     """Every top-level JSON object in `text`, in order (objects nested in one are part of it)."""
-    found, position = [], 0
+    found: list[dict] = []
+    position = 0
     text = text[:MAX_REPLY]
     while True:
         start = text.find("{", position)

@@ -8,13 +8,13 @@ import random
 from typing import Optional
 
 from .errors import Failure, GaveUp
-from .limits import Limiter
+from .limits import RunLimit
 from .settings import BACKOFF_BASE_S, BACKOFF_CAP_S
 from .wire import Answer, ChatRequest, Transport
 
 
-async def send_with_retries(transport: Transport, request: ChatRequest, limiter: Limiter,
-                            own: Optional[Limiter]) -> tuple[Answer, int]:
+async def send_with_retries(transport: Transport, request: ChatRequest, limiter: RunLimit,
+                            own: Optional[RunLimit]) -> tuple[Answer, int]:
     """The answer and how many requests it took; GaveUp with the last failure once retrying is over."""
     s = request.settings
     waited = 0.0

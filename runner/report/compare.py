@@ -154,9 +154,9 @@ def outcomes(report: dict) -> Outcomes:
     for case in report.get("cases") or []:
         if not isinstance(case, dict):
             continue
-        metrics = case.get("metrics") if isinstance(case.get("metrics"), dict) else {}
+        metrics = given if isinstance(given := case.get("metrics"), dict) else {}
         kept.add(case_key(case), str(case.get("status")), one_line_reason(case),
-                 {n: metrics.get(n) for n in METRICS if isinstance(metrics.get(n), (int, float))}, case.get("repeat"))
+                 {n: v for n in METRICS if isinstance(v := metrics.get(n), (int, float))}, case.get("repeat"))
     return kept
 
 
@@ -186,7 +186,7 @@ def compare_outcomes(old_outcomes: Outcomes, new_outcomes: Outcomes, *, old_labe
                 sums[name][0] += a
                 sums[name][1] += b
                 sums[name][2] += 1
-    result.metrics = [MetricDelta(name, s_old / n, s_new / n, n) for name, (s_old, s_new, n) in sums.items() if n]
+    result.metrics = [MetricDelta(name, s_old / n, s_new / n, int(n)) for name, (s_old, s_new, n) in sums.items() if n]
     if (old_outcomes.repeated or new_outcomes.repeated) and shares:
         from ..results.stats import paired_bootstrap_interval
 

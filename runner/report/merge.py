@@ -36,10 +36,10 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
     if not sources:
         raise MergeError("give the report.json (or run folder) of every shard")
     reports = {}
-    for path in sources:
-        if str(path) in reports:
-            raise MergeError(f"{path} is given twice")
-        reports[str(path)] = load_report(path)
+    for source in sources:
+        if str(source) in reports:
+            raise MergeError(f"{source} is given twice")
+        reports[str(source)] = load_report(source)
     shards = {}
     for path, report in reports.items():
         if not report.get("shard"):
@@ -107,7 +107,7 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
 def _merged_selection(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """The shards' -k and --tag (the same in each); --last-failed's ids of every shard together."""
     selections = [r.get("selection") or {} for r in reports]
-    chosen = [s.get("only") for s in selections if s.get("only") is not None]
+    chosen = [only for s in selections if (only := s.get("only")) is not None]
     return {"filters": selections[0].get("filters") or [], "tags": selections[0].get("tags") or [],
             "only": [case_id for ids in chosen for case_id in ids] if chosen else None}
 

@@ -156,7 +156,7 @@ def _verdict(case: dict) -> str:
 
 def _clean(attributes: dict) -> dict:
     """Attributes OpenTelemetry accepts: no None, lists of one type."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in attributes.items():
         if value is None or value == "":
             continue

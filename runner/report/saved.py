@@ -13,7 +13,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, ValidationError
 
@@ -92,7 +92,7 @@ def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:
     if not with_cases:
         return problems
     seen: dict[tuple, int] = {}
-    for n, case in enumerate(cases):
+    for n, case in enumerate(cases or ()):  # a list here (checked above)
         found = _model_problems(CaseResult, case, ("cases", n))
         if not found:  # each result once: a case counted twice would be counted twice in every total
             key = (case["id"], case.get("run"), case.get("repeat"))
@@ -126,7 +126,7 @@ def _field(loc: tuple) -> str:
     return text or "(the report)"
 
 
-def _message(err: dict) -> str:
+def _message(err: Mapping[str, Any]) -> str:
     """pydantic's message in the words of a JSON file: an object, not a dictionary or a model instance."""
     message = re.sub(r"a valid dictionary( or instance of \w+)?", "an object", err["msg"])
     if err.get("type") == "value_error":
@@ -134,7 +134,7 @@ def _message(err: dict) -> str:
     return message + _got(err)
 
 
-def _got(err: dict) -> str:
+def _got(err: Mapping[str, Any]) -> str:
     if err.get("type") == "missing":
         return ""
     value = err.get("input")
@@ -233,6 +233,6 @@ def percent(value: Optional[float]) -> str:
 
 def pass_rate_text(summary: dict) -> str:
     rate, interval, passed, decided = pass_rate(summary)
-    if rate is None:
+    if rate is None or interval is None:  # both or neither
         return "n/a (no case was passed or failed)"
     return f"{percent(rate)} ({passed}/{decided}; 95% CI {percent(interval[0])}–{percent(interval[1])})"

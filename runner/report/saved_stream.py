@@ -67,7 +67,7 @@ class _Window:
 
     def skip_space(self) -> None:
         while True:
-            self.at = _SPACE.match(self.text, self.at).end()
+            self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]  # _SPACE (a starred class) always matches
             if self.at < len(self.text) or not self.read_more():
                 return
 
@@ -134,7 +134,7 @@ def read_header(source: BinaryIO) -> tuple[dict[str, Any], int]:
     and any space). Unstreamable as stream_report raises it."""
     window = _Window(source)
     header = _header(window)  # the window holds the file from its first byte: nothing was consumed before
-    spaces = _SPACE.match(window.text, window.at).end() - window.at
+    spaces = _SPACE.match(window.text, window.at).end() - window.at  # type: ignore[union-attr]  # _SPACE (a starred class) always matches
     return header, len(window.text[:window.at].encode("utf-8")) + spaces
 
 

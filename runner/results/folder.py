@@ -19,7 +19,7 @@ import re
 import secrets as _random
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, BinaryIO, Callable, Iterator, Optional
 
 from ..util.atomic import open_atomically
 from ..util.jsontext import replace_lone_surrogates
@@ -96,7 +96,7 @@ class RunFolder:
         self._lock_fd = lock_fd
         self._redact = redact
         self.serialise = ResultLines(redact)  # a result -> (the result as saved, its line)
-        self._results = None
+        self._results: Optional[BinaryIO] = None
         # (case position, part) -> (offset, length, whether the console explains it: see `saved_results`)
         self._spans: dict[tuple[int, int], tuple[int, int, bool]] = {}
         self._size = 0

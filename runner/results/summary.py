@@ -7,13 +7,17 @@ at the end by runner.session.verdict, the one place that decides it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .models import CaseRepeats, CaseResult, RepeatSummary, Summary
 from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
 from ..session.verdict import (EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK,  # noqa: F401
                                EXIT_USAGE, BaselineGate, decide)
+
+if TYPE_CHECKING:
+    from .digest import ResultDigest
+
 _MEANS = ("journey_completion", "tool_call_precision", "tool_call_recall")
 
 
@@ -31,7 +35,7 @@ class Tally:
     _runs: dict[str, list[str]] = field(default_factory=dict)  # result id -> the statuses of its runs
     redteam: RedteamTally = field(default_factory=RedteamTally)  # red-team results by attack and category
 
-    def add(self, result: CaseResult, case_id: Optional[str] = None) -> None:
+    def add(self, result: CaseResult | ResultDigest, case_id: Optional[str] = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
         if self.repeats > 1:
             self._runs.setdefault(result.id, []).append(result.status)

@@ -13,6 +13,7 @@ from .agents._base import AgentEnv, AgentError
 if TYPE_CHECKING:
     from runner.config.model import Config
     from runner.config.load import LoadedConfig
+    from runner.suite.file_outcome import CaseOutline
     from .agents._base import Agent
 
 EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay, adk"
@@ -22,7 +23,7 @@ class AgentNotFound(AgentError):
     """No declared agent can play the case; the message says how to declare or pick one."""
 
 
-def check_agent_names(cases: Iterable[Case], config: "Config") -> list[Diagnostic]:
+def check_agent_names(cases: Iterable[Case | CaseOutline], config: "Config") -> list[Diagnostic]:
     """An error for each case naming an agent that evalrun.yaml does not declare (when it declares any:
     without an `agents:` section every name is accepted, as watsonx datasets name their own agents)."""
     declared = config.agents

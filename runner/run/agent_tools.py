@@ -25,7 +25,7 @@ def tools_for(case: Case, loaded: "LoadedConfig", override: Optional[str] = None
     except AgentNotFound:
         name = None  # a recording scored without an agent
     definition = loaded.config.agents.get(name) if name is not None else None
-    if definition is not None and definition.type == "model":
+    if name is not None and definition is not None and definition.type == "model":
         return _model_tools(name, definition, loaded)
     if case.tools is not None:
         return read_tools(case.tools, f"case '{case.id}'")

@@ -172,7 +172,7 @@ def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: O
         diagnostics.extend(check_agent_names([*loaded.cases, *loaded.unbuilt], config))  # reads .agent, .id, .source
         diagnostics.extend(replayed_agent_warnings(loaded.cases, config))  # and .recorded
     refs = [ref for ref in loaded.cases if selected(ref.id, ref.tags, filters, tags)]
-    return CaseIndex(refs=refs, diagnostics=sort_diagnostics(diagnostics), files=loaded.files)
+    return CaseIndex(refs=refs, diagnostics=sort_diagnostics(diagnostics), files=loaded.files)  # type: ignore[arg-type]  # keep= made them CaseRefs
 
 
 def selected(case_id: str, case_tags: Iterable[str], filters: Sequence[str], tags: Sequence[str]) -> bool:

@@ -84,7 +84,7 @@ class SimulatedUser:
         self.story = case.story or ""
         self.client = client
         self.prompts = prompts
-        self.default_max_turns = max_turns
+        self.default_max_turns: Optional[int] = max_turns
         self.params = params or {}  # sampling parameters beyond the client's settings
 
     def ending_without_asking(self) -> Optional[str]:

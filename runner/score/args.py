@@ -47,7 +47,7 @@ def rule_from_spec(spec: ArgSpec | dict | None) -> Rule:
     if isinstance(spec, dict):
         spec = ArgRule.model_validate(spec)
     optional = spec.optional or spec.mode == "optional"
-    common = dict(optional=optional, type=spec.type, ignore_chars=spec.ignore_chars or None)
+    common: dict[str, Any] = dict(optional=optional, type=spec.type, ignore_chars=spec.ignore_chars or None)
     # The schema asks for one of these per rule; if several are given, the first in this order wins.
     if spec.mode in ("fuzzy", "ignore"):
         return Rule(mode=spec.mode, threshold=spec.threshold, tolerance=spec.tolerance, **common)

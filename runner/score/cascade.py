@@ -113,6 +113,7 @@ class Cascade:
             return decided
 
         expected_text, actual_text = _text(expected), _text(actual)
+        assert expected_text is not None and actual_text is not None  # else decided without models (above)
         limit = self.settings.similarity_threshold if threshold is None else threshold
         notes: list[str] = []
         judged, judge_failure = self._by_judge(expected_text, actual_text, context, notes, threshold)
@@ -223,7 +224,7 @@ class Cascade:
         embedder = self.embedder()
         model_id = getattr(embedder, "model_id", None)
         cache = self._similarities if model_id is not None else None
-        score = cache.get(model_id, expected, actual) if cache is not None else None
+        score = cache.get(model_id, expected, actual) if cache is not None else None  # type: ignore[arg-type]  # a cache only with an id
         if score is None:
             try:
                 self._announce_load(embedder)
@@ -241,7 +242,7 @@ class Cascade:
                 notes.append(f"embedding: failed: {type(error).__name__}: {error}")
                 return None
             if cache is not None:
-                cache.put(model_id, expected, actual, score)
+                cache.put(model_id, expected, actual, score)  # type: ignore[arg-type]  # a cache only with an id
         return _threshold_decision("embedding", score, limit)
 
     def _announce_load(self, embedder: Any) -> None:

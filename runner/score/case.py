@@ -101,7 +101,7 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
             ev.attempts = _explained_attempts(ev, placement.get(name), case, cascade)
 
     ignored = Counter(c.name for c in trajectory.tool_calls if c.is_error and case.failed_calls == "ignore")
-    called = {}  # tool name -> the first message that calls it, for "did you mean"
+    called: dict[str, int] = {}  # tool name -> the first message that calls it, for "did you mean"
     for c in trajectory.tool_calls:
         called.setdefault(c.name, message_number(c.message_index))
     goals = [_goal_result(ev, placement, edges, evidence, ignored, called) for ev in evidence.values()]
@@ -166,7 +166,7 @@ def _explained_attempts(ev: _GoalEvidence, placed: Optional[Slot], case: Case, c
     attempts = []
     for call in shown:
         if placed is not None and not ev.goal.arg_matching:
-            verdicts = verdicts_of_a_match(ev.goal, call.arguments)
+            verdicts = verdicts_of_a_match(ev.goal, call.arguments)  # type: ignore[arg-type]  # placed: its arguments were read
         elif call.arguments is None:
             verdicts = [ArgVerdict(path="(arguments)", mode="strict", expected=ev.goal.args, actual=call.raw_arguments,
                                    matched=False, decided_by="type",
@@ -201,6 +201,7 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
                  evidence: dict[str, _GoalEvidence], ignored: Counter, called: dict[str, int]) -> GoalResult:
     goal = ev.goal
     is_tool = isinstance(goal, ToolCallGoal)
+    tool_name = goal.tool_name if isinstance(goal, ToolCallGoal) else ""
     base = dict(name=goal.name, type=goal.type, attempts=ev.attempts)
     if isinstance(goal, UnscoredGoal):
         return GoalResult(**base, status="unscored", achieved=False,
@@ -213,7 +214,7 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
                                 and not isinstance(getattr(evidence.get(a), "goal", None), UnscoredGoal)]
         note = (f"; but {', '.join(repr(p) for p in missing_predecessors)} (which must come first) was not achieved"
                 if missing_predecessors else "")
-        what = f"called {goal.tool_name} with matching arguments" if is_tool else "said"
+        what = f"called {tool_name} with matching arguments" if is_tool else "said"
         what += _offline_note(ev, slot, text_check)
         number = message_number(message_index)
         return GoalResult(**base, status="achieved", achieved=True, message=number,
@@ -223,19 +224,19 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
     if ev.slots:
         return _unplaced_result(ev, placement, edges, evidence, base)
     if is_tool:
-        if not ev.attempts and ignored[goal.tool_name]:
+        if not ev.attempts and ignored[tool_name]:
             return GoalResult(**base, status="not_called", achieved=False,
-                              explanation=f"not called successfully: the agent called {goal.tool_name} "
-                                          f"{ignored[goal.tool_name]} time(s) and every call returned an error "
+                              explanation=f"not called successfully: the agent called {tool_name} "
+                                          f"{ignored[tool_name]} time(s) and every call returned an error "
                                           "(failed_calls: ignore)")
         if not ev.attempts:
             return GoalResult(**base, status="not_called", achieved=False,
-                              explanation=f"not called: the agent never called {goal.tool_name}"
-                                          + _close_tool_name(goal.tool_name, called))
+                              explanation=f"not called: the agent never called {tool_name}"
+                                          + _close_tool_name(tool_name, called))
         closest = min(ev.attempts, key=lambda a: sum(not v.matched for v in a.arguments))
         failed = " (that call failed with an error)" if ev.failed.get(closest.call_index) else ""
         return GoalResult(**base, status="wrong_args", achieved=False,
-                          explanation=f"called {goal.tool_name} {len(ev.attempts)} time(s), never with matching arguments; "
+                          explanation=f"called {tool_name} {len(ev.attempts)} time(s), never with matching arguments; "
                                       f"closest at {message_ref(closest.message)}{failed}: "
                                       f"{describe_mismatches(closest.arguments)}")
     return _text_not_said(ev, base)

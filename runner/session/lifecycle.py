@@ -8,7 +8,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .. import __version__
 from ..config.load import LoadedConfig, load_config, suite_roots
@@ -19,12 +19,16 @@ from ..results.models import CaseResult
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
 from ..util.secrets import Redactor, protect_config
-from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
+from ..suite.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
 from .request import RunOutcome, RunRequest
 from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
+
+if TYPE_CHECKING:
+    from ..llm.runtime import LLMRuntime
+    from ..report.compare import Baseline
 
 REPORT_FORMAT_VERSION = "2"
 DEFAULT_REPORTS_ROOT = REPORTS_ROOT  # the name runner.api exported (runner/layout.py)
@@ -53,8 +57,8 @@ class PreparedRun:
     diagnostics: list[Diagnostic]
     home: Path  # the project folder: its .evalrun/ holds the reports, `latest` and the caches
     selection: dict  # as report.json records it (runner.results.models.Selection)
-    gate: Optional[object] = None  # the --baseline gate (runner.report.compare.Baseline)
-    llm_runtime: object = None  # the LLM layer's runtime, once case_runner() configured it
+    gate: Optional[Baseline] = None  # the --baseline gate
+    llm_runtime: Optional[LLMRuntime] = None  # the LLM layer's runtime, once case_runner() configured it
 
     @property
     def reports_root(self) -> Path:
@@ -148,7 +152,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun":
     """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or RunEnded
     with the outcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
     if request.loaded is not None:  # a configuration given as an object (runner.frontends.python): no file is read
-        loaded, config_problems = request.loaded, []
+        loaded, config_problems = request.loaded, list[Diagnostic]()
     else:
         loaded, config_problems = load_config(request.config_path or find_config(list(request.paths)), for_run=True)
     if request.replay_dir is None:  # the models live cases call: their HTTP client is imported while suites are read
@@ -231,7 +235,7 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
         raise RunEnded(RunOutcome(EXIT_NO_CASES, prepared.diagnostics))
 
 
-def _option_problem(option: str, message: str, severity: str = "error") -> Diagnostic:
+def _option_problem(option: str, message: str, severity: Severity = "error") -> Diagnostic:
     """A problem with a command-line option (not with a file): the CLI prints it as a usage error."""
     return Diagnostic(option, 1, 1, severity, message, "usage")
 
@@ -295,6 +299,7 @@ class OpenRun:
                                      baseline=baseline)  # the verdict: runner.session.verdict.decide
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         summary.baseline = record
+        header: dict[str, Any]
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
                   "started_at": self.started.isoformat(), "paths": [str(p.resolve()) for p in request.paths]}
         if request.shard is not None:
@@ -359,9 +364,9 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
     if request.replay_dir is not None:
         from ..suite.containment import replay_problem
 
-        wrong = replay_problem(request.replay_dir)
-        if wrong is not None:
-            problems.append(Diagnostic("--replay", 1, 1, "error", *wrong))
+        replay_wrong = replay_problem(request.replay_dir)
+        if replay_wrong is not None:
+            problems.append(Diagnostic("--replay", 1, 1, "error", *replay_wrong))
     out = request.output_dir
     if out is not None and out.exists() and not out.is_dir():
         problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))

@@ -253,7 +253,7 @@ _GOAL_KEYS_BY_LOOK: dict[str, Callable[[Any, dict], bool]] = {
     "description": lambda value, goal: "description" not in goal and isinstance(value, str),
     "type": lambda value, goal: value in ("tool_call", "text"),
 }
-_RULE_KEYS = {"mode", "threshold", "tolerance", "one_of", "regex", "optional", "ignore_chars", "type"}
+_RULE_KEYS: set[str] = {"mode", "threshold", "tolerance", "one_of", "regex", "optional", "ignore_chars", "type"}
 
 
 def check_goal_keys_under_args(doc: Document, case: dict, at: Location) -> None:

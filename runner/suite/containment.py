@@ -119,7 +119,7 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "P
         match = pattern.fullmatch(name)
         if match:
             runs.append((int(match.group(1)), _inside_replay(folder / name, root, case_id)))
-    return sorted(runs, key=lambda run: run[0])
+    return sorted(runs, key=lambda run: run[0] or 0)  # every run found here has its number
 
 
 def replay_problem(replay: Path) -> Optional[tuple[str, str]]:

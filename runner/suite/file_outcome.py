@@ -55,5 +55,5 @@ def compact(outcome: FileOutcome, name: Path | str) -> FileOutcome:
     if len(outcome.named_ids) <= 8:
         outcome.named_ids = tuple(outcome.named_ids)  # type: ignore[assignment]
     if outcome.display == name:  # as messages show it: most often as it was found, one string for both
-        outcome.display = name  # type: ignore[assignment]
+        outcome.display = name
     return outcome

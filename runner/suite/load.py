@@ -82,7 +82,7 @@ class FileReading:
                      referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
 
 
-def read_files(reading: FileReading, files: Sequence[tuple[Path, bool]], processes: int = 1,
+def read_files(reading: FileReading, files: Sequence[tuple[Path | str, bool]], processes: int = 1,
                alone_first: int = 0) -> list[FileOutcome]:
     """The outcome of each file, in order. This process reads the files until it has `alone_first` cases (those
     `keep` may hold: they must be read here); the rest are shared with forked processes when they are many."""
@@ -213,7 +213,7 @@ def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
         elif why_a_broken_suite(data) is None:
             return FileOutcome(is_suite=False, passed_over="no suite keys such as goal_details or cases")
         else:  # misspelt suite keys: checked as a suite, so that its errors are seen
-            key, why = why_a_broken_suite(data)
+            key, why = why_a_broken_suite(data)  # type: ignore[misc]  # not None: the test above
             doc.error((key,), f"this file is checked as a suite because {why}; if it is not one, list it under "
                               "`exclude` in evalrun.yaml", "broken-suite", key=True, severity="warning")
     if not isinstance(data, dict):

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import yaml
 
-from .diagnostics import Position
+from .diagnostics import Position, Severity
 
 MAX_NODES = 200_000  # guards against alias bombs ("billion laughs")
 MAX_DEPTH = 100  # guards against deep nesting: libyaml slows down quadratically and its composer recurses in C
@@ -29,7 +29,7 @@ _LONG_DIGITS = re.compile(r"[0-9]{4301,}")
 
 
 def json_limits(text: str, *, max_values: Optional[int] = MAX_NODES,
-                depth: bool = True) -> Optional[tuple[int, int, str, str, str]]:
+                depth: bool = True) -> Optional[tuple[int, int, Severity, str, str]]:
     """(line, column, severity, message, code) when JSON text goes past the limits YAML files have
     (MAX_DEPTH levels, MAX_NODES values), found before the text is parsed; else None. `depth=False`
     leaves the depth to `too_deep_json`, on the parsed data (one pass over the text instead of two).
@@ -43,16 +43,16 @@ def json_limits(text: str, *, max_values: Optional[int] = MAX_NODES,
     stripped, strings = _JSON_STRING.subn("", text)
     opens = stripped.count("[") + stripped.count("{")
     if opens > MAX_DEPTH:
-        depth = max_depth = 0
+        level = max_depth = 0
         for bracket in re.finditer(r"[\[\]{}]", stripped):
-            depth += 1 if bracket.group() in "[{" else -1
-            if depth > MAX_DEPTH:
-                max_depth = depth
+            level += 1 if bracket.group() in "[{" else -1
+            if level > MAX_DEPTH:
+                max_depth = level
                 break
         if max_depth:
             line, column = _deep_position(text)
             return line, column, "error", f"the file is nested more than {MAX_DEPTH} levels deep", "too-deep"
-    if count:
+    if count and max_values is not None:  # count implies max_values; said again for the type checker
         # every value is a container, a string that is not a key (a key is followed by ':') or a scalar
         values = opens + strings - stripped.count(":") + sum(1 for _ in _JSON_SCALAR.finditer(stripped))
         if values > max_values:
@@ -60,7 +60,7 @@ def json_limits(text: str, *, max_values: Optional[int] = MAX_NODES,
     return None
 
 
-def too_deep_json(data: Any, text: str, *, outer: int = 1) -> Optional[tuple[int, int, str, str, str]]:
+def too_deep_json(data: Any, text: str, *, outer: int = 1) -> Optional[tuple[int, int, Severity, str, str]]:
     """The depth limit of `json_limits`, checked on data json.loads made of `text`: (line, column, severity,
     message, code) when its containers nest more than MAX_DEPTH levels, else None. Walking the parsed
     containers costs a fraction of a second pass over the text, and only text with enough brackets pays.
@@ -79,7 +79,7 @@ def too_deep_json(data: Any, text: str, *, outer: int = 1) -> Optional[tuple[int
     return None
 
 
-def too_deep_problem(text: str) -> tuple[int, int, str, str, str]:
+def too_deep_problem(text: str) -> tuple[int, int, Severity, str, str]:
     line, column = _deep_position(text)
     return line, column, "error", f"the file is nested more than {MAX_DEPTH} levels deep", "too-deep"
 

@@ -31,7 +31,7 @@ PART = 500  # files a reader reads and sends back at a time
 _reading: Optional[Read] = None  # the readers' copy (set before the fork, so each inherits it)
 
 
-def read_in_processes(reading: Read, files: Sequence[tuple[Path, bool]], processes: int) -> Optional[list]:
+def read_in_processes(reading: Read, files: Sequence[tuple[Path | str, bool]], processes: int) -> Optional[list]:
     """Every file's outcome in order, read by `processes` processes (this one included); None when reading
     them in this process alone is better (a short list, one CPU) or the only safe way (threads, no fork)."""
     global _reading
@@ -79,7 +79,8 @@ class _Reader:
         self._thread: Optional[threading.Thread] = None
 
     @classmethod
-    def fork(cls, files: Sequence[tuple[Path, bool]], parts: list[list[int]], siblings: list["_Reader"]) -> "_Reader":
+    def fork(cls, files: Sequence[tuple[Path | str, bool]], parts: list[list[int]],
+             siblings: list["_Reader"]) -> "_Reader":
         def read_parts(sock: socket.socket, parent: int) -> None:
             become_worker(parent)
             sock.setblocking(True)
@@ -120,7 +121,7 @@ class _Reader:
         self.sock.close()
 
 
-def _read_share(files: Sequence[tuple[Path, bool]]) -> list:
+def _read_share(files: Sequence[tuple[Path | str, bool]]) -> list:
     assert _reading is not None, "the readers are forked from read_in_processes"
     return [_reading(path, explicit, may_hold=False) for path, explicit in files]
 

@@ -81,6 +81,7 @@ class Document:
 
     def _compute_positions(self) -> None:
         text, self.pending_positions = self.pending_positions, None
+        assert text is not None  # called only while positions are pending
         if may_hold_surrogates(text):
             text = yaml_surrogate_escapes(text)
         scratch = Document(self.path)
@@ -172,7 +173,7 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
-        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]  # add's None: go on
     return obj
 
 
@@ -234,7 +235,7 @@ class _Builder:
             self._check_tag(node, "seq", location)
             return [self.build(item, location + (i,)) for i, item in enumerate(node.value)]
         self._check_tag(node, "map", location)
-        return self._mapping(node, location)
+        return self._mapping(node, location)  # type: ignore[arg-type]  # the composer makes no other node kind
 
     def _mapping(self, node: yaml.MappingNode, location: Path_) -> dict[str, Any]:
         result: dict[str, Any] = {}

@@ -143,7 +143,7 @@ def _branch_by_key(node: Any, keyed: dict[str, str]) -> None:
     other = next(r for r in refs if r != marked[0])
     branch = {"if": {"type": "object", "required": [keyed[marked[0]]]}, "then": {"$ref": f"#/$defs/{marked[0]}"},
               "else": {"$ref": f"#/$defs/{other}"}}
-    node["anyOf"] = [v for v in variants if "$ref" not in v] + [branch]
+    node["anyOf"] = [v for v in variants or () if "$ref" not in v] + [branch]
     if len(node["anyOf"]) == 1:
         del node["anyOf"]
         node.update(branch)

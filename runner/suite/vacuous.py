@@ -88,7 +88,7 @@ def _final_state(doc: Document, case: dict, at: Location) -> None:
     expected = case.get(key)
     if not isinstance(expected, dict):
         return
-    checks = case.get("checks") if isinstance(case.get("checks"), list) else []
+    checks = given if isinstance(given := case.get("checks"), list) else []
     own = [c for c in checks if isinstance(c, dict) and c.get("type") == "final_state" and "expected" not in c]
     if any(c.get("extra_keys") == "forbid" for c in own):
         return  # the state must hold no key beyond the expected ones: that compares something

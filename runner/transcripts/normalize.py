@@ -86,7 +86,7 @@ def _normalize_call(call: Any, n: int, j: int) -> dict:
     if not isinstance(call, dict):
         raise TranscriptError(f"message {n}: tool call {j} is not an object")
     # OpenAI nests name/arguments under "function"; tau2 puts them at the top level.
-    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    fn = nested if isinstance(nested := call.get("function"), dict) else call
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise TranscriptError(f"message {n}: tool call {j} has no name")
@@ -174,11 +174,11 @@ def _role_message(msg: dict, n: int) -> list[dict]:
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if not results:
         return [{"role": role, "content": content}]
-    out = [_anthropic_result(block, n) for block in results]
+    messages = [_anthropic_result(block, n) for block in results]
     rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
     if rest:  # text the user wrote after the results
-        out.append({"role": role, "content": rest})
-    return out
+        messages.append({"role": role, "content": rest})
+    return messages
 
 
 # Messages of a form other than role + content, each told by its own keys (sniff, normalize); any other

@@ -6,7 +6,7 @@ are paired with their results. Reading a transcript file into messages is runner
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel
 
@@ -14,6 +14,9 @@ from ..util.jsontext import deeper_than, json_kind, may_hold_surrogates, replace
 from .normalize import MAX_ARGUMENT_NESTING, content_text, normalize_messages
 from .recording import TranscriptError
 from .state import ReportedState
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "AssistantText",

@@ -34,6 +34,7 @@ def read_recording(path: "str | Path | ConversationRef") -> Recording:
     `state` (what a case's `final_state:` is compared with). A trace file may hold many conversations:
     `FILE#ID` names one (its conversation id, or a trace id), as does a ConversationRef. Special files (FIFOs,
     devices) and files above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
+    selection: Optional[str]
     if isinstance(path, ConversationRef):
         path, selection = path
     else:

@@ -12,18 +12,28 @@ import os
 import secrets
 import threading
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, BinaryIO, Iterator, Literal, TextIO, overload
 
 __all__ = ["open_atomically", "write_text_atomically"]
 
 
-@contextlib.contextmanager
+@overload
+def open_atomically(path: Path, mode: Literal["w"] = "w", *,
+                    durable: bool = False) -> contextlib.AbstractContextManager[TextIO]: ...
+@overload
+def open_atomically(path: Path, mode: Literal["wb"], *,
+                    durable: bool = False) -> contextlib.AbstractContextManager[BinaryIO]: ...
+@overload
+def open_atomically(path: Path, mode: str, *, durable: bool = False) -> contextlib.AbstractContextManager[IO]: ...
+
+
+@contextlib.contextmanager  # type: ignore[misc]  # the overloads above say which stream each mode gives
 def open_atomically(path: Path, mode: str = "w", *, durable: bool = False) -> Iterator[IO]:
     """A stream (text with mode "w", bytes with "wb") whose content replaces `path` when the block ends
     without an exception; on an exception `path` is untouched. `durable`: fsync before the rename (a
     report worth surviving a power cut), not needed for caches."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
-    text = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
+    text: dict[str, Any] = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
     replaced = False
     try:
         try:

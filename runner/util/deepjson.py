@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public at run time, absent from typeshed
 from typing import Any, Optional
 
 __all__ = ["ARGUMENT_KEYS", "TooDeep", "loads_keeping_deep_arguments"]
@@ -95,7 +95,7 @@ def loads_keeping_deep_arguments(text: str, max_depth: int) -> Any:
 
 
 def _skip(text: str, at: int) -> int:
-    return _SPACE.match(text, at).end()
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # _SPACE (a starred class) always matches
 
 
 def _key(container: _Open, text: str, at: int) -> int:

@@ -100,7 +100,7 @@ def _zstd_decoded(data: bytes, limit: int, codings: str) -> bytes:
     view = memoryview(data)
     try:
         for start in range(0, len(view), _ZSTD_STEP):
-            piece = view[start:start + _ZSTD_STEP]
+            piece: memoryview | bytes = view[start:start + _ZSTD_STEP]
             while piece:
                 out += decoder.decompress(piece)
                 if len(out) > limit:
@@ -122,7 +122,7 @@ def status_only_session():
     import requests
 
     class StatusOnly(requests.Session):
-        def request(self, *args, **kwargs):  # type: ignore[override]
+        def request(self, *args, **kwargs):
             response = super().request(*args, **{**kwargs, "stream": True})
             response.close()
             return response

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ...suite.diagnostics import Diagnostic
+from ...suite.diagnostics import Diagnostic, Severity
 from ...suite.files import display_path
 
 SCRIPT = Path(__file__).with_name("export.py")
@@ -46,7 +46,7 @@ def export_python_evals(target: Path, output_dir: Path, python: Optional[str] = 
         source = Path(entry["file"])
         where = display_path(source)
         if entry.get("error") or entry.get("skipped"):
-            severity = "error" if entry.get("error") else "warning"
+            severity: Severity = "error" if entry.get("error") else "warning"
             problems.append(Diagnostic(where, 1, 1, severity, entry.get("error") or f"skipped: {entry['skipped']}",
                                        "python-evals"))
             continue

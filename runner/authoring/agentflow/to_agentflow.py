@@ -73,7 +73,7 @@ def _criteria(case: Case, note: Any) -> tuple[dict[str, dict], dict[str, Any]]:
         if kind == "agentflow_no_criteria":
             continue
         name = spec.get("criterion") if kind == "agentflow_judge" else kind.removeprefix("agentflow_")
-        criteria[name] = {"threshold": float(spec.get("threshold", 0.8)), "match_type": spec.get("match_type", "EXACT"),
+        criteria[name] = {"threshold": float(spec.get("threshold", 0.8)), "match_type": spec.get("match_type", "EXACT"),  # type: ignore[index]  # the schema requires a criterion
                           "judge_model": spec.get("judge_model", AGENTFLOW_DEFAULT_JUDGE),
                           "num_samples": spec.get("samples", 3),
                           "rubrics": list(spec.get("rubrics", [])), "keywords": list(spec.get("keywords", [])),

@@ -70,7 +70,7 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
     if errors:
         raise GenerateError("evalrun.yaml has problems:\n" + "\n".join(str(p) for p in errors))
     try:
-        definitions = load_mcp_tools(tools_mcp) if tools_mcp is not None else load_tools(tools, config=loaded)
+        definitions = load_mcp_tools(tools_mcp) if tools_mcp is not None else load_tools(tools, config=loaded)  # type: ignore[arg-type]  # one of the two: checked above
     except ToolsError as exc:
         raise GenerateError(str(exc)) from None
     _check_agents(stories, loaded.config)

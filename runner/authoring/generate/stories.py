@@ -74,7 +74,7 @@ def _from_csv(text: str, where: str) -> list[Story]:
     if unknown:
         raise StoriesError(f"{where}:1:1: error: unknown column(s) {', '.join(map(repr, unknown))}: the columns are "
                            f"{', '.join(COLUMNS)}")
-    stories = []
+    stories: list[Story] = []
     line = reader.line_num
     try:
         for row in reader:

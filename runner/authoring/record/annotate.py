@@ -114,7 +114,7 @@ def _apply(draft: DraftCase, answer: dict) -> None:
         goal = goals.get(goal_name)
         for path, mode in paths.items():
             at = next((i for i, c in enumerate(goal.choices) if c.path == path and not c.fixed), None) if goal else None
-            if at is None:
+            if goal is None or at is None:  # no goal: no index either
                 unknown.append(f"{goal_name}.{path}")
                 continue
             choice = goal.choices[at]

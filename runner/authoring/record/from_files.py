@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from ...transcripts.read import TranscriptError, build_trajectory
 from ...transcripts.recording import Recording
@@ -68,7 +68,7 @@ def read_sources(paths: Sequence["Path | str"]) -> list[Source]:
 
 
 def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = None,
-                annotate=None, taken_ids: Sequence[str] = ()) -> RecordOutcome:
+                annotate=None, taken_ids: Iterable[str] = ()) -> RecordOutcome:
     """Draft every conversation of `paths` and write the drafts to `target` (see output.py)."""
     sources = read_sources(paths)
     planned: list[Planned] = []

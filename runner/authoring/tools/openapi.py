@@ -28,7 +28,7 @@ def tools_from_openapi(document: dict, where: str = "the OpenAPI document") -> l
     for route, item in paths.items():
         if not isinstance(item, dict):
             continue
-        shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
+        shared = listed if isinstance(listed := item.get("parameters"), list) else []
         for method in _HTTP_METHODS:
             operation = item.get(method)
             if isinstance(operation, dict):

@@ -194,7 +194,7 @@ def _give_ids(planned: Sequence[Planned], *, taken: set[str], folder: Path, own_
 
 
 def _transcript_text(recording: Recording) -> str:
-    data = {"messages": recording.messages}
+    data: dict[str, object] = {"messages": recording.messages}
     if recording.termination_reason is not None:
         data["termination_reason"] = recording.termination_reason
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"

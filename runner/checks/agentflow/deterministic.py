@@ -83,7 +83,7 @@ def run_rouge_match(options: AgentflowRougeOptions, ctx: CheckContext) -> Verdic
     if not reference:
         said = ("no expected answer and no answer: Agentflow scores 1.0" if not answer else
                 "no expected answer: Agentflow scores any answer 0.5")
-        evidence = {"answer": answer}
+        evidence: dict[str, object] = {"answer": answer}
     else:
         precision, recall, f1 = rouge_f1(answer, reference)
         said = ("the last turn gave no answer" if not answer else

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 CONFIG_HELP = "the evalrun.yaml to use"
 FILTER_HELP = "only cases whose id matches GLOB (a plain word matches ids containing it); repeatable"
@@ -60,7 +60,7 @@ def add_output_dir(parser: argparse.ArgumentParser, help: str, required: bool = 
 
 def add_report_formats(parser: argparse.ArgumentParser, help: str, required: bool = False) -> None:
     """--format FMT (repeatable): report formats to write, by name (json, junit, html, md, ...)."""
-    defaults = {"required": True} if required else {"default": []}
+    defaults: dict[str, Any] = {"required": True} if required else {"default": []}
     parser.add_argument("--format", dest="formats", action="append", type=report_format, metavar="FMT",
                         help=help, **defaults)
 

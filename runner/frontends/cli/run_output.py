@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ...session.events import RunEvents
+
+if TYPE_CHECKING:
+    from ..report.console import Progress
 
 
 class CaseLines(RunEvents):
@@ -20,7 +23,7 @@ class CaseLines(RunEvents):
 
         self.out, self.err, self.verbose, self.quiet = out, err, verbose, quiet
         self.stage_notes = StageNotes()
-        self.progress = None
+        self.progress: Optional[Progress] = None
 
     def started(self, total: int) -> None:
         from ...report.console import Progress

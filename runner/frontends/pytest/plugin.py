@@ -74,7 +74,7 @@ class EvalrunSession:
         self.config = config
         self.worker = hasattr(config, "workerinput")
         if self.worker:  # the controller's run, seen from the folder it was started in
-            self.run_id, self.cwd = config.workerinput["evalrun_run_id"], Path(config.workerinput["evalrun_cwd"])
+            self.run_id, self.cwd = config.workerinput["evalrun_run_id"], Path(config.workerinput["evalrun_cwd"])  # type: ignore[attr-defined]  # pytest-xdist's, on its workers
         else:
             self.run_id, self.cwd = _new_run_id(), Path.cwd()
         self.ini_paths = [Path(p).resolve() for p in config.getini("evalrun_paths")]
@@ -89,8 +89,8 @@ class EvalrunSession:
         """The run folder (of the first project): --evalrun-output-dir, else where the CLI puts a run. A folder
         another run is writing to now gives way to a subfolder named after this run, as the CLI's does; decided
         once, by the reporting process, and handed to xdist's workers (they save conversations there)."""
-        if self.worker and "evalrun_base" in self.config.workerinput:
-            return Path(self.config.workerinput["evalrun_base"])
+        if self.worker and "evalrun_base" in self.config.workerinput:  # type: ignore[attr-defined]  # pytest-xdist's, on its workers
+            return Path(self.config.workerinput["evalrun_base"])  # type: ignore[attr-defined]  # pytest-xdist's, on its workers
         given = self.config.getoption("evalrun_output_dir")
         if given is not None:
             from ...results.run_lock import in_use

@@ -96,7 +96,7 @@ class Project:
         project's) it must show."""
         self._load()
         path = path.resolve()
-        if self._by_file.get(path):
+        if self._by_file.get(path):  # type: ignore[union-attr]  # _load() set it
             return True
         if path.name in CONFIG_NAMES:
             return None in self._problems
@@ -104,7 +104,7 @@ class Project:
 
     def refs_of(self, path: Path) -> list[tuple[int, Any]]:
         self._load()
-        return self._by_file.get(path.resolve(), [])
+        return self._by_file.get(path.resolve(), [])  # type: ignore[union-attr]  # _load() set it
 
     def problems_of(self, path: Path) -> list[str]:
         self._load()
@@ -127,8 +127,8 @@ class Project:
             from ...results.folder import RunFolder
 
             self.conversations = RunFolder(self.folder, self.session.run_id, None, redact=self.prepared.redact)
-            self.runner = self.prepared.case_runner(self.conversations.save_conversation)
-        ref = self.prepared.index.refs[position]
+            self.runner = self.prepared.case_runner(self.conversations.save_conversation)  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
+        ref = self.prepared.index.refs[position]  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
         return self.session.play_loop().run_until_complete(self.runner.run(ref))
 
     def payload(self, position: int, results: list["CaseResult"]) -> dict:
@@ -165,7 +165,7 @@ class Writer:
             else:
                 positions = sorted(set(self.selected.values())) if self.selected else None
                 try:
-                    self.opened = self.project.prepared.open(folder_path=self.folder, run_id=self.session.run_id,
+                    self.opened = self.project.prepared.open(folder_path=self.folder, run_id=self.session.run_id,  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
                                                              selected=positions, keep_conversations=True)
                 except RunEnded as ended:
                     self.ended = ended.outcome
@@ -190,7 +190,7 @@ class Writer:
             return True
         from ...results.models import CaseResult
 
-        ref = self.project.prepared.index.refs[self.selected[report.nodeid]]
+        ref = self.project.prepared.index.refs[self.selected[report.nodeid]]  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
         said = str(report.longrepr).strip().splitlines()[-1:] or ["no reason given"]
         opened.save(self.selected[report.nodeid], 0, CaseResult(
             id=ref.id, source=str(ref.source), tags=list(ref.tags), status="error",
@@ -200,7 +200,7 @@ class Writer:
     def finish(self, reason: Optional[str], interrupted: bool, on_failure: Optional[str]) -> "RunOutcome":
         opened = self._open()
         if opened is None:
-            return self.ended
+            return self.ended  # type: ignore[return-value]  # not opened: `ended` says how
         return opened.finish(stop_reason=reason, interrupted=interrupted, stopped_on_failure=on_failure)
 
 

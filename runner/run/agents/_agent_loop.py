@@ -71,7 +71,8 @@ class AgentLoop:
             reply(outcome, failed)
 
         def begin() -> None:
-            self._task = self.loop.create_task(guarded(), context=context)  # type: ignore[union-attr]
+            # in `context` (create_task copies the current one): create_task's context= is Python 3.11+
+            self._task = context.run(self.loop.create_task, guarded())  # type: ignore[union-attr]
 
         context = contextvars.copy_context()  # the calls it makes are recorded as this case's
         self._waiting = (here, reply)
@@ -151,7 +152,7 @@ class AgentLoop:
 
         def wake() -> None:  # from the agent's thread
             try:
-                here.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
+                here.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))  # type: ignore[func-returns-value]  # `or`: set once
             except RuntimeError:
                 pass
 

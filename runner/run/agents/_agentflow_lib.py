@@ -83,7 +83,7 @@ def install(lib: Library, graph: Any) -> None:
     if id(manager) in _installed:
         return
 
-    class Dispatch(lib.AfterInvokeCallback):  # type: ignore[name-defined,misc]
+    class Dispatch(lib.AfterInvokeCallback):  # type: ignore[name-defined]
         async def __call__(self, context: Any, input_data: Any, output_data: Any) -> Any:
             collector = _current.get()
             if collector is None:  # a graph run that is not one of ours (or another of its callbacks)

@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from types import ModuleType
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field, WrapValidator
 
@@ -71,8 +71,11 @@ def _plugin_definition(value: Any, handler: Any) -> Any:
 
 
 # The `agents:` entries of evalrun.yaml: `type` says which kind's options apply.
-AgentDefinition = Annotated[Union[tuple(m.Options for m in _KIND_MODULES.values())],  # type: ignore[misc]
-                            Field(discriminator="type"), WrapValidator(_plugin_definition)]
+if TYPE_CHECKING:  # one kind's Options model, evalrun's or a plugin's: which is known at run time only
+    AgentDefinition = Any
+else:
+    AgentDefinition = Annotated[Union[tuple(m.Options for m in _KIND_MODULES.values())],
+                                Field(discriminator="type"), WrapValidator(_plugin_definition)]
 
 
 def kind_module(kind: str) -> ModuleType:

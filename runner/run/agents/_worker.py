@@ -41,7 +41,7 @@ def _private_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    sys.stdout.reconfigure(line_buffering=True)  # prints reach stderr as they happen, even if the worker dies
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a TextIOWrapper here; prints reach stderr as they happen, even if the worker dies
     return requests, replies
 
 
@@ -67,7 +67,7 @@ def serve(entrypoint: str, base_dir: str) -> None:
             try:
                 context = TurnContext(**request["context"])
                 if request.get("state"):
-                    result = _call(state_function, (context,), loop)
+                    result = _call(state_function, (context,), loop)  # type: ignore[arg-type]  # asked only when has_state
                 else:
                     result = _call(function, (request["messages"], context), loop)
             except BaseException as exc:  # whatever the agent raises is its answer, SystemExit included

@@ -133,7 +133,7 @@ class AgentflowAgent(Agent):
         self.graph = await asyncio.to_thread(load_graph, self.options, self.env.base_dir)
         install(self.lib, self.graph)
         context = dict(case.runtime_context or {})
-        given = context.get("config") if isinstance(context.get("config"), dict) else {}
+        given = found if isinstance(found := context.get("config"), dict) else {}
         self.run_config = {"thread_id": f"eval_{_RUN_ID}_{case.id}_{uuid.uuid4().hex[:6]}", **self.options.config,
                            **given}
         self.run_config["user_id"] = self.options.user_id or context.get("user_id") or DEFAULT_USER_ID

@@ -157,7 +157,7 @@ class ModelAgent(Agent):
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(name, str):
             return _tool_message(call_id, None, f"Error: the tool call has no function name: {excerpt(json_text(call))}")
-        raw = function.get("arguments")
+        raw = function.get("arguments")  # type: ignore[union-attr]  # a dict: it gave a name
         try:
             arguments = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
         except ValueError:

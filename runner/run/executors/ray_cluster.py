@@ -30,7 +30,7 @@ import math
 import os
 import sys
 import uuid
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from pydantic import BaseModel
 
@@ -234,7 +234,7 @@ def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
     return [batch for batch in batches if batch]
 
 
-def worker_env(config: BaseModel, environ: Optional[dict] = None) -> dict[str, str]:
+def worker_env(config: BaseModel, environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:
     """The environment variables a worker needs for what `config` names: each `api_key_env` and `${NAME}`
     reference, and the providers' own variables (runner/util/provider_env.py: OPENAI_* for openai/... and unprefixed
     models, ANTHROPIC_* for anthropic/...) of the models it names, that are set here. Nothing else of this
@@ -250,7 +250,7 @@ def worker_env(config: BaseModel, environ: Optional[dict] = None) -> dict[str, s
     return {name: environ[name] for name in sorted(names) if name in environ}
 
 
-def _models_in(value: Any) -> Iterable[BaseModel]:
+def _models_in(value: Any) -> Iterable[Any]:  # model settings: their classes differ, `model` is their common field
     """Every model setting (a pydantic object with a `model` string) anywhere in the configuration."""
     if isinstance(value, BaseModel):
         if isinstance(getattr(value, "model", None), str):

@@ -188,7 +188,7 @@ def _criterion(doc: Document, name: str, value: Any) -> Optional[dict[str, Any]]
 def _judge_options(value: dict) -> dict[str, Any]:
     """ADK's judge_model_options {judge_model, num_samples}, or Agentflow's flat judge_model and num_samples, as
     the check's `judge_model` (a model name for evalrun.yaml's judge settings) and `samples`."""
-    nested = value.get("judge_model_options") if isinstance(value.get("judge_model_options"), dict) else {}
+    nested = given if isinstance(given := value.get("judge_model_options"), dict) else {}
     model = nested.get("judge_model", value.get("judge_model"))
     samples = nested.get("num_samples", value.get("num_samples"))
     options: dict[str, Any] = {}

@@ -90,7 +90,7 @@ def conversations(data: Any, path: Path) -> Conversations:
     """The conversations of a transcript file's decoded JSON, read by the format that claims it."""
     fmt = find(data)
     if fmt is None or fmt.name == _FALLBACK:
-        return _fallback().conversations(data, path)
+        return _fallback().conversations(data, path)  # type: ignore[misc]  # the fallback format has its own
     if fmt.conversations is not None:
         return fmt.conversations(data, path)
     return [(None, _plugin_recording(fmt, data, path))]

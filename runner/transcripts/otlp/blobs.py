@@ -22,7 +22,7 @@ _RESULT_PARTS = {"tool-result", "tool_result", "tool_call_response", "function_c
 
 
 def any_message(item: dict, default_role: str = "assistant") -> Message:
-    role = item.get("role") if isinstance(item.get("role"), str) else default_role
+    role = given if isinstance(given := item.get("role"), str) else default_role
     role = {"model": "assistant", "function": "tool", "ai": "assistant", "human": "user"}.get(role, role)
     message = Message(role=role)
     content = item.get("content", item.get("parts"))
@@ -37,7 +37,7 @@ def any_message(item: dict, default_role: str = "assistant") -> Message:
                 _part(part, message, texts)
     for call in item.get("tool_calls") or []:
         if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn = nested if isinstance(nested := call.get("function"), dict) else call
             message.calls.append(Call(_id(call.get("id") or call.get("toolCallId")),
                                       _text(fn.get("name") or fn.get("toolName")),
                                       _first(fn, "arguments", "args", "input")))

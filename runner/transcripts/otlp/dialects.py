@@ -145,6 +145,7 @@ def _read_openinference(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
         return
+    spec: dict[str, Any]
     spec = dict(role_key="message.role", content_key="message.content", call_prefix="message.tool_calls",
                 call_keys=("tool_call.id", "tool_call.function.name", "tool_call.function.arguments"),
                 result_id_key="message.tool_call_id")
@@ -157,7 +158,7 @@ def _read_openllmetry_flat(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in a):
         return
-    spec = dict(role_key="role", content_key="content", call_prefix="tool_calls",
+    spec: dict[str, Any] = dict(role_key="role", content_key="content", call_prefix="tool_calls",
                 call_keys=("id", "name", "arguments"), result_id_key="tool_call_id")
     view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.prompt").values()]
     view.outputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.completion").values()]
@@ -179,7 +180,7 @@ def _read_adk_legacy(r: AttributeReader, view: SpanView) -> None:
     response = r.json("gcp.vertex.agent.llm_response")
     if not isinstance(request, dict):
         return
-    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    config = given if isinstance(given := request.get("config"), dict) else {}
     if isinstance(config.get("system_instruction"), str):
         view.system = config["system_instruction"]
     view.inputs = [_adk_content(c) for c in request.get("contents") or [] if isinstance(c, dict)]
@@ -281,6 +282,7 @@ def _tool_run(r: AttributeReader) -> ToolRun:
         if isinstance(entity, dict) and isinstance(entity.get("kwargs"), dict) and not entity.get("args"):
             run.arguments = entity["kwargs"]
     else:  # OpenInference (tool.parameters is the schema), the AI SDK, Langfuse, LangSmith
+        key: Optional[str]
         key = next((k for k in ("input.value", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
                                 "gen_ai.prompt") if k in a), None)
         if key is not None:
@@ -313,4 +315,4 @@ def _id(value: Any) -> Optional[str]:
 
 
 def is_adk_context(text: Optional[str]) -> bool:
-    return bool(text) and text.lstrip().startswith(_ADK_CONTEXT)
+    return bool(text and text.lstrip().startswith(_ADK_CONTEXT))

@@ -248,18 +248,19 @@ class _Builder:
                 if call.id:
                     asked[call.id] = call
             for result in message.results:
-                call = asked.get(result.id or "")
-                self._answer(result.id, result.name or (call.name if call else None), result.content,
-                             call.arguments if call else None)
+                asker = asked.get(result.id or "")
+                self._answer(result.id, result.name or (asker.name if asker else None), result.content,
+                             asker.arguments if asker else None)
         if top_level:
             users = [m for m in inputs if m.role == "user" and m.text and not is_adk_context(m.text)]
             for message in users[self.users_seen:]:
-                self._user(message.text)
+                self._user(message.text or "")  # `users` keeps only messages with text
         for message in (view.outputs or [])[:1]:  # one choice: the one the conversation went on with
             self._assistant(message, view.agent_name or self.agent)
 
     def _tool(self, view: SpanView) -> None:
         run = view.tool
+        assert run is not None  # called for tool spans only
         call = self._find(run.id, run.name, unanswered=True)
         if call is None:  # a run no recorded model output asked for (content capture off): a call of its own
             call = _Call(run.id, run.name, run.arguments)
@@ -307,7 +308,7 @@ class _Builder:
             open_ = [c for c in same if not c.has_result]
             if unanswered:
                 return open_[-1] if open_ else None
-            return (open_ or same or [None])[-1]
+            return (open_ or same)[-1] if open_ or same else None
         if name:
             return next((c for c in self.calls if c.name == name and not c.has_result), None)
         return None

@@ -208,15 +208,15 @@ def _any_value(raw: Any, depth: int) -> tuple[Any, Optional[str]]:
             values.append(value)
         return values, None
     if "kvlistValue" in raw:
-        values: dict[str, Any] = {}
+        pairs: dict[str, Any] = {}
         for item in _list(_dict(raw["kvlistValue"]).get("values")):
             item = _dict(item)
             value, error = _any_value(item.get("value"), depth + 1)
             if error is not None:
                 return None, error
             if isinstance(item.get("key"), str):
-                values[item["key"]] = value
-        return values, None
+                pairs[item["key"]] = value
+        return pairs, None
     if "bytesValue" in raw:
         try:
             return base64.b64decode(str(raw["bytesValue"]), validate=True), None

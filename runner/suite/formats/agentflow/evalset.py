@@ -100,7 +100,7 @@ def _case_fields(doc: Document, case: dict, at: tuple, config: AgentflowConfig) 
         out["description"] = description
     if isinstance(case.get("tags"), list):
         out["tags"] = [t for t in case["tags"] if isinstance(t, str)]
-    conversation = case.get("conversation") if isinstance(case.get("conversation"), list) else []
+    conversation = given if isinstance(given := case.get("conversation"), list) else []
     turns, nodes = [], []
     for j, invocation in enumerate(conversation):
         if isinstance(invocation, dict):
@@ -110,7 +110,7 @@ def _case_fields(doc: Document, case: dict, at: tuple, config: AgentflowConfig) 
     if not turns:
         doc.error(at + ("conversation",), "the conversation has no invocations: nothing to play or compare", "empty")
     out["turns"] = turns
-    metadata = case.get("metadata") if isinstance(case.get("metadata"), dict) else {}
+    metadata = found if isinstance(found := case.get("metadata"), dict) else {}
     out["checks"] = [_case_check(spec, nodes, metadata) for spec in config.checks] or \
         [{"type": "agentflow_no_criteria", "config": config.path}]
     session = case.get("session_input")
