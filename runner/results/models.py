@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..llm.calls import CallSummary
+from ..session.verdict import EXIT_CODES
 from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
 
 # A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
@@ -252,8 +253,8 @@ class Summary(BaseModel):
     mean_journey_completion: Optional[float]
     mean_tool_call_precision: Optional[float]
     mean_tool_call_recall: Optional[float]
-    exit_code: int = Field(ge=0, le=5, description="As pytest: 0 passed, 1 failed, 2 interrupted, 3 errors, 4 usage, "
-                                                  "5 nothing collected")
+    exit_code: int = Field(ge=0, le=5, description="As pytest: " + ", ".join(f"{c.code} {c.name}" for c in EXIT_CODES)
+                           + " (docs/reference/exit-codes.md says what each means)")
     duration_s: float
     baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
     repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "

@@ -12,9 +12,30 @@ judge_fallback_cases, pass_rate), so this module imports nothing of evalrun's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_CASES = 0, 1, 2, 3, 4, 5
+
+
+class ExitCode(NamedTuple):
+    code: int
+    name: str  # a word or two, as report.json's schema lists them
+    meaning: str  # one line for people: `evalrun --help` and the docs' exit-code reference print it as it is
+
+
+# THE meaning of each exit code: `evalrun --help`, report.json's schema and docs/reference/exit-codes.md read it here.
+EXIT_CODES: tuple[ExitCode, ...] = (
+    ExitCode(EXIT_OK, "passed", "all cases passed (or the pass rate reached min_pass_rate)"),
+    ExitCode(EXIT_FAILED, "failed", "some cases failed (below min_pass_rate), -x stopped the run at a failure, or the "
+                                    "run fell behind its --baseline"),
+    ExitCode(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGTERM, SIGHUP); the finished cases are still "
+                                              "reported"),
+    ExitCode(EXIT_ERRORS, "errors", "errors kept cases from being run or scored (`error`, `unscored`), the run was "
+                                    "stopped by a fault or its report could not be written, or an outcome rests on a "
+                                    "verdict reached without the judge because the judge failed"),
+    ExitCode(EXIT_USAGE, "usage error", "usage error or invalid suites"),
+    ExitCode(EXIT_NO_CASES, "nothing checked", "nothing was checked: no cases collected, or every case was skipped"),
+)
 
 
 @dataclass(frozen=True)
