@@ -119,11 +119,17 @@ class Config(BaseModel):
         examples=["prompts"])
     cache_dir: str = Field(
         ".evalrun/cache", title="Cache folder",
-        description="Where judge replies are cached (relative to this file).", examples=[".evalrun/cache"])
+        description="Where the disk cache of model answers (the judge's, the simulated user's, model agents') and of "
+        "the embedding stage's similarity scores is kept, relative to this file's folder. `evalrun cache info` shows "
+        "it; `evalrun cache clear` forgets it (`--older-than 7d`: only the older part); `evalrun run --cache refresh` "
+        "asks the models again.", examples=[".evalrun/cache"])
     exclude: list[str] = Field(
         default_factory=list, title="Excluded folders",
-        description="Globs (relative to this file) of folders and files that folder searches pass over, such as "
-        "examples meant to fail. A path named on the command line is always collected.",
+        description="Globs of folders and files that folder searches pass over, such as examples meant to fail. Each "
+        "is matched against the whole path relative to this file's folder, with `/` between folders (fnmatch, "
+        "case-sensitive; `*` also matches `/`): `failing` is only the `failing` folder beside this file, "
+        "`suites/failing` the one in `suites`, `*/failing` one at any depth below this folder. A path outside this "
+        "folder is never excluded, and a path named on the command line is always collected.",
         examples=[["failing", "drafts/*"]])
     allowed_paths: list[str] = Field(
         default_factory=list, title="Allowed folders",
