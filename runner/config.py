@@ -159,7 +159,8 @@ class Config(BaseModel):
         default_factory=dict, title="Agents",
         description="The agent targets cases run against, by name. `type` says the kind: python (a function), "
         "http (an endpoint), command (a process speaking JSON lines), model (a bare model; evalrun plays the "
-        "tools), replay (recordings), adk (a Google ADK agent, in-process). A case's or file's `agent:` picks one.",
+        "tools), replay (recordings), adk (a Google ADK agent, in-process), agentflow (an Agentflow graph, in-process; "
+        "also written 10xgraph). A case's or file's `agent:` picks one.",
         examples=[{"hr_agent": {"type": "python", "entrypoint": "agents.hr:respond"}}],
         json_schema_extra=_agents_by_type)
     default_agent: Optional[str] = Field(

@@ -88,3 +88,10 @@ def test_every_command_a_description_names_exists():
     unknown = sorted(f"{where}: `{m}`" for where, m in named
                      if not any(m == c or m.startswith(c + " ") for c in commands - {"evalrun"}))
     assert unknown == []
+
+
+def test_the_agents_description_names_every_kind():
+    from runner.run.agents._registry import KINDS
+
+    described = Config.model_fields["agents"].description
+    assert [kind for kind in KINDS if kind not in described] == []
