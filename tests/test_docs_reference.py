@@ -1,5 +1,5 @@
-"""The generated reference pages (docs/reference/{checks,agents,config,cli,exit-codes}.md, written by
-docs/gen/reference.py): the committed pages are what the code generates now, and every check type, agent kind,
+"""The generated reference pages (docs/reference/{checks,agents,config,cli,exit-codes}.md and the field tables of
+reports.md, written by docs/gen/reference.py): the committed pages are what the code generates now, and every check type, agent kind,
 evalrun.yaml key, command, option and exit code has its entry, read back from the pages themselves."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from runner.session.verdict import EXIT_CODES
 from tests.cli_helpers import REPO
 
 PAGES = REPO / "docs" / "reference"
-GENERATED = ("checks.md", "agents.md", "config.md", "cli.md", "exit-codes.md")
+GENERATED = ("checks.md", "agents.md", "config.md", "cli.md", "exit-codes.md", "reports.md")
 
 
 @pytest.fixture(scope="module")

@@ -59,7 +59,7 @@ def cell(text: str) -> str:
 
 def code(value: Any) -> str:
     """A value inline, as it is written in YAML (JSON flow is YAML)."""
-    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    shown = value if isinstance(value, str) and value else json.dumps(value, ensure_ascii=False, sort_keys=True)
     return f"`{shown}`" if "`" not in shown else f"`` {shown} ``"
 
 
@@ -126,8 +126,9 @@ def default_of(name: str, node: dict[str, Any], required: Iterable[str]) -> str:
 
 
 def options_table(schema: dict[str, Any], where: str, problems: Problems, *, skip: Iterable[str] = (),
-                  link: Any = None) -> list[str]:
-    """The properties of a model's schema, one row each: option, type, default, description, example."""
+                  link: Any = None, label: str = "option") -> list[str]:
+    """The properties of a model's schema, one row each: option (or `label`), type, default, description, and
+    example when any has one."""
     skip = set(skip)
     required = schema.get("required", [])
     rows = []
@@ -137,4 +138,8 @@ def options_table(schema: dict[str, Any], where: str, problems: Problems, *, ski
         description = problems.need(node.get("description"), f"{where}: option `{name}` has no description")
         example = code(node["examples"][0]) if node.get("examples") else ""
         rows.append([code(name), type_of(node, link), default_of(name, node, required), description, example])
-    return table(["option", "type", "default", "description", "example"], rows) if rows else []
+    if not rows:
+        return []
+    if not any(row[-1] for row in rows):
+        return table([label, "type", "default", "description"], [row[:-1] for row in rows])
+    return table([label, "type", "default", "description", "example"], rows)

@@ -1,6 +1,7 @@
-"""Write the generated reference pages, docs/reference/{checks,agents,config,cli,exit-codes}.md, from the code's
-one definition of each fact (the check registry, the agent kinds, evalrun.yaml's model, the argparse parsers, the
-exit codes), or check that the committed pages are what it would write.
+"""Write the generated reference pages, docs/reference/{checks,agents,config,cli,exit-codes}.md and the field tables
+of reports.md, from the code's one definition of each fact (the check registry, the agent kinds, evalrun.yaml's
+model, the argparse parsers, the exit codes, report.json's model), or check that the committed pages are what it
+would write.
 
     python docs/gen/reference.py           write the pages
     python docs/gen/reference.py --check   exit 1 naming each page that differs (tests/test_docs_reference.py)
@@ -37,9 +38,12 @@ def pages() -> dict[str, Callable[[], str]]:
     import page_cli
     import page_config
     import page_exit_codes
+    import page_reports
 
     return {"checks.md": page_checks.render, "agents.md": page_agents.render, "config.md": page_config.render,
-            "cli.md": page_cli.render, "exit-codes.md": page_exit_codes.render}
+            "cli.md": page_cli.render, "exit-codes.md": page_exit_codes.render,
+            # hand-written, its field tables generated between two markers
+            "reports.md": lambda: page_reports.render(TARGET / "reports.md")}
 
 
 def generate() -> dict[str, str]:
