@@ -1,6 +1,7 @@
 """The generated reference pages (docs/reference/{checks,agents,config,cli,exit-codes}.md and the field tables of
-reports.md, written by docs/gen/reference.py): the committed pages are what the code generates now, and every check type, agent kind,
-evalrun.yaml key, command, option and exit code has its entry, read back from the pages themselves."""
+reports.md, written by docs/gen/reference.py): the committed pages are what the code generates now, and every
+check type, agent kind, evalrun.yaml key, command, option and exit code has its entry, read back from the pages
+themselves."""
 from __future__ import annotations
 
 import argparse

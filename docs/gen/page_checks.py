@@ -13,7 +13,8 @@ A check is a criterion beyond goals, listed under a case's (or a turn's, or a fi
 the check; the other keys are its options. Every check also takes the [common options](#common-options).
 A check passes when its score reaches its threshold; a check that needs a model is decided by the judge of
 evalrun.yaml (`judge:`, or the check's own `judge:`), and is `unscored` when there is none or it gives no
-usable answer (see the [judge protocol](judge-protocol.md)). The suite schema (`evalrun schema suite`) lists the same types.
+usable answer (see the [judge protocol](judge-protocol.md)). The suite schema (`evalrun schema suite`) lists the
+same types.
 """
 
 
