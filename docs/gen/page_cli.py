@@ -27,7 +27,12 @@ def render() -> str:
     try:
         commands = list(_commands(build_parser(), "evalrun", None))
         lines = [header("the argparse parsers, runner/cli/"), INTRO, "| command | what it does |", "|---|---|"]
-        sections: list[str] = []
+        sections: list[str] = ["", "## evalrun", "", "With no command: `--version`, or `--help` for the overview (its "
+                               "exit codes are on [their page](exit-codes.md)).", "", "```text",
+                               commands[0][1].format_usage().strip(), "```", ""]
+        sections += table(["argument", "default", "what it does"],
+                          [[_names(a), _default(a), _expanded(commands[0][1], a)] for a in commands[0][1]._actions
+                           if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))])
         for path, parser, help_line in commands[1:]:
             summary = problems.need(help_line or parser.description, f"`{path}` has no help line nor description")
             lines.append(f"| [{path}](#{_anchor(path)}) | {cell(summary)} |")
