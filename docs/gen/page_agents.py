@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from md import Problems, cell, code, header, options_table, prose, yaml_block
+from reference_md import Problems, cell, code, header, options_table, prose, yaml_block
 
 INTRO = """\
 # Agents

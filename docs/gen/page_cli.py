@@ -7,7 +7,7 @@ import argparse
 import os
 from typing import Iterator
 
-from md import Problems, cell, code, header, prose, table
+from reference_md import Problems, cell, code, header, prose, table
 
 INTRO = """\
 # The evalrun command

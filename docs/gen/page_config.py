@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from md import Problems, cell, default_of, header, options_table, prose, type_of, yaml_block
+from reference_md import Problems, cell, default_of, header, options_table, prose, type_of, yaml_block
 
 INTRO = """\
 # evalrun.yaml

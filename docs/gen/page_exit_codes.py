@@ -2,7 +2,7 @@
 (runner.session.verdict.EXIT_CODES, which `evalrun --help` prints too)."""
 from __future__ import annotations
 
-from md import Problems, header, table
+from reference_md import Problems, header, table
 
 INTRO = """\
 # Exit codes

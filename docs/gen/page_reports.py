@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from md import Problems, options_table, prose
+from reference_md import Problems, options_table, prose
 
 START = "<!-- generated: report fields (python docs/gen/reference.py) -->"
 END = "<!-- end of generated -->"

@@ -47,8 +47,8 @@ def pages() -> dict[str, Callable[[], str]]:
 
 
 def generate() -> dict[str, str]:
-    """Every page's text, by file name. md.Missing when the code lacks descriptions (all of them, every page)."""
-    from md import Missing
+    """Every page's text, by file name. reference_md.Missing when the code lacks descriptions (all of them, every page)."""
+    from reference_md import Missing
 
     texts: dict[str, str] = {}
     missing: list[str] = []
@@ -73,7 +73,7 @@ def stale(texts: dict[str, str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from md import Missing
+    from reference_md import Missing
 
     if argv not in ([], ["--check"]):
         print(f"usage: {COMMAND} [--check]", file=sys.stderr)
