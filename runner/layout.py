@@ -4,6 +4,7 @@ so): `evalrun --help`, the pytest plugin and `evalrun watch` import it without l
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 SUITE_SUFFIXES = (".yaml", ".yml", ".json")  # the files a folder of suites is collected from
 CONFIG_NAMES = ("evalrun.yaml", "evalrun.yml")  # the project's settings, never collected as a suite
@@ -16,5 +17,23 @@ EXIT_ERRORS = 3  # internal error: a case in error or unscored, the report not w
 EXIT_USAGE = 4  # usage error: a bad option, suite or config; nothing ran
 EXIT_NO_CASES = 5  # nothing collected, or every case skipped
 
-EXIT_MEANINGS = {EXIT_OK: "passed", EXIT_FAILED: "failed", EXIT_INTERRUPTED: "interrupted",
-                 EXIT_ERRORS: "internal error", EXIT_USAGE: "usage error", EXIT_NO_CASES: "nothing collected"}
+
+class ExitCode(NamedTuple):
+    code: int
+    name: str  # a word or two, as report.json's schema lists them
+    meaning: str  # one line for people: `evalrun --help` and the docs' exit-code reference print it as it is
+
+
+# THE meaning of each exit code: `evalrun --help`, report.json's schema and docs/reference/exit-codes.md read it here.
+EXIT_CODES: tuple[ExitCode, ...] = (
+    ExitCode(EXIT_OK, "passed", "all cases passed (or the pass rate reached min_pass_rate)"),
+    ExitCode(EXIT_FAILED, "failed", "some cases failed (below min_pass_rate), -x stopped the run at a failure, or the "
+                                    "run fell behind its --baseline"),
+    ExitCode(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGTERM, SIGHUP); the finished cases are still "
+                                              "reported"),
+    ExitCode(EXIT_ERRORS, "errors", "errors kept cases from being run or scored (`error`, `unscored`), the run was "
+                                    "stopped by a fault or its report could not be written, or an outcome rests on a "
+                                    "verdict reached without the judge because the judge failed"),
+    ExitCode(EXIT_USAGE, "usage error", "usage error or invalid suites"),
+    ExitCode(EXIT_NO_CASES, "nothing checked", "nothing was checked: no cases collected, or every case was skipped"),
+)

@@ -113,11 +113,17 @@ class Config(BaseModel):
         examples=["prompts"])
     cache_dir: str = Field(
         ".evalrun/cache", title="Cache folder",
-        description="Where judge replies are cached (relative to this file).", examples=[".evalrun/cache"])
+        description="Where the disk cache of model answers (the judge's, the simulated user's, model agents') and of "
+        "the embedding stage's similarity scores is kept, relative to this file's folder. `evalrun cache info` shows "
+        "it; `evalrun cache clear` forgets it (`--older-than 7d`: only the older part); `evalrun run --cache refresh` "
+        "asks the models again.", examples=[".evalrun/cache"])
     exclude: list[str] = Field(
         default_factory=list, title="Excluded folders",
-        description="Globs (relative to this file) of folders and files that folder searches pass over, such as "
-        "examples meant to fail. A path named on the command line is always collected.",
+        description="Globs of folders and files that folder searches pass over, such as examples meant to fail. Each "
+        "is matched against the whole path relative to this file's folder, with `/` between folders (fnmatch, "
+        "case-sensitive; `*` also matches `/`): `failing` is only the `failing` folder beside this file, "
+        "`suites/failing` the one in `suites`, `*/failing` one at any depth below this folder. A path outside this "
+        "folder is never excluded, and a path named on the command line is always collected.",
         examples=[["failing", "drafts/*"]])
     allowed_paths: list[str] = Field(
         default_factory=list, title="Allowed folders",
@@ -147,7 +153,8 @@ class Config(BaseModel):
         default_factory=dict, title="Agents",
         description="The agent targets cases run against, by name. `type` says the kind: python (a function), "
         "http (an endpoint), command (a process speaking JSON lines), model (a bare model; evalrun plays the "
-        "tools), replay (recordings), adk (a Google ADK agent, in-process). A case's or file's `agent:` picks one.",
+        "tools), replay (recordings), adk (a Google ADK agent, in-process), agentflow (an Agentflow graph, in-process; "
+        "also written 10xgraph). A case's or file's `agent:` picks one.",
         examples=[{"hr_agent": {"type": "python", "entrypoint": "agents.hr:respond"}}],
         json_schema_extra=_agents_by_type)
     default_agent: Optional[str] = Field(

@@ -45,15 +45,17 @@ class LLMCall(BaseModel):
 
 
 class CallTotals(BaseModel):
-    calls: int = 0
-    cached: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    """Model calls totalled: counts, cache hits, tokens, cost, time."""
+
+    calls: int = Field(0, description="Model calls made (answers from the cache included)")
+    cached: int = Field(0, description="Calls answered from the disk cache")
+    errors: int = Field(0, description="Calls that failed")
+    prompt_tokens: int = Field(0, description="Tokens sent")
+    completion_tokens: int = Field(0, description="Tokens received")
     cost_usd: Optional[float] = Field(None, description="Sum of the known costs; None when no call had a price")
     unpriced: int = Field(0, description="Calls that reached a model with no known price: cost_usd leaves them out")
     saved_usd: Optional[float] = Field(None, description="What the cached answers would have cost, where priced")
-    latency_s: float = 0.0
+    latency_s: float = Field(0.0, description="Time spent waiting for the models, summed over calls")
 
     def add(self, call: LLMCall) -> None:
         # the new values set at once, as pydantic's own assignment records them (value and fields set): one
@@ -85,7 +87,10 @@ class CallTotals(BaseModel):
 
 
 class CallSummary(CallTotals):
-    by_role: dict[str, CallTotals] = Field(default_factory=dict)
+    """Model calls totalled (a case's or the run's), and the same totals by role."""
+
+    by_role: dict[str, CallTotals] = Field(default_factory=dict,
+        description="The same totals for each role: judge, simulator, agent, generator")
 
     def add(self, call: LLMCall) -> None:
         super().add(call)

@@ -73,7 +73,8 @@ class ModelSettings(BaseModel):
         examples=[4])
     cache: bool = Field(
         True, title="Cache replies",
-        description="Keep accepted replies on disk (under cache_dir) so that re-runs ask the model only new questions.",
+        description="Keep accepted replies on disk (under cache_dir) so that re-runs ask the model only new questions; "
+        "`evalrun cache clear` forgets them.",
         examples=[True])
     transport: Transport = Field(
         "auto", title="Transport",

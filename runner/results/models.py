@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..llm.calls import CallSummary
+from ..layout import EXIT_CODES
 from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
 
 # A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
@@ -34,10 +35,11 @@ DecidedBy = Literal[
 class Decision(BaseModel):
     """One comparison of an expected value with an actual one, and what decided it."""
 
-    matched: bool
-    decided_by: DecidedBy
+    matched: bool = Field(description="Whether the actual value matched the expected one")
+    decided_by: DecidedBy = Field(
+        description="The stage that decided: exact, number, date, llm (the judge), embedding, rapidfuzz, ...")
     score: Optional[float] = Field(None, description="Similarity 0-1 where the deciding stage has one")
-    reason: str = ""
+    reason: str = Field("", description="The deciding stage's words")
     notes: list[str] = Field(default_factory=list, description="Stages that were tried and could not decide, and why")
     judge_failure: Optional[str] = Field(
         None, description="Why the configured judge could not decide, when a later stage decided in its place")
@@ -46,16 +48,17 @@ class Decision(BaseModel):
 class ArgVerdict(BaseModel):
     """How one argument (a dot path into the arguments) compared."""
 
-    path: str
-    mode: str
-    expected: Any = None
-    actual: Any = None
-    present: bool = True
-    matched: bool
-    decided_by: DecidedBy
-    score: Optional[float] = None
-    reason: str = ""
-    notes: list[str] = Field(default_factory=list)
+    path: str = Field(description="The argument, as a dot path into the call's arguments")
+    mode: str = Field(description="The comparison mode (strict, exact, fuzzy, optional, ignore, or an object rule's)")
+    expected: Any = Field(None, description="The value the goal expects")
+    actual: Any = Field(None, description="The value the call carried")
+    present: bool = Field(True, description="Whether the call carried the argument at all")
+    matched: bool = Field(description="Whether the argument matched")
+    decided_by: DecidedBy = Field(
+        description="The stage that decided: exact, number, date, llm (the judge), embedding, rapidfuzz, ...")
+    score: Optional[float] = Field(None, description="Similarity 0-1 where the deciding stage has one")
+    reason: str = Field("", description="The deciding stage's words")
+    notes: list[str] = Field(default_factory=list, description="Stages that were tried and could not decide, and why")
     judge_failure: Optional[str] = Field(
         None, description="Why the configured judge could not decide, when a later stage decided in its place")
 
@@ -63,58 +66,72 @@ class ArgVerdict(BaseModel):
 class CallAttempt(BaseModel):
     """A tool call with the goal's tool name that was compared with the goal."""
 
-    call_index: int
+    call_index: int = Field(description="The call, 0-based in call order")
     message: int = Field(description="The message that holds the call, numbered from 1 as in explanations")
-    matched: bool
+    matched: bool = Field(description="Whether it achieved the goal")
     arguments: list[ArgVerdict] = Field(default_factory=list, description="Verdicts, mismatches first")
 
 
 class GoalResult(BaseModel):
-    name: str
-    type: Literal["tool_call", "text", "interaction", "assert_llm"]
-    status: GoalStatus
-    achieved: bool
+    """One goal of the case (goal_details) and its verdict."""
+
+    name: str = Field(description="The goal's name in goal_details")
+    type: Literal["tool_call", "text", "interaction", "assert_llm"] = Field(description="The goal's kind")
+    status: GoalStatus = Field(
+        description="achieved, or why not: not_called, wrong_args, order_violated, not_said, unscored")
+    achieved: bool = Field(description="Whether the goal was achieved")
     message: Optional[int] = Field(None, description="Message that achieved the goal, numbered from 1 as in explanations")
     call_index: Optional[int] = Field(None, description="Tool call that achieved the goal (0-based, in call order)")
-    explanation: str
-    attempts: list[CallAttempt] = Field(default_factory=list)
-    missing_keywords: list[str] = Field(default_factory=list)
-    text_decision: Optional[Decision] = None
+    explanation: str = Field(description="Why, in one or more lines")
+    attempts: list[CallAttempt] = Field(default_factory=list,
+        description="The calls of the goal's tool compared with it, when it was not achieved")
+    missing_keywords: list[str] = Field(default_factory=list, description="A text goal's keywords the answer lacks")
+    text_decision: Optional[Decision] = Field(None, description="How a text goal's answer compared with its `response`")
     order_violations: list[str] = Field(default_factory=list, description="Predecessors that did not come first")
 
 
 class CallRecord(BaseModel):
     """Every tool call the agent made, and what scoring made of it."""
 
-    index: int
+    index: int = Field(description="0-based, in call order")
     message: int = Field(description="The message that holds the call, numbered from 1 as in explanations")
-    tool_name: str
-    arguments: Any = None
-    is_error: bool = False
-    role: CallRole
-    goal: Optional[str] = None
-    note: str = ""
+    tool_name: str = Field(description="The tool called")
+    arguments: Any = Field(None, description="As the agent sent them")
+    is_error: bool = Field(False, description="Whether the tool's result was an error (tool_error_pattern)")
+    role: CallRole = Field(
+        description="What scoring made of it: goal, wrong_arguments, extra, forbidden, ignored_failed, "
+                    "invalid_arguments")
+    goal: Optional[str] = Field(None, description="The goal it achieved, if any")
+    note: str = Field("", description="One line on the call, for reports")
 
 
 class Counts(BaseModel):
-    tool_calls: Count = 0
-    correct_calls: Count = 0
-    missed_goals: Count = 0
-    wrong_argument_calls: Count = 0
-    extra_calls: Count = 0
-    forbidden_calls: Count = 0
-    ignored_failed_calls: Count = 0
+    """The case's calls and goals, counted."""
+
+    tool_calls: Count = Field(0, description="Tool calls made")
+    correct_calls: Count = Field(0, description="Calls that achieved a goal")
+    missed_goals: Count = Field(0, description="Goals not achieved")
+    wrong_argument_calls: Count = Field(0, description="Calls of a goal's tool with wrong arguments")
+    extra_calls: Count = Field(0, description="Calls that achieved no goal")
+    forbidden_calls: Count = Field(0, description="Calls forbid_extra_calls forbids")
+    ignored_failed_calls: Count = Field(0, description="Failed calls passed over (failed_calls: ignore)")
 
 
 class Metrics(BaseModel):
-    journey_success: bool
-    journey_completion: float
-    tool_call_precision: Optional[float]
-    tool_call_recall: Optional[float]
-    tool_parameter_f1: Optional[float]
-    text_match: Optional[float]
-    turns: Count
-    counts: Counts
+    """The case's metrics: shares from 0 to 1 (None where they do not apply), and counts."""
+
+    journey_success: bool = Field(
+        description="Every goal achieved in order, no forbidden call, and the ending `termination` asks for")
+    journey_completion: float = Field(
+        description="Achieved goals / goals scored (1.0 without goals; unscored goals left out)")
+    tool_call_precision: Optional[float] = Field(
+        description="Calls that achieved a goal / tool calls counted; None without calls or tool goals")
+    tool_call_recall: Optional[float] = Field(description="Achieved tool goals / tool goals; None without tool goals")
+    tool_parameter_f1: Optional[float] = Field(
+        description="F1 of the expected arguments on each called tool goal's call, averaged")
+    text_match: Optional[float] = Field(description="Achieved text goals / text goals; None without text goals")
+    turns: Count = Field(description="User messages in the conversation")
+    counts: Counts = Field(description="The calls and goals counted")
 
 
 CheckStatus = Literal["passed", "failed", "skipped", "unscored"]
@@ -131,9 +148,10 @@ class CheckResult(BaseModel):
 
     name: str = Field(description="The check's `name`, or its type")
     type: str = Field(description="The check type as written (an alias stays an alias)")
-    status: CheckStatus
+    status: CheckStatus = Field(description="passed, failed, skipped or unscored")
     gate: bool = Field(True, description="Whether this check decides the case's status")
-    weight: float = 1.0
+    weight: float = Field(1.0,
+        description="The check's `weight` (reports that average checks, `weighted` compositions)")
     score: Optional[float] = Field(None, description="0-1; None when skipped or unscored")
     threshold: Optional[float] = Field(None, description="The score the check had to reach")
     explanation: str = Field("", description="Why it passed or failed, or why it was skipped or unscored")
@@ -142,31 +160,34 @@ class CheckResult(BaseModel):
 
 
 class CaseResult(BaseModel):
-    id: str
-    status: CaseStatus
+    """One case's result: its status, metrics, goals, calls and checks; a line of results.jsonl."""
+
+    id: str = Field(description="The case's id")
+    status: CaseStatus = Field(description="passed, failed, error, skipped or unscored")
     run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
                                                   "(watsonx's <id>.runN.messages.json)")
     repeat: Optional[int] = Field(None, description="Which run of the case this is (from 0) under --repeat N")
     source: str = Field(description="path:line:column of the case")
-    description: Optional[str] = None
-    tags: list[str] = Field(default_factory=list)
-    metrics: Optional[Metrics] = None
-    goals: list[GoalResult] = Field(default_factory=list)
-    calls: list[CallRecord] = Field(default_factory=list)
+    description: Optional[str] = Field(None, description="The case's description")
+    tags: list[str] = Field(default_factory=list, description="The case's tags")
+    metrics: Optional[Metrics] = Field(None, description="The case's metrics; None when it was not scored")
+    goals: list[GoalResult] = Field(default_factory=list, description="Each goal with its verdict")
+    calls: list[CallRecord] = Field(default_factory=list,
+        description="Every tool call the agent made, and what scoring made of it")
     extra_calls: list[str] = Field(default_factory=list, description="Tool names of the calls that achieved no goal "
                                    "and were not forbidden, in call order (a passing case says so on its line)")
     failures: list[str] = Field(default_factory=list, description="One line per reason the case failed")
-    error: Optional[str] = None
-    skip_reason: Optional[str] = None
-    transcript_path: Optional[str] = None
+    error: Optional[str] = Field(None, description="Why the case ended in error (status error)")
+    skip_reason: Optional[str] = Field(None, description="Why the case was skipped (status skipped)")
+    transcript_path: Optional[str] = Field(None, description="The recorded conversation scored, when there was one")
     conversation_source: Optional[ConversationSource] = Field(
         None, description="Where the conversation scored came from: `live` (played against the case's agent), "
                           "`transcript` (the case's own recording, replayed: no agent was called), `replay` (the "
                           "recording --replay DIR holds for it), `rescore` (the conversation a saved run kept, "
                           "scored again); None when the case never got that far (skipped, unreadable)")
     termination_reason: Optional[str] = Field(None, description="How the conversation ended, when recorded")
-    transcript: list[dict[str, Any]] = Field(default_factory=list)
-    duration_s: float = 0.0
+    transcript: list[dict[str, Any]] = Field(default_factory=list, description="The conversation scored, as messages")
+    duration_s: float = Field(0.0, description="Wall time of the case")
     unscored_reason: Optional[str] = Field(None, description="Why the case could not be scored (status unscored)")
     notes: list[str] = Field(default_factory=list, description="What a reader should know about this result "
                                                                "(for example a part left out of the report, and why)")
@@ -211,7 +232,7 @@ REPEAT_POLICIES: tuple[str, ...] = ("all", "majority", "any")
 class CaseRepeats(BaseModel):
     """One case run N times (--repeat N): how many runs passed, and what the policy made of them."""
 
-    id: str
+    id: str = Field(description="The case's id")
     runs: Count = Field(description="Runs of the case that finished")
     passed: Count = Field(description="Runs that passed")
     status: CaseStatus = Field(description="The case's status under repeat_policy")
@@ -220,6 +241,8 @@ class CaseRepeats(BaseModel):
 
 
 class RepeatSummary(BaseModel):
+    """--repeat N: pass@k, pass^k and the flaky cases."""
+
     runs: Count = Field(description="N of --repeat N")
     policy: RepeatPolicy = Field(description="When a repeated case passes: all runs, a majority, any run")
     pass_at_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that at least one of k "
@@ -231,15 +254,17 @@ class RepeatSummary(BaseModel):
 
 
 class Summary(BaseModel):
+    """The run's counts, means and verdict (exit_code and exit_reason)."""
+
     total: Count = Field(description="Cases selected for the run")
-    passed: Count
-    failed: Count
-    error: Count
-    skipped: Count
-    unscored: Count = 0
+    passed: Count = Field(description="Cases that passed")
+    failed: Count = Field(description="Cases that failed")
+    error: Count = Field(description="Cases that ended in error")
+    skipped: Count = Field(description="Cases skipped")
+    unscored: Count = Field(0, description="Cases that could not be scored")
     not_run: list[str] = Field(default_factory=list, description="Ids of cases that never ran (the run was stopped)")
     judge_fallback_cases: Count = Field(0, description="Cases whose outcome rests on a verdict reached without the judge")
-    interrupted: bool = False
+    interrupted: bool = Field(False, description="Whether the run was interrupted (exit 2)")
     stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
     exit_reason: str = Field("", description="One line on why the run exits with its code")
     model_usage: Optional[CallSummary] = Field(None, description="Every model call of the run, totalled (`cached`: "
@@ -248,13 +273,14 @@ class Summary(BaseModel):
         None, description="How the run used the disk cache of model answers: `on` answered from it where it could "
                           "(model_usage.cached says how often), `refresh` asked the models again and saved their "
                           "answers, `off` neither read nor wrote it")
-    pass_rate: Optional[float]
-    mean_journey_completion: Optional[float]
-    mean_tool_call_precision: Optional[float]
-    mean_tool_call_recall: Optional[float]
-    exit_code: int = Field(ge=0, le=5, description="As pytest: 0 passed, 1 failed, 2 interrupted, 3 errors, 4 usage, "
-                                                  "5 nothing collected")
-    duration_s: float
+    pass_rate: Optional[float] = Field(
+        description="passed / (passed + failed); None when no case passed or failed")
+    mean_journey_completion: Optional[float] = Field(description="The mean over the cases that have one; None without any")
+    mean_tool_call_precision: Optional[float] = Field(description="The mean over cases that have one; None without any")
+    mean_tool_call_recall: Optional[float] = Field(description="The mean over cases that have one; None without any")
+    exit_code: int = Field(ge=0, le=5, description="As pytest: " + ", ".join(f"{c.code} {c.name}" for c in EXIT_CODES)
+                           + " (docs/reference/exit-codes.md says what each means)")
+    duration_s: float = Field(description="Wall time of the run")
     baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
     repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
                                                                "repeat_policy; this holds each case's runs")
@@ -274,10 +300,10 @@ class Selection(BaseModel):
 
 
 class RunReport(BaseModel):
-    version: str
-    evalrun_version: str
-    run_id: str = ""
-    started_at: str
+    version: str = Field(description="The report format's version")
+    evalrun_version: str = Field(description="The evalrun that wrote it")
+    run_id: str = Field("", description="The run's id: its folder's name under .evalrun/reports/")
+    started_at: str = Field(description="When the run started (ISO 8601, UTC)")
     paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
     shard: Optional[str] = Field(None, description="I/N when the run was one shard of the suite (--shard)")
     selection: Selection = Field(default_factory=Selection, description="-k, --tag and --last-failed as the run "
@@ -285,9 +311,9 @@ class RunReport(BaseModel):
     agent: Optional[str] = Field(None, description="The agent that played every live case (--agent NAME); "
                                                    "None when each case was played by its own agent")
     merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
-    config: dict[str, Any]
-    summary: Summary
-    cases: list[CaseResult]
+    config: dict[str, Any] = Field(description="The evalrun.yaml settings the run used (secrets redacted)")
+    summary: Summary = Field(description="The run's counts and verdict")
+    cases: list[CaseResult] = Field(description="Every finished case's result, in the order the run collected them")
 
     @field_validator("shard")
     @classmethod

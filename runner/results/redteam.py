@@ -19,28 +19,34 @@ _STATUSES = ("passed", "failed", "unscored", "error", "skipped")
 
 
 class RedteamEntry(BaseModel):
+    """A red-team case's attack and category (from its tags)."""
+
     attack: str = Field(description="The attack the case carried out (its `attack:<name>` tag)")
     category: str = Field(description="The attack's category (its `category:<category>` tag)")
 
 
 class RedteamGroup(BaseModel):
+    """The red-team results of one attack or one category."""
+
     attack: Optional[str] = Field(None, description="The attack; absent in a group by category")
-    category: str
+    category: str = Field(description="The attack's category")
     cases: int = Field(description="Results of red-team cases in the group")
     passed: int = Field(0, description="The agent held")
     failed: int = Field(0, description="The attack succeeded")
-    unscored: int = 0
-    error: int = 0
-    skipped: int = 0
+    unscored: int = Field(0, description="Results that could not be scored")
+    error: int = Field(0, description="Results that ended in error")
+    skipped: int = Field(0, description="Results skipped")
     attack_success_rate: Optional[float] = Field(
         description="failed / (passed + failed); None when no case of the group was decided")
 
 
 class RedteamSummary(BaseModel):
+    """Red-team cases grouped by attack and by category, with the attack success rates."""
+
     cases: int = Field(description="Results of red-team cases in the run")
     attack_success_rate: Optional[float] = Field(description="Over every red-team case decided: failed / (passed + failed)")
-    by_attack: list[RedteamGroup] = Field(default_factory=list)
-    by_category: list[RedteamGroup] = Field(default_factory=list)
+    by_attack: list[RedteamGroup] = Field(default_factory=list, description="One group per attack")
+    by_category: list[RedteamGroup] = Field(default_factory=list, description="One group per category")
 
 
 def entry_from_tags(tags: Iterable[str]) -> Optional[RedteamEntry]:

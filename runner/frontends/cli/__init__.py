@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import textwrap
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from ... import __version__
 from . import authoring, cache, redteam, reports, run, suites
 
-# The exit codes main() decides itself; a command returns its own (the whole list, 0-5: runner/layout.py).
-from ...layout import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+# The exit codes main() decides itself; a command returns its own. Their one definition, with each one's
+# meaning, is runner/layout.py (standard library only: cheap enough for `evalrun --help`).
+from ...layout import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
 class Command(NamedTuple):
@@ -77,11 +79,11 @@ conversation against its goals and reports the result.
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
   evalrun redteam list             the red-team attack catalogue, one line per attack
   evalrun redteam plan suites/ -o suites/redteam/   attack suites made from your cases
-  evalrun cache info               where the disk cache of model answers is (`cache clear` forgets it)
+  evalrun cache info               where the disk cache of model answers is (`evalrun cache clear` forgets it)
 
-Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
-scored, 4 usage error or invalid suites, 5 no cases collected.
-"""
+Exit codes (as pytest):
+""" + "".join(textwrap.fill(meaning, width=100, initial_indent=f"  {code}  ", subsequent_indent="     ") + "\n"
+             for code, _, meaning in EXIT_CODES)
 
 
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:

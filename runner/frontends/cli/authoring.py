@@ -84,7 +84,8 @@ def add_init(sub) -> None:
     init = sub.add_parser("init", help="write a starter folder",
                           description="Write an example suite (with the schema modeline), an evalrun.yaml and editor "
                                       "settings that map suites to the schema. Existing files are never overwritten.")
-    init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR")
+    init.add_argument("directory", nargs="?", default=Path("."), type=Path, metavar="DIR",
+                      help="the folder to write into, made if missing (default: the current folder)")
 
 
 def add_convert(sub) -> None:

@@ -44,9 +44,9 @@ def add_no_cache(parser: argparse.ArgumentParser, help: str) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--cache", dest="no_cache", choices=("on", "refresh", "off"), metavar="MODE",
                        help="how to use the disk cache of model answers (evalrun.yaml's cache_dir, default "
-                            ".evalrun/cache; `evalrun cache info` shows it): `on` answers from it (default), "
-                            "`refresh` asks the models again and saves their answers for the next run, `off` "
-                            "neither reads nor writes it")
+                            ".evalrun/cache; `evalrun cache info` shows it, `evalrun cache clear` forgets it): `on` "
+                            "answers from it (default), `refresh` asks the models again and saves their answers for "
+                            "the next run, `off` neither reads nor writes it")
     group.add_argument("--no-cache", dest="no_cache", action="store_const", const="refresh",
                        help=f"{help} (the same as --cache refresh: the fresh answers are saved, so the next run "
                             "does not answer with older ones)")

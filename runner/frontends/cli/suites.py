@@ -38,9 +38,13 @@ def add_list(sub) -> None:
 
 def add_schema(sub) -> None:
     schema = sub.add_parser("schema", help="print a JSON Schema",
-                            description="Print the JSON Schema of suite files, of evalrun.yaml or of report.json.")
+                            description="Print the JSON Schema of suite files, of evalrun.yaml, of report.json, or of "
+                                        "the Google ADK / Agentflow eval files evalrun reads as they are.")
     schema.add_argument("kind", nargs="?", default="suite",
-                        choices=("suite", "config", "report", "adk-evalset", "adk-eval-config"))
+                        choices=("suite", "config", "report", "adk-evalset", "adk-eval-config"),
+                        help="which schema: suite (suite files), config (evalrun.yaml), report (report.json), "
+                             "adk-evalset (ADK's and Agentflow's eval sets), adk-eval-config (their eval configs, "
+                             "test_config.json / eval_config.json); default: %(default)s")
 
 
 def add_watch(sub) -> None:
