@@ -9,6 +9,7 @@ import pytest
 
 from runner.checks import families, registry
 from tests.cli_helpers import run_cli, write, write_json
+from tests.docs_pages import page
 from tests.test_run_live import LOOKUP_AGENT, live_project, report_of
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "suite.schema.json").read_text())
@@ -179,8 +180,7 @@ def test_budget_checks_on_a_live_run(tmp_path):
 
 # ------------------------------------------------------------------ the README documents them
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-CHECKS_SECTION = README.split("\n## Checks\n", 1)[1].split("\n## ", 1)[0]
+CHECKS_SECTION = page("how-to/checks.md")
 
 
 def test_readme_documents_every_check_type():

@@ -1,4 +1,4 @@
-"""The README's section on `evalrun generate` and `evalrun quick` is true: its commands, run as written on a copy of the
+"""The docs' page on `evalrun generate` and `evalrun quick` (tutorials/from-stories.md) is true: its commands, run as written on a copy of the
 bundled examples (the fake server standing in for the generator model, as the section says), print the lines shown
 (times left out), and the generated suites validate and pass against the reference agent."""
 from __future__ import annotations
@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 from tests.cli_helpers import REPO, cli_env
+from tests.docs_pages import page
 from tests.fakes.openai_server import FakeOpenAI
 
 from .test_generate import good
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Suites from stories, and checks without a reference", 1)[1].split("\n## ", 1)[0]
+SECTION = page("tutorials/from-stories.md")
 _TIME = re.compile(r" in \d+\.\d+s$")
 
 

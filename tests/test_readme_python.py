@@ -1,4 +1,4 @@
-"""The README's Python examples run as written: the Python API (a script, a test, async), the Google ADK
+"""The docs' Python examples run as written: the Python API (a script, a test, async), the Google ADK
 agent and the LangGraph and OpenAI Agents SDK wrappers, the last three against the fake
 OpenAI-compatible server (their OPENAI_BASE_URL), through the real CLI."""
 from __future__ import annotations
@@ -13,9 +13,10 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.docs_pages import all_pages
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+README = all_pages()  # the pages are one text here: the examples name their files
 
 
 def files_in_readme() -> dict[str, str]:

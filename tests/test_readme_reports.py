@@ -1,4 +1,4 @@
-"""The README's Reports section uses only real flags: every `evalrun` command in it (the GitHub Actions
+"""The docs' pages on reports, large suites and CI use only real flags: every `evalrun` command in it (the GitHub Actions
 recipe included) parses with the real CLI parser, and every option it names exists on its command."""
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import yaml
 
 from runner.cli import _with_default_command, build_parser
 from runner.results.stats import wilson_interval
-from tests.cli_helpers import REPO
+from tests.docs_pages import page
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("\n## Reports\n", 1)[1].split("\n## ", 1)[0]
+SECTION = "\n".join(page(name) for name in ("how-to/reports.md", "how-to/large-suites.md", "how-to/ci.md"))
 
 
 def recipe() -> dict:
