@@ -144,3 +144,21 @@ def test_every_agent_declaration_in_the_docs_is_a_valid_config():
     for kind in ("python", "http", "command", "model", "agentflow"):  # each kind's page declares its kind
         assert (f"how-to/connect-{kind}.md", kind) in declared or kind == "agentflow" and (
             "how-to/connect-agentflow.md", "10xgraph") in declared, kind
+
+
+def test_what_the_code_tells_users_to_read_is_in_the_docs(tmp_path):
+    """A message or a written file that sends the user to a page names one that exists and holds the section it
+    names (the README no longer holds the manual's sections)."""
+    from runner.evaluation import evaluate
+
+    try:
+        evaluate(str(tmp_path), agent=42)
+    except TypeError as error:
+        message = str(error)
+    pointed = re.search(r"see (docs/[\w/-]+\.md), '([^']+)'", message)
+    assert pointed, message
+    assert f"## {pointed.group(2)}" in (REPO / pointed.group(1)).read_text(encoding="utf-8")
+    assert run_cli("init", "proj", cwd=tmp_path).returncode == 0
+    config = (tmp_path / "proj" / "evalrun.yaml").read_text(encoding="utf-8")
+    [named] = re.findall(r"see evalrun's (docs/[\w/.-]+\.md)", config)
+    assert (REPO / named).is_file()
