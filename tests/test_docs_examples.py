@@ -162,3 +162,22 @@ def test_what_the_code_tells_users_to_read_is_in_the_docs(tmp_path):
     config = (tmp_path / "proj" / "evalrun.yaml").read_text(encoding="utf-8")
     [named] = re.findall(r"see evalrun's (docs/[\w/.-]+\.md)", config)
     assert (REPO / named).is_file()
+
+
+def test_every_yaml_example_in_the_docs_is_yaml_and_every_suite_among_them_loads(tmp_path):
+    """Each ```yaml block of every page parses; each that is a suite (a case, or cases) loads without an error
+    (a warning, such as a recording the example does not ship, is allowed)."""
+    import yaml
+
+    from runner.suite.load import load_file
+
+    suites = 0
+    for name in pages():
+        for number, block in enumerate(code_blocks(page(name), "yaml")):
+            data = yaml.safe_load(block)  # raises, naming the block, when an example is not YAML
+            if isinstance(data, dict) and {"starting_sentence", "cases", "goal_details"} & set(data):
+                path = write(tmp_path / name.replace("/", "-") / f"{number}.yaml", block)
+                _, diagnostics, _ = load_file(path)
+                assert [str(d) for d in diagnostics if d.severity == "error"] == [], (name, block[:200])
+                suites += 1
+    assert suites >= 7
