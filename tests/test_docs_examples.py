@@ -65,7 +65,7 @@ def test_save_failures_prints_and_writes_what_the_tutorial_shows(tmp_path):
 
 
 def test_exclude_is_relative_to_the_config_folder_as_the_table_says(tmp_path):
-    table = section(page("how-to/run.md"), "### `evalrun.yaml`")
+    table = section(page("how-to/run.md"), "## `evalrun.yaml`")
     assert "With `exclude: [failing]` in `evals/evalrun.yaml`" in table
     (tmp_path / ".git").mkdir()
     for folder in ("evals/failing", "evals/hr/failing", "evals/hr"):

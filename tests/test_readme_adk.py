@@ -81,7 +81,7 @@ def test_the_turns_example_is_a_valid_suite(tmp_path):
 
 
 def test_the_adk_criteria_examples_are_valid_checks():
-    block = section(page("how-to/checks.md"), "### ADK's criteria, turn by turn").split("```yaml\n", 1)[1].split("```", 1)[0]
+    block = section(page("how-to/checks.md"), "## ADK's criteria, turn by turn").split("```yaml\n", 1)[1].split("```", 1)[0]
     specs = yaml.safe_load(block)
     assert [s["type"] for s in specs] == ["tool_trajectory_avg_score", "response_match_score",
                                           "final_response_match_v2"]

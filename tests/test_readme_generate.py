@@ -61,7 +61,7 @@ def project(tmp_path, url: str):
 
 
 def test_generate_as_the_readme_shows_it(tmp_path):
-    steps = bash_block("### `evalrun generate`")
+    steps = bash_block("## `evalrun generate`")
     assert [step[:2] for step in steps] == [["evalrun", "generate"], ["evalrun", "validate"],
                                             ["evalrun", "suites/generated/"]]
     with FakeOpenAI(default=good) as fake:
@@ -83,7 +83,7 @@ def test_generate_as_the_readme_shows_it(tmp_path):
 
 
 def test_quick_as_the_readme_shows_it(tmp_path):
-    [step] = bash_block("### `evalrun quick`")
+    [step] = bash_block("## `evalrun quick`")
     shutil.copytree(REPO / "suites", tmp_path / "suites", ignore=shutil.ignore_patterns("__pycache__", "generated"))
     (tmp_path / ".git").mkdir()
     done = run(step, tmp_path)
