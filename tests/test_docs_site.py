@@ -97,3 +97,21 @@ def test_navigation_and_search_lead_to_the_suite_format(served, browser):
     assert browser.evaluate("location.pathname") == "/reference/suite-format/"
     assert browser.evaluate("document.querySelector('h1').textContent").startswith("Suite format")
     assert browser.evaluate("document.querySelector('article').textContent.includes('arg_matching')")
+
+
+def test_without_mkdocs_the_site_tests_skip_saying_so_and_fail_where_ci_insists(monkeypatch):
+    import importlib.util
+
+    from tests import docs_site
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mkdocs" else real(name, *a))
+    monkeypatch.delenv("EVALRUN_REQUIRE_MKDOCS", raising=False)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        docs_site.mkdocs_or_skip()
+    assert str(skipped.value) == ("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]') "
+                                  "(set EVALRUN_REQUIRE_MKDOCS=1 to make this a failure)")
+    monkeypatch.setenv("EVALRUN_REQUIRE_MKDOCS", "1")
+    with pytest.raises(pytest.fail.Exception):
+        docs_site.mkdocs_or_skip()
