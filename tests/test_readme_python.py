@@ -13,7 +13,7 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.cli_helpers import REPO, cli_env, saved_conversations, write
-from tests.docs_pages import all_pages
+from tests.docs_pages import all_pages, page
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 README = all_pages()  # the pages are one text here: the examples name their files
@@ -132,8 +132,8 @@ def test_the_adk_agent_and_its_case_run_as_written(tmp_path):
     write(root / "suites" / "order.yaml", blocks[0])
     cases, diagnostics, _ = load_file(root / "suites" / "order.yaml")
     assert diagnostics == [] and [c.id for c in cases] == ["where-is-my-order"]
-    readme_agents = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", README, flags=re.S)
-                                        if b.startswith("agents:")))["agents"]
+    readme_agents = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", page("how-to/connect-agents.md"),
+                                                              flags=re.S) if b.startswith("agents:")))["agents"]
     with FakeOpenAI() as fake:
         fake.script(Reply(tool_calls=[tool_call("get_order", {"order_id": "A-1042"})]),
                     Reply(tool_calls=[tool_call("transfer_to_agent", {"agent_name": "shipping_agent"})]),
