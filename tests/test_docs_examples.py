@@ -181,3 +181,14 @@ def test_every_yaml_example_in_the_docs_is_yaml_and_every_suite_among_them_loads
                 assert [str(d) for d in diagnostics if d.severity == "error"] == [], (name, block[:200])
                 suites += 1
     assert suites >= 7
+
+
+def test_a_watsonx_dataset_is_listed_and_valid_as_the_migration_page_shows(tmp_path):
+    text = page("how-to/migrate.md")
+    bundled_suites(tmp_path)
+    for command in ("evalrun list suites/hr/direct_reports.json", "evalrun validate suites/hr/direct_reports.json"):
+        done = run_cli(*shlex.split(command)[1:], cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        out, err = done.stdout.splitlines(), done.stderr.splitlines()
+        printed = out + err if command.startswith("evalrun list") else err + out  # the count last; the config first
+        assert printed == transcript(text, command), command
