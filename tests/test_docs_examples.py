@@ -192,3 +192,15 @@ def test_a_watsonx_dataset_is_listed_and_valid_as_the_migration_page_shows(tmp_p
         out, err = done.stdout.splitlines(), done.stderr.splitlines()
         printed = out + err if command.startswith("evalrun list") else err + out  # the count last; the config first
         assert printed == transcript(text, command), command
+
+
+def test_every_judge_setting_of_the_judge_page_is_a_valid_config():
+    import yaml
+
+    from runner.config import Config
+
+    judges = [b for b in code_blocks(page("how-to/judge-model.md"), "yaml") if b.startswith("judge:")]
+    assert len(judges) == 4
+    models = [Config.model_validate(yaml.safe_load(block)).judge.model for block in judges]
+    assert models == ["openai/gpt-4o-mini", "openai/qwen2.5-7b-instruct", "ollama/llama3.1",
+                      "litellm_proxy/gpt-4o-mini"]
