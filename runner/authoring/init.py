@@ -55,7 +55,7 @@ EXAMPLE_TRANSCRIPT = [
 EXAMPLE_CONFIG = """\
 # yaml-language-server: $schema=schemas/config.schema.json
 # evalrun settings. Uncomment `judge` to let an LLM decide fuzzy matches first.
-similarity_threshold: 0.74   # offline stages (embeddings, rapidfuzz); see the README
+similarity_threshold: 0.74   # offline stages (embeddings, rapidfuzz); see evalrun's docs/explanation/fuzzy-cascade.md
 # judge:
 #   model: openai/gpt-4o-mini
 #   api_key_env: OPENAI_API_KEY

@@ -256,7 +256,7 @@ def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Op
         raise TypeError(f"agent must be a function (messages, context) -> reply, a Google ADK agent, "
                         f"'module:attribute' naming one, or the name of an agent in evalrun.yaml; got a "
                         f"{type(target).__name__}. For another framework (LangGraph, the OpenAI Agents SDK), wrap "
-                        f"it in a function: see the README, 'Wrapping an agent built with a framework'")
+                        f"it in a function: see docs/how-to/connect-python.md, 'Wrapping an agent built with a framework'")
     name = _free_name(getattr(target, "__name__", None) or getattr(target, "name", None) or "agent", loaded.config)
     declared = Config.model_validate({"agents": {name: {"type": kind, "entrypoint": entrypoint}}}).agents[name]
     config = loaded.config.model_copy(update={"agents": {**loaded.config.agents, name: declared}})

@@ -119,7 +119,9 @@ def test_ordinary_text_is_not_a_leak():
     canaries = ["RT-" + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(12)) for _ in range(20)]
     values = ["You are the booking assistant of Acme Travel.", "Never refund more than 100 euros without a manager."]
     ordinary = [
-        (REPO / "README.md").read_text(encoding="utf-8"),  # prose, code, tables, hashes, base64 examples
+        # the manual: prose, code, tables, hashes, base64 examples
+        (REPO / "README.md").read_text(encoding="utf-8"),
+        *(path.read_text(encoding="utf-8") for path in sorted((REPO / "docs").rglob("*.md"))),
         (REPO / "runner" / "checks" / "leak_scan.py").read_text(encoding="utf-8"),
         " ".join(base64.b64encode(rng.randbytes(48)).decode() for _ in range(2000)),
         " ".join(rng.randbytes(32).hex() for _ in range(2000)),

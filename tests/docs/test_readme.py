@@ -1,4 +1,5 @@
-"""The README is tested: its commands are the ones CI runs, its examples are the real files and valid."""
+"""The README is tested: its commands are the ones CI runs, its example is the real file; the examples that moved
+from it into docs/ are valid there."""
 from __future__ import annotations
 
 import re
@@ -8,6 +9,8 @@ import yaml
 from runner.config.model import Config
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, write
+from tests.helpers.docs_pages import code_blocks as blocks_of
+from tests.helpers.docs_pages import page
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -31,7 +34,7 @@ def test_the_complete_example_is_the_bundled_suite():
 
 
 def test_the_argument_rule_examples_validate(tmp_path):
-    snippet = next(b for b in code_blocks("yaml") if b.startswith("arg_matching:"))
+    snippet = next(b for b in blocks_of(page("reference/suite-format.md"), "yaml") if b.startswith("arg_matching:"))
     rules = yaml.safe_load(snippet)["arg_matching"]
     args = {name: "x" for name in rules}
     suite = {"goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": args, "arg_matching": rules}]}
@@ -41,10 +44,10 @@ def test_the_argument_rule_examples_validate(tmp_path):
 
 
 def test_the_config_example_is_a_valid_config():
-    example = next(b for b in code_blocks("yaml") if b.startswith("similarity_threshold:"))
+    example = next(b for b in blocks_of(page("how-to/run.md"), "yaml") if b.startswith("similarity_threshold:"))
     Config.model_validate(yaml.safe_load(example))
 
 
 def test_every_exit_code_is_documented():
     for code in range(6):
-        assert re.search(rf"^\| {code} \| ", README, flags=re.M), code
+        assert re.search(rf"^\| {code} \| ", page("how-to/run.md"), flags=re.M), code

@@ -1,4 +1,4 @@
-"""The README's Google ADK and Agentflow sections are runnable: the three commands of each, as written, on real
+"""The docs' Google ADK and Agentflow sections (how-to/migrate.md) are runnable: the three commands of each, as written, on real
 eval files; the turns example and the ADK criteria examples are valid."""
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ import yaml
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, cli_env, write
+from tests.helpers.docs_pages import all_pages, page, section
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.shared_data import require_shared
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Coming from Google ADK or Agentflow", 1)[1].split("\n## ", 1)[0]
+DOCS = all_pages()
+SECTION = section(page("how-to/migrate.md"), "## Coming from Google ADK or Agentflow")
 
 
 def commands(marker: str) -> list[list[str]]:
@@ -72,7 +73,7 @@ def test_the_three_commands_of_an_agentflow_user(tmp_path):
 
 
 def test_the_turns_example_is_a_valid_suite(tmp_path):
-    example = next(b for b in re.findall(r"```yaml\n(.*?)```", README, flags=re.S) if "id: paris-then-london" in b)
+    example = next(b for b in re.findall(r"```yaml\n(.*?)```", DOCS, flags=re.S) if "id: paris-then-london" in b)
     [case], diagnostics, _ = load_file(write(tmp_path / "suites" / "paris.yaml", example))
     assert diagnostics == []
     assert [t.user for t in case.turns] == ["What's the weather in Paris?", "And in London?"]
@@ -80,8 +81,7 @@ def test_the_turns_example_is_a_valid_suite(tmp_path):
 
 
 def test_the_adk_criteria_examples_are_valid_checks():
-    section = README.split("**ADK's criteria, turn by turn**", 1)[1]
-    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    block = section(page("how-to/checks.md"), "## ADK's criteria, turn by turn").split("```yaml\n", 1)[1].split("```", 1)[0]
     specs = yaml.safe_load(block)
     assert [s["type"] for s in specs] == ["tool_trajectory_avg_score", "response_match_score",
                                           "final_response_match_v2"]

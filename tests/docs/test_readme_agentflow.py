@@ -1,4 +1,4 @@
-"""The README's "Coming from Agentflow / 10xGraph" section is runnable: its three commands, as written, on a 10xGraph
+"""The docs' "Coming from Agentflow / 10xGraph" section (how-to/migrate.md) is runnable: its three commands, as written, on a 10xGraph
 project (Python evals in evals/, the graph named by agentflow.json), in the Python >= 3.12 venv that
 `.ci/agentflow-venv` makes (skipped, saying so, without it)."""
 from __future__ import annotations
@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
+from tests.helpers.cli_helpers import cli_env, write, write_json
+from tests.helpers.docs_pages import page, section
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.agentflow_agent import PROJECT, venv_python, weather_model
 
-SECTION = (REPO / "README.md").read_text(encoding="utf-8").split("## Coming from Agentflow / 10xGraph", 1)[1] \
-    .split("\n## ", 1)[0]
+SECTION = section(page("how-to/migrate.md"), "## Coming from Agentflow / 10xGraph")
 
 
 def commands() -> list[list[str]]:

@@ -1,4 +1,4 @@
-"""The README's Final state section runs: its three files, written where their first lines say, give the
+"""The docs' Final state page (how-to/final-state.md) runs: its three files, written where their first lines say, give the
 console output it shows (but for the time taken)."""
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, run_cli, write
+from tests.helpers.cli_helpers import run_cli, write
+from tests.helpers.docs_pages import page
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("\n## Final state\n", 1)[1].split("\n## ", 1)[0]
+SECTION = page("how-to/final-state.md")
 
 
 def blocks(language: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The README's section on `evalrun generate` and `evalrun quick` is true: its commands, run as written on a copy of the
+"""The docs' page on `evalrun generate` and `evalrun quick` (tutorials/from-stories.md) is true: its commands, run as written on a copy of the
 bundled examples (the fake server standing in for the generator model, as the section says), print the lines shown
 (times left out), and the generated suites validate and pass against the reference agent."""
 from __future__ import annotations
@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 from tests.helpers.cli_helpers import REPO, cli_env
+from tests.helpers.docs_pages import page
 from tests.fakes.openai_server import FakeOpenAI
 
 from tests.helpers.generate import good
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Suites from stories, and checks without a reference", 1)[1].split("\n## ", 1)[0]
+SECTION = page("tutorials/from-stories.md")
 _TIME = re.compile(r" in \d+\.\d+s$")
 
 
@@ -61,7 +61,7 @@ def project(tmp_path, url: str):
 
 
 def test_generate_as_the_readme_shows_it(tmp_path):
-    steps = bash_block("### `evalrun generate`")
+    steps = bash_block("## `evalrun generate`")
     assert [step[:2] for step in steps] == [["evalrun", "generate"], ["evalrun", "validate"],
                                             ["evalrun", "suites/generated/"]]
     with FakeOpenAI(default=good) as fake:
@@ -83,7 +83,7 @@ def test_generate_as_the_readme_shows_it(tmp_path):
 
 
 def test_quick_as_the_readme_shows_it(tmp_path):
-    [step] = bash_block("### `evalrun quick`")
+    [step] = bash_block("## `evalrun quick`")
     shutil.copytree(REPO / "suites", tmp_path / "suites", ignore=shutil.ignore_patterns("__pycache__", "generated"))
     (tmp_path / ".git").mkdir()
     done = run(step, tmp_path)

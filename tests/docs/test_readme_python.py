@@ -1,4 +1,4 @@
-"""The README's Python examples run as written: the Python API (a script, a test, async), the Google ADK
+"""The docs' Python examples run as written: the Python API (a script, a test, async), the Google ADK
 agent and the LangGraph and OpenAI Agents SDK wrappers, the last three against the fake
 OpenAI-compatible server (their OPENAI_BASE_URL), through the real CLI."""
 from __future__ import annotations
@@ -13,9 +13,10 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.docs_pages import all_pages, page
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+README = all_pages()  # the pages are one text here: the examples name their files
 
 
 def files_in_readme() -> dict[str, str]:
@@ -131,8 +132,8 @@ def test_the_adk_agent_and_its_case_run_as_written(tmp_path):
     write(root / "suites" / "order.yaml", blocks[0])
     cases, diagnostics, _ = load_file(root / "suites" / "order.yaml")
     assert diagnostics == [] and [c.id for c in cases] == ["where-is-my-order"]
-    readme_agents = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", README, flags=re.S)
-                                        if b.startswith("agents:")))["agents"]
+    readme_agents = yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", page("how-to/connect-agents.md"),
+                                                              flags=re.S) if b.startswith("agents:")))["agents"]
     with FakeOpenAI() as fake:
         fake.script(Reply(tool_calls=[tool_call("get_order", {"order_id": "A-1042"})]),
                     Reply(tool_calls=[tool_call("transfer_to_agent", {"agent_name": "shipping_agent"})]),

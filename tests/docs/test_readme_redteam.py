@@ -1,4 +1,4 @@
-"""The README's red-team section shows real output: its commands, run on a copy of the bundled suites, print
+"""The docs' red-team page (how-to/red-team.md) shows real output: its commands, run on a copy of the bundled suites, print
 what it shows, and the suites it plans validate."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import shlex
 import shutil
 
 from tests.helpers.cli_helpers import REPO, run_cli
+from tests.helpers.docs_pages import page
 
-SECTION = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Red team: `evalrun redteam`\n", 1)[1].split(
-    "\n## ", 1)[0]
+SECTION = page("how-to/red-team.md")
 
 
 def shown(command_start: str) -> tuple[list[str], list[str]]:

@@ -225,6 +225,9 @@ def test_the_readme_examples_of_agents_and_simulator_are_valid_configs():
     import yaml
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    from tests.helpers.docs_pages import page
+
+    readme = page("how-to/connect-agents.md")
     blocks = re.findall(r"```yaml\n(.*?)```", readme, flags=re.S)
     agents = next(b for b in blocks if b.startswith("agents:"))
     config = Config.model_validate(yaml.safe_load(agents))

@@ -11,7 +11,7 @@ from runner.checks import families, registry
 from tests.helpers.cli_helpers import run_cli, write, write_json
 from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
 from tests.helpers.checks_cli import TRANSCRIPT, replay_project  # noqa: F401 - shared with other test modules
-
+from tests.helpers.docs_pages import page
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "suite.schema.json").read_text())
 
 
@@ -160,8 +160,7 @@ def test_budget_checks_on_a_live_run(tmp_path):
 
 # ------------------------------------------------------------------ the README documents them
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-CHECKS_SECTION = README.split("\n## Checks\n", 1)[1].split("\n## ", 1)[0]
+CHECKS_SECTION = page("how-to/checks.md")
 
 
 def test_readme_documents_every_check_type():

@@ -264,7 +264,7 @@ def test_init_below_a_file_says_which_file_cannot_be_written(tmp_path):
 def test_init_recommends_the_yaml_extension_that_reads_the_schemas(tmp_path):
     assert evalrun(tmp_path, "init", "proj").returncode == 0
     assert json.loads((tmp_path / "proj/.vscode/extensions.json").read_text()) == {"recommendations": ["redhat.vscode-yaml"]}
-    assert "redhat.vscode-yaml" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "redhat.vscode-yaml" in (ROOT / "docs" / "reference" / "suite-format.md").read_text(encoding="utf-8")
 
 
 def test_init_never_follows_a_dangling_symlink_out_of_the_folder(tmp_path):
