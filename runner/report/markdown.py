@@ -68,8 +68,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         flaky = repeats.get("flaky") or []
         per_case = "auto" if auto else n
         out.write(md_text(f"Repeats: {per_case} per case (policy {repeats.get('policy')}): pass@1 "
-                          f"{percent(at.get('1'))}, pass@{n} {percent(at.get(n))}; pass^1 {percent(hat.get('1'))}, pass^{n} "
-                          f"{percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
+                          f"{percent(at.get('1'))}, pass@{n} {percent(at.get(n))}; pass^1 {percent(hat.get('1'))}, "
+                          f"pass^{n} {percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
         if auto:
             doubt = in_doubt(repeats)
             shown = "; in doubt: " + ", ".join(md_text(i) for i in doubt[:20]) if doubt else ""

@@ -50,8 +50,9 @@ class RepeatRounds:
         return [(position, repeat) for repeat in range(first, first + count)]
 
 
-async def run_cases_auto(refs: "list[CaseRef]", runner: "CaseRunner", on_result: Callable[[int, int, "CaseResult"], None],
-                         stop: "Stop", concurrency: int, rule: AutoRepeat) -> None:
+async def run_cases_auto(refs: "list[CaseRef]", runner: "CaseRunner",
+                         on_result: Callable[[int, int, "CaseResult"], None], stop: "Stop", concurrency: int,
+                         rule: AutoRepeat) -> None:
     """As runner.run.execute.run_cases, each case repeated by `rule` instead of a fixed number of times."""
     from .execute import PARTS_PER_REPEAT
 

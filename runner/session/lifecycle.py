@@ -139,7 +139,8 @@ class PreparedRun:
                 "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
         tally = Tally([ref.id for ref in refs], repeats=self.request.max_repeats,
-                      policy=self.request.repeat_policy or self.loaded.config.repeat_policy, auto=self.request.repeat_auto)
+                      policy=self.request.repeat_policy or self.loaded.config.repeat_policy,
+                      auto=self.request.repeat_auto)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
 
 
