@@ -11,7 +11,7 @@ __version__ = "0.1.0"  # the one place: pyproject.toml reads it (dynamic), tests
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
 
 if TYPE_CHECKING:  # their real types for a type checker; at run time __getattr__ imports them on first use
-    from .evaluation import EvaluationFailed, Report, aevaluate, evaluate, evaluate_file
+    from .frontends.python import EvaluationFailed, Report, aevaluate, evaluate, evaluate_file
 
 
 def __getattr__(name: str) -> object:

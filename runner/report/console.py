@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 from ..results.digest import ResultDigest
 from ..results.models import SOURCE_LABELS, CaseResult, Summary
+from .repeat_text import auto_repeat_text
 from .saved import extra_calls_text
 
 _COLORS = {"passed": "32", "failed": "31", "error": "35", "skipped": "33", "unscored": "35"}
@@ -288,6 +289,9 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(said)
     if summary.repeats is not None:
         console.line(repeat_line(summary.repeats))
+        auto = auto_repeat_text(summary.repeats.model_dump())
+        if auto:
+            console.line(visible(auto))
         if summary.repeats.flaky:
             flaky = summary.repeats.flaky
             console.line(f"flaky: {len(flaky)} case(s) with mixed outcomes: "
@@ -327,11 +331,11 @@ def agent_line(agent: str) -> str:
 
 def repeat_line(repeats) -> str:
     """`--repeat 3 (policy all): pass@1 0.83, pass@3 1.00; pass^1 0.83, pass^3 0.50`."""
-    n = str(repeats.runs)
+    n = str(repeats.auto.min if repeats.auto else repeats.runs)  # --repeat auto: the runs every case made
     ks = [k for k in ("1", n) if k in repeats.pass_at_k]
     at = ", ".join(f"pass@{k} {repeats.pass_at_k[k]:.2f}" for k in dict.fromkeys(ks))
     hat = ", ".join(f"pass^{k} {repeats.pass_hat_k[k]:.2f}" for k in dict.fromkeys(ks))
-    return f"--repeat {repeats.runs} (policy {repeats.policy}): {at}; {hat}"
+    return f"--repeat {'auto' if repeats.auto else repeats.runs} (policy {repeats.policy}): {at}; {hat}"
 
 
 def _unusual(summary: Summary) -> bool:

@@ -25,6 +25,7 @@ from .html_style import CSS
 from .saved_stream import SavedCase, browser_json, stream_report
 from .saved import pass_rate, percent
 from .redteam import html_section as redteam_html
+from .repeat_text import auto_repeat_text, in_doubt
 
 _STATUSES = ("passed", "failed", "error", "unscored", "skipped")
 
@@ -136,10 +137,16 @@ def _summary(out: TextIO, report: dict) -> None:
                   "the judge, which failed.</div>\n")
     repeats = summary.get("repeats") or {}
     if repeats.get("runs"):
-        n = str(repeats["runs"])
+        auto = repeats.get("auto")
+        n = str(auto["min"] if auto else repeats["runs"])  # --repeat auto: k up to the runs every case made
         at, hat = repeats.get("pass_at_k") or {}, repeats.get("pass_hat_k") or {}
         flaky = repeats.get("flaky") or []
-        out.write(f'<div id="repeats">Repeats: {e(n)} per case (policy {e(repeats.get("policy"))}) · pass@1 '
+        if auto:
+            doubt = in_doubt(repeats)
+            out.write(f'<div id="repeat-auto">{e(auto_repeat_text(repeats))}{":" if doubt else ""}'
+                      + "".join(f" <code>{e(case_id)}</code>" for case_id in doubt[:20]) + "</div>\n")
+        out.write(f'<div id="repeats">Repeats: {e("auto" if auto else n)} per case '
+                  f'(policy {e(repeats.get("policy"))}) · pass@1 '
                   f'{e(percent(at.get("1")))} · pass@{e(n)} {e(percent(at.get(n)))} · pass^1 {e(percent(hat.get("1")))} '
                   f'· pass^{e(n)} {e(percent(hat.get(n)))} · {len(flaky)} flaky'
                   + ("".join(f" <code>{e(case_id)}</code>" for case_id in flaky[:20]) if flaky else "") + "</div>\n")

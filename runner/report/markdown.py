@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from .base import ReportFormat
 from .redteam import markdown as redteam_markdown
+from .repeat_text import auto_repeat_text, in_doubt
 from .saved import (PROBLEM_STATUSES, conversation_text, extra_calls_text, one_line_reason, pass_rate_text, percent,
                     sources_line)
 
@@ -61,12 +62,18 @@ def write(report: dict[str, Any], out: TextIO) -> None:
                   f"{len(not_run)} case(s) not run\n\n")
     repeats = summary.get("repeats") or {}
     if repeats.get("runs"):
-        n = str(repeats["runs"])
+        auto = repeats.get("auto")
+        n = str(auto["min"] if auto else repeats["runs"])  # --repeat auto: k up to the runs every case made
         at, hat = repeats.get("pass_at_k") or {}, repeats.get("pass_hat_k") or {}
         flaky = repeats.get("flaky") or []
-        out.write(md_text(f"Repeats: {n} per case (policy {repeats.get('policy')}): pass@1 {percent(at.get('1'))}, "
-                          f"pass@{n} {percent(at.get(n))}; pass^1 {percent(hat.get('1'))}, pass^{n} "
-                          f"{percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
+        per_case = "auto" if auto else n
+        out.write(md_text(f"Repeats: {per_case} per case (policy {repeats.get('policy')}): pass@1 "
+                          f"{percent(at.get('1'))}, pass@{n} {percent(at.get(n))}; pass^1 {percent(hat.get('1'))}, "
+                          f"pass^{n} {percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
+        if auto:
+            doubt = in_doubt(repeats)
+            shown = "; in doubt: " + ", ".join(md_text(i) for i in doubt[:20]) if doubt else ""
+            out.write(md_text(auto_repeat_text(repeats) or "") + shown + "\n\n")
     baseline = summary.get("baseline") or {}
     if baseline:
         out.write(md_text(f"Baseline {baseline.get('baseline')}: {len(baseline.get('newly_failing') or [])} newly "

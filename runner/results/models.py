@@ -238,19 +238,36 @@ class CaseRepeats(BaseModel):
     status: CaseStatus = Field(description="The case's status under repeat_policy")
     pass_at_k: float = Field(description="At least one run passed (k = runs): 1 or 0")
     pass_hat_k: float = Field(description="Every run passed (τ-bench's pass^k, k = runs): 1 or 0")
+    settled: Optional[Literal["passed", "failed"]] = Field(
+        None, description="--repeat auto: where the interval of the case's pass rate settled (above or below the "
+                          "threshold); absent when it was still in doubt at the maximum (or without --repeat auto)")
+
+
+class AutoRepeatRule(BaseModel):
+    """--repeat auto's stopping rule (runner.results.auto_repeat): each case ran until the Wilson interval of its pass
+    rate at `confidence` lay entirely above or below `threshold`, after at least `min` and at most `max` runs."""
+
+    max: Count = Field(description="The most runs a case could get")
+    min: Count = Field(description="The fewest runs before a case could stop")
+    confidence: float = Field(gt=0, lt=1, description="The interval's confidence level")
+    threshold: float = Field(gt=0, lt=1, description="The pass rate the interval is compared with")
+    total_runs: Count = Field(description="Runs made, over every case (at most cases x max)")
 
 
 class RepeatSummary(BaseModel):
     """--repeat N: pass@k, pass^k and the flaky cases."""
 
-    runs: Count = Field(description="N of --repeat N")
+    runs: Count = Field(description="N of --repeat N (with --repeat auto, its max)")
     policy: RepeatPolicy = Field(description="When a repeated case passes: all runs, a majority, any run")
     pass_at_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that at least one of k "
-                                                    "runs passes (unbiased estimator from the N runs)")
+                                                    "runs passes (unbiased estimator from the N runs; with --repeat "
+                                                    "auto, k up to its min, the runs every case made)")
     pass_hat_k: dict[str, float] = Field(description="k -> the mean over cases of the chance that all k runs pass "
                                                      "(τ-bench's pass^k)")
     flaky: list[str] = Field(default_factory=list, description="Cases whose runs did not all end the same way")
     per_case: list[CaseRepeats] = Field(default_factory=list, description="Each repeated case's runs")
+    auto: Optional[AutoRepeatRule] = Field(None, description="--repeat auto: the rule each case was repeated by; "
+                                                             "per_case's `runs` are the runs each case needed")
 
 
 class Summary(BaseModel):

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from .models import CaseRepeats, CaseResult, RepeatSummary, Summary
+from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary
 from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
 from ..session.verdict import (EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK,  # noqa: F401
                                EXIT_USAGE, BaselineGate, decide)
 
 if TYPE_CHECKING:
+    from .auto_repeat import AutoRepeat
     from .digest import ResultDigest
 
 _MEANS = ("journey_completion", "tool_call_precision", "tool_call_recall")
@@ -34,10 +35,11 @@ class Tally:
     policy: str = "all"
     _runs: dict[str, list[str]] = field(default_factory=dict)  # result id -> the statuses of its runs
     redteam: RedteamTally = field(default_factory=RedteamTally)  # red-team results by attack and category
+    auto: Optional["AutoRepeat"] = None  # --repeat auto's rule; `repeats` is then its max
 
     def add(self, result: CaseResult | ResultDigest, case_id: Optional[str] = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
-        if self.repeats > 1:
+        if self.repeated:
             self._runs.setdefault(result.id, []).append(result.status)
         else:
             self.counts[result.status] += 1
@@ -51,6 +53,11 @@ class Tally:
                 if value is not None:
                     self._sums[name] += value
                     self._ns[name] += 1
+
+    @property
+    def repeated(self) -> bool:
+        """--repeat N with N > 1, or --repeat auto: the counts are of cases, each decided from its runs."""
+        return self.repeats > 1 or self.auto is not None
 
     def mean(self, name: str) -> Optional[float]:
         return self._sums[name] / self._ns[name] if self._ns[name] else None
@@ -68,7 +75,7 @@ class Tally:
                 baseline: Optional[BaselineGate] = None) -> Summary:
         """The run's summary, its exit code and reason the verdict of runner.session.verdict.decide.
         `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding."""
-        repeats = self._settle_repeats() if self.repeats > 1 else None
+        repeats = self._settle_repeats() if self.repeated else None
         verdict = decide(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                          stop_reason=stop_reason, interrupted=interrupted, first_failure=first_failure,
                          baseline=baseline)
@@ -95,17 +102,27 @@ class Tally:
             if runs:
                 cases.append(CaseRepeats(id=case_id, runs=len(runs), passed=passed, status=status,
                                          pass_at_k=pass_at_k(len(runs), passed, len(runs)),
-                                         pass_hat_k=pass_hat_k(len(runs), passed, len(runs))))
+                                         pass_hat_k=pass_hat_k(len(runs), passed, len(runs)),
+                                         settled=self.auto.verdict(passed, len(runs)) if self.auto else None))
             if len(set(statuses)) > 1:
                 flaky.append(case_id)
         at, hat = {}, {}
-        for k in range(1, self.repeats + 1):
+        # under --repeat auto only k up to its min: a larger k would count only the cases still in doubt there
+        for k in range(1, (self.auto.min if self.auto else self.repeats) + 1):
             eligible = [c for c in cases if c.runs >= k]  # an interrupted case may have fewer runs
             if eligible:
                 at[str(k)] = sum(pass_at_k(c.runs, c.passed, k) for c in eligible) / len(eligible)
                 hat[str(k)] = sum(pass_hat_k(c.runs, c.passed, k) for c in eligible) / len(eligible)
         return RepeatSummary(runs=self.repeats, policy=self.policy, pass_at_k=at, pass_hat_k=hat, flaky=flaky,
-                             per_case=cases)
+                             per_case=cases, auto=self._auto_rule(cases))
+
+    def _auto_rule(self, cases: list[CaseRepeats]) -> Optional[AutoRepeatRule]:
+        rule = self.auto
+        if rule is None:
+            return None
+        return AutoRepeatRule(max=rule.max, min=rule.min, confidence=rule.confidence,
+                              threshold=rule.threshold, total_runs=sum(c.runs for c in cases))
+
 
 
 def repeated_status(statuses: list[str], policy: str) -> str:

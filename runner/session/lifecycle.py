@@ -106,9 +106,9 @@ class PreparedRun:
 
         request = self.request
         try:
-            return choose_executor(request.executor, self.index.refs, repeats=request.repeats,
+            return choose_executor(request.executor, self.index.refs, repeats=request.max_repeats,
                                    concurrency=request.concurrency, config=self.loaded.config,
-                                   options=self.run_options)
+                                   options=self.run_options, auto=request.repeat_auto is not None)
         except ExecutorUnavailable as exc:
             raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error",
                                                                                   str(exc), "usage")])) from None
@@ -118,8 +118,8 @@ class PreparedRun:
         from ..run.executors import Work
 
         runner = self.case_runner(opened.folder.save_conversation, on_notice)
-        return Work(self.index.refs, self.request.repeats, self.request.concurrency, runner, opened.save,
-                    opened.stop, opened.folder.serialise)
+        return Work(self.index.refs, self.request.max_repeats, self.request.concurrency, runner, opened.save,
+                    opened.stop, opened.folder.serialise, auto=self.request.repeat_auto)
 
     def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
              selected: Optional[Sequence[int]] = None, events: Optional[RunEvents] = None, stop=None,
@@ -143,8 +143,9 @@ class PreparedRun:
                 str(folder_path), 1, 1, "error", f"cannot write the run's results to '{folder_path}': {reason}",
                 "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
-        tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
-                      policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
+        tally = Tally([ref.id for ref in refs], repeats=self.request.max_repeats,
+                      policy=self.request.repeat_policy or self.loaded.config.repeat_policy,
+                      auto=self.request.repeat_auto)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
 
 

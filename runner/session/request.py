@@ -12,6 +12,7 @@ from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
 if TYPE_CHECKING:
     from ..config.load import LoadedConfig
     from ..results.folder import RunFolder
+    from ..results.auto_repeat import AutoRepeat
     from ..results.models import CaseResult, Selection, Summary
     from ..suite.diagnostics import Diagnostic
     from .verdict import Verdict
@@ -68,6 +69,7 @@ class RunRequest:
     max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
     repeats: int = 1  # --repeat N: run every case N times
     repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
+    repeat_auto: Optional[AutoRepeat] = None  # --repeat auto: repeat each case until settled (repeats is ignored)
     shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
     profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
@@ -76,3 +78,8 @@ class RunRequest:
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.frontends.python): no file is read
     quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
     executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
+
+    @property
+    def max_repeats(self) -> int:
+        """The most runs a case may get: --repeat N's N, or --repeat auto's max."""
+        return self.repeat_auto.max if self.repeat_auto is not None else self.repeats

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ..results.auto_repeat import AutoRepeat
 from ..results.models import Selection
 from ..suite.load import Exclusion
 from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
@@ -41,6 +42,7 @@ class SavedRun:
     repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
     shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
     selection: Selection = field(default_factory=Selection)  # its -k, --tag, --last-failed
+    repeat_auto: Optional[AutoRepeat] = None  # its --repeat auto rule: the same outcomes ask for the same saved runs
 
 
 def read_saved_run(folder: Path) -> SavedRun:
@@ -63,11 +65,14 @@ def read_saved_run(folder: Path) -> SavedRun:
         raise NotRescorable(f"{report} does not say which suites it ran: give them, as in "
                             f"`evalrun rescore {folder} suites/`")
     repeats = (header["summary"].get("repeats") or {}).get("runs") or 1
+    auto = (header["summary"].get("repeats") or {}).get("auto")
     conversations = folder / CONVERSATIONS_FILE  # else the folder of one file per conversation, as earlier versions saved them
     if not conversations.is_file():
         conversations = folder / "conversations"
     return SavedRun(folder, [Path(p) for p in header["paths"]], conversations, int(repeats),
-                    header.get("shard"), Selection.model_validate(header.get("selection") or {}))
+                    header.get("shard"), Selection.model_validate(header.get("selection") or {}),
+                    AutoRepeat(max=auto["max"], confidence=auto["confidence"], min=auto["min"],
+                               threshold=auto["threshold"]) if auto else None)
 
 
 def _header_bytes(report: Path) -> bytes:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 from ...session.events import RunEvents
 
 if TYPE_CHECKING:
-    from ..report.console import Progress
+    from ...report.console import Progress
 
 
 class CaseLines(RunEvents):

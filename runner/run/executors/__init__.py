@@ -31,14 +31,19 @@ MIN_POOL_JOBS = 64  # below this, starting processes costs more than a second co
 
 
 def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, concurrency: int,
-                    config: "Config", options: "RunOptions") -> Executor:
+                    config: "Config", options: "RunOptions", auto: bool = False) -> Executor:
     """The executor for these cases: `requested` (--executor) when it is `local` or `processes`; with
     `auto`, the process pool when the run only scores recordings and can use more than one core, else
-    local. ExecutorUnavailable when `processes` was asked for a run it cannot take."""
+    local. ExecutorUnavailable when `processes` was asked for a run it cannot take. `auto` (--repeat auto):
+    only the local executor decides a case's next runs as its runs finish."""
     from .local import LocalExecutor
 
-    if requested == "local":
+    if requested == "local" or (auto and requested == "auto"):
         return LocalExecutor()
+    if auto:
+        raise ExecutorUnavailable(f"--executor {requested} cannot run --repeat auto, whose next runs of a case are "
+                                  "decided as its runs finish, in this process; use --executor local (or auto), "
+                                  "or a fixed --repeat N")
     if requested == "ray":
         return _ray_executor(refs, options)
     if requested == "auto" and _plays_live(refs, options):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 if TYPE_CHECKING:
+    from ...results.auto_repeat import AutoRepeat
     from ..case_index import CaseRef
     from ..execute import CaseRunner, Stop
     from ...results.folder import ResultLines
@@ -26,6 +27,7 @@ class Work:
     save: Callable[..., None]
     stop: "Stop"
     serialise: Optional["ResultLines"] = None
+    auto: Optional["AutoRepeat"] = None  # --repeat auto: each case repeated by this rule, `repeats` its maximum
 
     @property
     def jobs(self) -> int:
