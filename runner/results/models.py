@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
 
 from ..llm.calls import CallSummary
 from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
@@ -147,6 +147,8 @@ class CaseResult(BaseModel):
     run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
                                                   "(watsonx's <id>.runN.messages.json)")
     repeat: Optional[int] = Field(None, description="Which run of the case this is (from 0) under --repeat N")
+    variant: Optional[str] = Field(None, description="A --matrix run: the variant that played the case (such as "
+                                                     "`agent=hr_v1`); absent from runs without a matrix")
     source: str = Field(description="path:line:column of the case")
     description: Optional[str] = None
     tags: list[str] = Field(default_factory=list)
@@ -187,6 +189,18 @@ class CaseResult(BaseModel):
         if self.redteam is None:
             self.redteam = entry_from_tags(self.tags)
         return self
+
+    @model_serializer(mode="wrap")
+    def _no_variant_without_matrix(self, handler):  # a run without a matrix has no `variant` key at all
+        data = handler(self)
+        if data.get("variant", 0) is None:
+            del data["variant"]
+        return data
+
+
+def case_label(case_id: str, variant: Optional[str]) -> str:
+    """A case as a matrix run names it where one string must say which (not_run, -x, a --baseline list)."""
+    return case_id if variant is None else f"{case_id} [{variant}]"
 
 
 class BaselineCheck(BaseModel):
@@ -273,6 +287,28 @@ class Selection(BaseModel):
                                                         "None when the run did not narrow to a list of ids")
 
 
+class MatrixVariant(BaseModel):
+    """One variant of a --matrix run: its assignments, counts, pass rate, cost and own verdict."""
+
+    id: str = Field(description="The assignments joined by ', ' in axis order, such as `agent=hr_v1, model=openai/a`")
+    assignments: dict[str, str]
+    counts: dict[str, Count] = Field(description="Its cases by status (the run's status keys)")
+    total: Count
+    pass_rate: Optional[float]
+    pass_rate_interval: Optional[list[float]] = Field(description="95% Wilson interval of the pass rate")
+    cost_usd: Optional[float]
+    tokens: Optional[Count]
+    verdict: dict[str, Any] = Field(description="`exit_code` and `reason`: the variant judged alone by the run's gates")
+
+
+class MatrixSummary(BaseModel):
+    """A --matrix run: every selected case played once per variant (notes: docs/how-to/matrix.md)."""
+
+    axes: dict[str, list[str]]
+    variants: list[MatrixVariant]
+    disagreements: list[str] = Field(description="Ids of the cases whose status differs across variants, worst first")
+
+
 class RunReport(BaseModel):
     version: str
     evalrun_version: str
@@ -285,6 +321,8 @@ class RunReport(BaseModel):
     agent: Optional[str] = Field(None, description="The agent that played every live case (--agent NAME); "
                                                    "None when each case was played by its own agent")
     merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
+    matrix: Optional[MatrixSummary] = Field(None, description="--matrix: the variants and their summaries; absent "
+                                                              "from runs without a matrix")
     config: dict[str, Any]
     summary: Summary
     cases: list[CaseResult]

@@ -22,6 +22,8 @@ from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
+from .matrix import prepare as prepare_matrix, run_key
+from .matrix_summary import tally_variants
 from .request import RunOutcome, RunRequest
 from .verdict import EXIT_NO_CASES, EXIT_USAGE
 
@@ -54,6 +56,7 @@ class PreparedRun:
     selection: dict  # as report.json records it (runner.results.models.Selection)
     gate: Optional[object] = None  # the --baseline gate (runner.report.compare.Baseline)
     llm_runtime: object = None  # the LLM layer's runtime, once case_runner() configured it
+    matrix: Optional[object] = None  # --matrix: the variants each case plays (runner.session.matrix)
 
     @property
     def reports_root(self) -> Path:
@@ -82,6 +85,10 @@ class PreparedRun:
         request, loaded = self.request, self.loaded
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
                                          cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
+        if self.matrix is not None:
+            from .matrix import case_runner
+
+            return case_runner(self.matrix, loaded, self.run_options, self.roots, save_conversation, on_notice)
         return CaseRunner(loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
                           on_notice=on_notice)
 
@@ -101,7 +108,7 @@ class PreparedRun:
 
         request = self.request
         try:
-            return choose_executor(request.executor, self.index.refs, repeats=request.repeats,
+            return choose_executor("local" if self.matrix else request.executor, self.index.refs, repeats=request.repeats,
                                    concurrency=request.concurrency, config=self.loaded.config,
                                    options=self.run_options)
         except ExecutorUnavailable as exc:
@@ -138,7 +145,7 @@ class PreparedRun:
                 str(folder_path), 1, 1, "error", f"cannot write the run's results to '{folder_path}': {reason}",
                 "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
-        tally = Tally([ref.id for ref in refs], repeats=self.request.repeats,
+        tally = Tally([run_key(ref) for ref in refs], repeats=self.request.repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
 
@@ -180,6 +187,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun":
     prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
                            {"filters": list(request.filters), "tags": list(request.tags), "only": None})
     _narrow(request, prepared)
+    prepare_matrix(prepared)  # --matrix: every selected case once per variant
     if request.baseline is not None:
         from ..report.compare import Baseline
         from ..report.saved import NotAReport
@@ -261,7 +269,7 @@ class OpenRun:
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
-        self.tally.add(saved, self.prepared.index.refs[position].id)
+        self.tally.add(saved, run_key(self.prepared.index.refs[position]))
         if self.prepared.gate is not None:
             self.prepared.gate.add(saved, (position, part))
         self.events.saved(saved)
@@ -286,12 +294,14 @@ class OpenRun:
         interrupted = stop.interrupted if interrupted is None else interrupted
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
         baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
-        summary = self.tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
-                                     else loaded.config.min_pass_rate,
-                                     judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed,
-                                     model_usage=usage, first_failure=first_failure[0] if first_failure else None,
-                                     baseline=baseline)  # the verdict: runner.session.verdict.decide
+        gates = dict(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
+                     else loaded.config.min_pass_rate, judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
+                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed)
+        variants = tally_variants(prepared.matrix, folder, prepared.index.refs, request.repeats,
+                                  self.tally.policy) if prepared.matrix is not None else None
+        summary = self.tally.summary(**gates, model_usage=usage, first_failure=first_failure[0] if first_failure
+                                     else None, baseline=baseline,  # the verdict: runner.session.verdict.decide
+                                     variants=variants.settle(**gates) if variants is not None else ())
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         summary.baseline = record
         header = {"version": REPORT_FORMAT_VERSION, "evalrun_version": __version__, "run_id": self.run_id,
@@ -301,6 +311,8 @@ class OpenRun:
 
             header["shard"] = str(parse_shard(request.shard))
         header.update(selection=prepared.selection, agent=request.agent, config=prepared.config_record)
+        if variants is not None:
+            header["matrix"] = variants.record()
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -323,7 +335,7 @@ class OpenRun:
                              f"{describe_os_error(exc)}")
         folder.release()
         return RunOutcome(summary.exit_code, prepared.diagnostics, summary, report_path, folder, notes, redact,
-                          extra_reports)
+                          extra_reports, header.get("matrix"))
 
 
 def _same_file(path: Path, *others: Optional[Path]) -> bool:
