@@ -186,7 +186,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
     from ..session.run import run_request
     from ..session.verdict import EXIT_NO_CASES, EXIT_USAGE
     from ..config import config_line
-    from ..report.console import Console, print_failures, print_summary
+    from ..report.console import Console, print_failures, print_summary, visible
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:
@@ -232,6 +232,12 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         print_summary(out, outcome.summary, notes=[*cases.stage_notes.lines(), *outcome.notes],
                       report_path=shown(outcome.report_path) if outcome.report_path is not None else None,
                       agent=args.agent)
+        if outcome.matrix is not None:  # --matrix: the grid, read back from the saved results
+            from ..report.grid import console_lines, grid_of
+
+            grid = grid_of({"matrix": outcome.matrix, "summary": outcome.summary.model_dump()}, outcome.results())
+            for line in console_lines(grid, clean=visible) if grid is not None else ():
+                out.line(line)
         for path in outcome.extra_reports:
             out.line(f"{path.name}: {shown(path)}")
     except KeyboardInterrupt:  # Ctrl-C while the details scroll by: the run and its report are complete
