@@ -302,7 +302,7 @@ class MatrixVariant(BaseModel):
 
 
 class MatrixSummary(BaseModel):
-    """A --matrix run: every selected case played once per variant (notes: docs/how-to/matrix.md)."""
+    """A --matrix run: every selected case played once per variant (docs/how-to/matrix.md)."""
 
     axes: dict[str, list[str]]
     variants: list[MatrixVariant]
