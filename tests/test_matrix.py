@@ -256,3 +256,34 @@ def test_repeat_and_shard_keep_working_with_a_matrix(tmp_path, evalrun):
     cases = json.loads((root / "shard" / "report.json").read_text())["cases"]
     assert {c["id"] for c in cases if c["variant"] == "agent=polite"} == \
            {c["id"] for c in cases if c["variant"] == "agent=terse"}  # a case's variants stay in one shard
+
+
+# ----------------------------------------------------------------------------- the model axis, over real HTTP
+
+def test_the_model_axis_sets_the_model_of_model_agents_and_caches_per_variant(tmp_path, evalrun):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    def answer(request: dict) -> str:
+        return "It is 21 degrees." if request["model"].endswith("good") else "No idea."
+
+    with FakeOpenAI(default=answer) as fake:
+        write(tmp_path / "evalrun.yaml", f"""
+            embeddings: {{enabled: false}}
+            cache_dir: cache
+            agents: {{bot: {{type: model, model: openai/good, api_base: "{fake.base_url}"}}}}
+            """)
+        write(tmp_path / "suite.yaml", """
+            id: weather
+            starting_sentence: Weather?
+            goal_details: [{type: text, name: answer, keywords: ['21']}]
+            """)
+        for attempt in ("first", "cached"):
+            code, out, err = evalrun(tmp_path, "run", "suite.yaml", "--matrix", "model=openai/good,openai/bad",
+                                     "--output-dir", attempt)
+            assert code == 1, err
+            report = json.loads((tmp_path / attempt / "report.json").read_text())
+            assert {(c["variant"], c["status"]) for c in report["cases"]} == {("model=openai/good", "passed"),
+                                                                            ("model=openai/bad", "failed")}
+            assert sorted(r["model"].rsplit("/", 1)[-1] for r in fake.requests) == ["bad", "good"]  # then cached
+        tokens = [v["tokens"] for v in json.loads((tmp_path / "first" / "report.json").read_text())["matrix"]["variants"]]
+        assert all(isinstance(n, int) and n > 0 for n in tokens)
