@@ -287,3 +287,19 @@ def test_the_model_axis_sets_the_model_of_model_agents_and_caches_per_variant(tm
             assert sorted(r["model"].rsplit("/", 1)[-1] for r in fake.requests) == ["bad", "good"]  # then cached
         tokens = [v["tokens"] for v in json.loads((tmp_path / "first" / "report.json").read_text())["matrix"]["variants"]]
         assert all(isinstance(n, int) and n > 0 for n in tokens)
+
+
+def test_exitfirst_and_last_failed_name_and_keep_the_variants(tmp_path, evalrun):
+    root = project(tmp_path)
+    code, out, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "-x", "-j", "1",
+                             "--output-dir", "x")
+    summary = json.loads((root / "x" / "report.json").read_text())["summary"]
+    assert code == 1, err
+    assert summary["stop_reason"] == "-x/--exitfirst: 'balance [agent=terse]' failed"
+    assert summary["not_run"] == ["amount [agent=polite]", "amount [agent=terse]"]
+    code, _, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse")
+    code, _, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--lf", "--output-dir", "lf")
+    cases = json.loads((root / "lf" / "report.json").read_text())["cases"]
+    assert code == 1, err  # the case that failed in a variant, played again in every variant
+    assert sorted((c["id"], c["variant"], c["status"]) for c in cases) == [
+        ("balance", "agent=polite", "passed"), ("balance", "agent=terse", "failed")]

@@ -14,7 +14,7 @@ from .. import __version__
 from ..config import LoadedConfig, find_config, load_config, project_home, suite_roots
 from ..results.digest import ResultDigest
 from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
-from ..results.models import CaseResult
+from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
 from ..secrets import Redactor, protect_config
@@ -276,7 +276,7 @@ class OpenRun:
         if self._wants_results:
             self.events.result(saved.whole())
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
-            self.first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
+            self.first_failure.append(f"-x/--exitfirst: '{case_label(saved.id, saved.variant)}' {saved.status}")
             stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
     def finish(self, *, stop_reason: Optional[str] = None, interrupted: Optional[bool] = None,
