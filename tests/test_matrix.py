@@ -303,3 +303,18 @@ def test_exitfirst_and_last_failed_name_and_keep_the_variants(tmp_path, evalrun)
     assert code == 1, err  # the case that failed in a variant, played again in every variant
     assert sorted((c["id"], c["variant"], c["status"]) for c in cases) == [
         ("balance", "agent=polite", "passed"), ("balance", "agent=terse", "failed")]
+
+
+def test_pytest_collects_a_test_per_case_and_variant(tmp_path):
+    """evalrun.yaml's `matrix:` in a pytest run: one test per (case, variant), named by both; the run folder's
+    report has the matrix, as the CLI's."""
+    from tests.test_pytest_plugin import pytest_in
+
+    root = project(tmp_path, CONFIG + "matrix:\n  agent: [polite, terse]\n")
+    done = pytest_in(root, "-v", "--evalrun-output-dir", "out", "suite.yaml")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "suite.yaml::balance [agent=terse] FAILED" in done.stdout
+    assert "suite.yaml::balance [agent=polite] PASSED" in done.stdout
+    assert "collected 6 items" in done.stdout
+    report = json.loads((root / "out" / "report.json").read_text())
+    assert report["matrix"]["disagreements"] == ["balance"]
