@@ -318,3 +318,14 @@ def test_pytest_collects_a_test_per_case_and_variant(tmp_path):
     assert "collected 6 items" in done.stdout
     report = json.loads((root / "out" / "report.json").read_text())
     assert report["matrix"]["disagreements"] == ["balance"]
+
+
+def test_merge_refuses_the_shards_of_a_matrix_run_saying_why(tmp_path, evalrun):
+    root = project(tmp_path)
+    for part in ("1/2", "2/2"):
+        evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--shard", part,
+                "--output-dir", f"s{part[0]}")
+    code, _, err = evalrun(root, "merge", "s1", "s2", "--output-dir", "merged")
+    assert code == 4
+    assert "is a shard of a --matrix run, which `evalrun merge` cannot join yet: run the matrix without --shard, " \
+           "or each variant as a run of its own (--agent)" in err
