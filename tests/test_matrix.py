@@ -329,3 +329,12 @@ def test_merge_refuses_the_shards_of_a_matrix_run_saying_why(tmp_path, evalrun):
     assert code == 4
     assert "is a shard of a --matrix run, which `evalrun merge` cannot join yet: run the matrix without --shard, " \
            "or each variant as a run of its own (--agent)" in err
+
+
+def test_rescore_refuses_a_matrix_run_saying_why(tmp_path, evalrun):
+    root = project(tmp_path)
+    evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--output-dir", "run")
+    code, _, err = evalrun(root, "rescore", "run")
+    assert code == 4
+    assert "is a --matrix run, which `evalrun rescore` cannot score again yet: run the matrix again (each " \
+           "variant's model answers come from the cache)" in err
