@@ -338,3 +338,13 @@ def test_rescore_refuses_a_matrix_run_saying_why(tmp_path, evalrun):
     assert code == 4
     assert "is a --matrix run, which `evalrun rescore` cannot score again yet: run the matrix again (each " \
            "variant's model answers come from the cache)" in err
+
+
+def test_evaluate_takes_the_matrix_as_a_mapping(tmp_path):
+    from runner import evaluate
+
+    root = project(tmp_path)
+    report = evaluate([root / "suite.yaml"], matrix={"agent": ["polite", "terse"]}, output_dir=root / "out")
+    assert report.passed is False
+    saved = json.loads((root / "out" / "report.json").read_text())
+    assert saved["matrix"]["disagreements"] == ["balance"] and len(saved["cases"]) == 6
