@@ -161,6 +161,10 @@ class Config(BaseModel):
         None, title="Default agent",
         description="The agent for cases that name none. Default: the only agent, when exactly one is declared.",
         examples=["hr_agent"])
+    matrix: dict[Literal["agent", "model"], list[str]] = Field(
+        default_factory=dict, title="Matrix", examples=[{"agent": ["hr_v1", "hr_v2"]}],
+        description="Play every case once per variant: `agent` (agents declared here) and `model` (the model of "
+        "agents that take one) axes, their product; `--matrix` overrides it. Reports show the grid.")
     simulator: Optional[SimulatorSettings] = Field(
         None, title="Simulated user",
         description="The model that plays the user once a case's scripted messages run out (cases with a `story`). "

@@ -106,8 +106,9 @@ def _ids(ids: list[str]) -> str:
 
 
 def case_key(case: dict) -> str:
-    run = case.get("run")
-    return str(case.get("id")) if run is None else f"{case.get('id')} (run {run})"
+    run, variant = case.get("run"), case.get("variant")  # a --matrix run compares per (case, variant)
+    key = str(case.get("id")) if run is None else f"{case.get('id')} (run {run})"
+    return key if variant is None else f"{key} [{variant}]"
 
 
 class Outcomes:
@@ -287,7 +288,7 @@ class Baseline:
         comparison's lists and sums are those of a run in one process."""
         metrics = result.metrics
         values = {n: getattr(metrics, n) for n in METRICS if metrics is not None and getattr(metrics, n) is not None}
-        self._saved.append((where, case_key({"id": result.id, "run": result.run}), result.status,
+        self._saved.append((where, case_key({"id": result.id, "run": result.run, "variant": getattr(result, "variant", None)}), result.status,
                             _first_reason(result), values, result.repeat))
 
     def count_saved(self) -> None:

@@ -12,7 +12,7 @@ import unicodedata
 from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 from ..results.digest import ResultDigest
-from ..results.models import SOURCE_LABELS, CaseResult, Summary
+from ..results.models import SOURCE_LABELS, CaseResult, Summary, case_label
 from .repeat_text import auto_repeat_text
 from .saved import extra_calls_text
 
@@ -182,7 +182,8 @@ def case_line(result: "CaseResult | ResultDigest", color: bool = False) -> str:
         detail += f"  [{len(result.judge_fallbacks)} verdict(s) without the judge]"
     repeat = f" (repeat {result.repeat})" if result.repeat is not None else ""
     source = SOURCE_LABELS.get(result.conversation_source or "")  # live or replayed: a green line must say which
-    line = f"{label} {visible(result.id)}{repeat}{f' [{source}]' if source else ''}{detail}"
+    name = case_label(result.id, getattr(result, "variant", None))  # a --matrix run: the case and its variant
+    line = f"{label} {visible(name)}{repeat}{f' [{source}]' if source else ''}{detail}"
     return _paint(line, result.status, color) if color else line
 
 
@@ -245,7 +246,8 @@ def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
         repeats = [r.repeat for r in group if r.repeat is not None]
         which = "" if not repeats else (f" (repeat {repeats[0]})" if len(repeats) == 1
                                         else f" (repeats {', '.join(map(str, repeats))})")
-        console.line(f"{_LABELS[worst.status]} {visible(worst.id)}{which}", status)
+        name = case_label(worst.id, getattr(worst, "variant", None))  # a --matrix run: the case and its variant
+        console.line(f"{_LABELS[worst.status]} {visible(name)}{which}", status)
         lines: dict[str, list] = {}  # each line once, with the repeats that said it, in first-said order
         for result in group:
             for line in explain_case(result):
@@ -259,11 +261,15 @@ def print_failures(console: Console, results: Iterable[CaseResult]) -> None:
 _SERIOUSNESS = ("error", "unscored", "failed", "passed", "skipped")
 
 
+def _which(result: CaseResult) -> tuple:
+    return result.id, result.run, getattr(result, "variant", None)
+
+
 def _repeat_groups(results: Iterable[CaseResult]) -> Iterator[list[CaseResult]]:
     """Consecutive results of the same case and recorded run (its repeats: saved side by side), as lists."""
     group: list[CaseResult] = []
     for result in results:
-        if group and (result.repeat is None or (result.id, result.run) != (group[0].id, group[0].run)):
+        if group and (result.repeat is None or _which(result) != _which(group[0])):
             yield group
             group = []
         group.append(result)

@@ -22,7 +22,8 @@ from .html_assets import JS
 from .html_data import write_data, write_encoded
 from .html_split import encode
 from .html_style import CSS
-from .saved_stream import SavedCase, browser_json, stream_report
+from .grid import grid_of, html_table as grid_table
+from .saved_stream import SavedCase, Unstreamable, browser_json, stream_report
 from .saved import pass_rate, percent
 from .redteam import html_section as redteam_html
 from .repeat_text import auto_repeat_text, in_doubt
@@ -52,11 +53,15 @@ def write_saved(path: Path, out: TextIO) -> None:
     when that cannot be proved right, read one case at a time (saved_stream). Unstreamable when the file
     is not a valid report in evalrun's layout: the caller discards `out` and uses `write`."""
     split = encode(path)
+    if split is not None and "matrix" in split[0]:
+        raise Unstreamable("a --matrix run's grid reads every case first")  # the caller reads it whole (write)
     if split is not None:
         header, encoded = split
         _page(header, lambda out, extra: write_encoded(encoded.chunks, encoded.starts, encoded.rows, out, extra), out)
         return
     header, streamed = stream_report(path)
+    if "matrix" in header:
+        raise Unstreamable("a --matrix run's grid reads every case first")
     _page(header, lambda out, extra: write_data(streamed, out, extra), out)
 
 
@@ -69,6 +74,9 @@ def _page(report: dict[str, Any], write_cases: Callable[[TextIO, dict[str, str]]
               "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
               f"<title>{e(title)}</title>\n<style>{CSS}</style></head>\n<body>\n")
     _summary(out, report)
+    grid = grid_of(report) if "cases" in report else None  # --matrix: a row per case, a column per variant
+    if grid is not None:
+        out.write(grid_table(grid))
     out.write(redteam_html(summary.get("redteam")))
     out.write("<main>\n<h2>Cases</h2>\n<div class=\"toolbar\">\n")
     for status in _STATUSES:

@@ -15,7 +15,8 @@ var fixed = {}; (data.fixed || []).forEach(function(k){ fixed[k] = true; });
 var SOURCES = data.sources || {};
 function sourceLabel(c){ return Object.prototype.hasOwnProperty.call(SOURCES, c.conversation_source) ? SOURCES[c.conversation_source] : ""; }
 // A case's key, as the baseline comparison and #case= links name it: its id, and its recorded run if any.
-function key(c){ return c.run === null || c.run === undefined ? String(c.id) : c.id + " (run " + c.run + ")"; }
+function key(c){ var k = c.run === null || c.run === undefined ? String(c.id) : c.id + " (run " + c.run + ")";
+  return c.variant ? k + " [" + c.variant + "]" : k; }  // a --matrix run: a case per variant
 // Problems first: cases that fell behind the baseline, then failed, errored and unscored ones, then
 // skipped and passed ones; collection order within each group.
 var RANK = {failed: 1, error: 1, unscored: 1, skipped: 2, passed: 3};
@@ -96,7 +97,7 @@ function haystack(i){
   if (!haystacks) haystacks = new Array(cases.length);
   if (haystacks[i] === undefined) {
     var c = cases[i];
-    haystacks[i] = [c.id, c.description || "", (c.tags || []).join(" "), c.source || "", reasons(c).join(" ")].join("\n").toLowerCase();
+    haystacks[i] = [key(c), c.description || "", (c.tags || []).join(" "), c.source || "", reasons(c).join(" ")].join("\n").toLowerCase();
   }
   return haystacks[i];
 }

@@ -24,7 +24,7 @@ from .saved_stream import SavedCase
 CHUNK_BYTES = 512 * 1024
 LEVEL = 6  # on reports (repetitive JSON) 3x smaller than level 1 for ~0.1 s more per 100 MB
 INDEX_FIELDS = ("id", "run", "repeat", "status", "source", "description", "tags", "failures", "error",
-                "unscored_reason", "skip_reason", "extra_calls", "duration_s", "conversation_source")
+                "unscored_reason", "skip_reason", "extra_calls", "duration_s", "conversation_source", "variant")
 _FLOATS = ("duration_s", "completion")
 _QUEUED_CHUNKS = 4  # chunks waiting for the compressing thread: bounds memory when it falls behind
 

@@ -217,7 +217,7 @@ def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[
                 except ValueError:  # not one whole valid case: saved_stream says which, or finds the real cases
                     raise _Doubt("not a valid case") from None
                 part.rows.append(index_json(_index_row(case)))
-                part.keys.append((case.id, case.run, case.repeat))
+                part.keys.append((case.id, case.run, case.repeat, case.variant))
             part.chunks.append(gzip_base64(b"[" + text + b"]"))  # the cases and the "," between them, as written
     return part
 

@@ -53,8 +53,13 @@ tr.case.regressed td:first-child{box-shadow:inset 4px 0 0 var(--fail)}
 .scroll-x{overflow-x:auto;width:0;min-width:100%}
 .case-detail{overflow-wrap:break-word}
 a.case-link{font-size:12px;margin-left:8px}
+#matrix{padding:8px 24px}
+.grid-scroll{overflow-x:auto;max-width:100%;border:1px solid var(--line)}
+#matrix-grid th,#matrix-grid td{padding:4px 10px;white-space:nowrap;text-align:left}
+#matrix-grid tr.differs th{font-weight:700}
 @media (max-width:700px){
   header{padding:12px}
+  #matrix{padding:8px}
   main{padding:0 8px 32px}
   #search{min-width:0;flex:1 1 100%}
   th.col-file,td.col-file,th.col-why,td.col-why,th.col-time,td.col-time{display:none}

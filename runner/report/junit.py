@@ -13,6 +13,7 @@ import re
 from typing import Any, Iterable, TextIO
 
 from .base import ReportFormat
+from .grid import cost_text, rate_text
 from .saved import conversation_text, extra_calls_text, one_line_reason, pass_rate_text, reasons, suite_file
 
 # Everything outside XML 1.0's Char production: C0 controls but tab/newline/return, surrogates, U+FFFE/F.
@@ -88,6 +89,9 @@ def _run_properties(report: dict) -> list[tuple[str, Any]]:
         props.append(("default_agent", config["default_agent"]))
     if report.get("agent"):
         props.append(("agent", report["agent"]))  # --agent: it played every live case
+    for variant in (report.get("matrix") or {}).get("variants") or ():  # --matrix: each column of the grid
+        props.append((f"matrix[{variant.get('id')}]", f"pass rate {rate_text(variant)}, cost {cost_text(variant)}, "
+                                                      f"{(variant.get('verdict') or {}).get('reason', '')}"))
     for name in ("mean_journey_completion", "mean_tool_call_precision", "mean_tool_call_recall"):
         if summary.get(name) is not None:
             props.append((name, f"{summary[name]:.4f}"))
@@ -114,6 +118,8 @@ def _case(out: TextIO, file_name: str, case: dict) -> None:
         name = f"{name} (run {case['run']})"
     if case.get("repeat") is not None:  # --repeat N: one testcase per run, told apart
         name = f"{name} (repeat {case['repeat']})"
+    if case.get("variant") is not None:  # --matrix: one testcase per variant, named by it
+        name = f"{name} [{case['variant']}]"
     out.write(f'    <testcase name="{attr(name)}" classname="{attr(file_name)}" '
               f'time="{_seconds(case.get("duration_s"))}">\n')
     if status in ("failed", "error", "unscored"):

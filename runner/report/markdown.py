@@ -7,6 +7,7 @@ import re
 from typing import Any, TextIO
 
 from .base import ReportFormat
+from .grid import grid_of, markdown as grid_markdown
 from .redteam import markdown as redteam_markdown
 from .repeat_text import auto_repeat_text, in_doubt
 from .saved import (PROBLEM_STATUSES, conversation_text, extra_calls_text, one_line_reason, pass_rate_text, percent,
@@ -83,6 +84,9 @@ def write(report: dict[str, Any], out: TextIO) -> None:
     if summary.get("exit_reason"):
         out.write(f"**Exit:** {md_text(summary['exit_reason'])}\n\n")
     out.write(redteam_markdown(summary.get("redteam"), md_text))
+    grid = grid_of(report)  # --matrix: a row per case, a column per variant
+    if grid is not None:
+        out.write(grid_markdown(grid, md_text, MAX_ROWS))
     problems = (case for case in cases if case.get("status") in PROBLEM_STATUSES)
     header_written, rows, more = False, 0, 0
     for case in problems:
@@ -95,7 +99,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
         repeat = f" (repeat {case['repeat']})" if case.get("repeat") is not None else ""
         source = conversation_text(case, with_path=False)
         status = f"{case.get('status', '')} [{source}]" if source else case.get("status", "")
-        out.write(f"| {md_text(str(case.get('id', '')) + repeat)} | {md_text(status)} | "
+        variant = f" [{case['variant']}]" if case.get("variant") is not None else ""
+        out.write(f"| {md_text(str(case.get('id', '')) + repeat + variant)} | {md_text(status)} | "
                   f"{md_text(one_line_reason(case))} |\n")
         rows += 1
     if more:

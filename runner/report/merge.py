@@ -45,6 +45,10 @@ def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = N
         if not report.get("shard"):
             raise MergeError(f"{path} is not a shard: it was not run with --shard I/N")
         shards[path] = parse_shard(str(report["shard"]))
+    for path, report in reports.items():  # each variant's tally and the grid are not joined across shards yet
+        if report.get("matrix"):
+            raise MergeError(f"{path} is a shard of a --matrix run, which `evalrun merge` cannot join yet: run the "
+                             "matrix without --shard, or each variant as a run of its own (--agent)")
     _same("suite (paths)", {p: r.get("paths") for p, r in reports.items()})
     _same("configuration", {p: r.get("config") for p, r in reports.items()})
     _same("number of shards", {p: s.count for p, s in shards.items()})

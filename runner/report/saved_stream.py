@@ -215,13 +215,16 @@ def _cases(window: _Window, source: BinaryIO, size: int) -> Iterator[SavedCase]:
 
 
 def _key(data: Any) -> tuple:
-    """A case's identity (id, run, repeat), checked for the types the models allow before it is hashed."""
+    """A case's identity (id, run, repeat, variant), checked for the types the models allow before it is hashed."""
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise Unstreamable("a case is not an object with an id")
     run, repeat = data.get("run"), data.get("repeat")
     if not (isinstance(run, (int, type(None))) and isinstance(repeat, (int, type(None)))):
         raise Unstreamable("a case's run or repeat is not a number")
-    return data["id"], run, repeat
+    variant = data.get("variant")  # a --matrix run: one case per variant
+    if not isinstance(variant, (str, type(None))):
+        raise Unstreamable("a case's variant is not a string")
+    return data["id"], run, repeat, variant
 
 
 def browser_json(data: Any) -> bytes:

@@ -35,7 +35,7 @@ class CheckVerdict(NamedTuple):
 
 
 _FIELDS = ("id", "status", "run", "repeat", "metrics", "skip_reason", "checks", "extra_calls", "judge_fallbacks",
-           "failures", "error", "unscored_reason", "redteam", "decision_notes", "conversation_source")
+           "failures", "error", "unscored_reason", "redteam", "decision_notes", "conversation_source", "variant")
 
 
 class ResultDigest:
@@ -48,12 +48,13 @@ class ResultDigest:
                  metrics: Optional[MetricMeans], skip_reason: Optional[str], checks: tuple[CheckVerdict, ...],
                  extra_calls: list[str], judge_fallbacks: list[str], failures: list[str], error: Optional[str],
                  unscored_reason: Optional[str], redteam: Any, decision_notes: tuple[str, ...],
-                 conversation_source: Optional[str], line: str, whole: Optional["CaseResult"] = None):
+                 conversation_source: Optional[str], variant: Optional[str], line: str,
+                 whole: Optional["CaseResult"] = None):
         self.id, self.status, self.run, self.repeat = id, status, run, repeat
         self.metrics, self.skip_reason, self.checks, self.extra_calls = metrics, skip_reason, checks, extra_calls
         self.judge_fallbacks, self.failures, self.error = judge_fallbacks, failures, error
         self.unscored_reason, self.redteam, self.decision_notes = unscored_reason, redteam, decision_notes
-        self.conversation_source = conversation_source
+        self.conversation_source, self.variant = conversation_source, variant
         self.line = line
         self._whole = whole
 
@@ -66,7 +67,7 @@ class ResultDigest:
                    None if m is None else MetricMeans(m.journey_completion, m.tool_call_precision, m.tool_call_recall),
                    result.skip_reason, tuple(CheckVerdict(c.name, c.status, c.explanation) for c in result.checks),
                    result.extra_calls, result.judge_fallbacks, result.failures, result.error, result.unscored_reason,
-                   result.redteam, tuple(decision_notes(result)), result.conversation_source, line,
+                   result.redteam, tuple(decision_notes(result)), result.conversation_source, result.variant, line,
                    result if keep else None)
 
     def whole(self) -> "CaseResult":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary
+from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary, case_label
 from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
 from ..session.verdict import (EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK,  # noqa: F401
@@ -39,8 +39,8 @@ class Tally:
 
     def add(self, result: CaseResult | ResultDigest, case_id: Optional[str] = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
-        if self.repeated:
-            self._runs.setdefault(result.id, []).append(result.status)
+        if self.repeated:  # a matrix run's case is one case per variant
+            self._runs.setdefault(case_label(result.id, getattr(result, "variant", None)), []).append(result.status)
         else:
             self.counts[result.status] += 1
         self.finished.add(case_id or result.id)
@@ -72,13 +72,14 @@ class Tally:
 
     def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
                 interrupted: bool, elapsed_s: float, model_usage=None, first_failure: Optional[str] = None,
-                baseline: Optional[BaselineGate] = None) -> Summary:
+                baseline: Optional[BaselineGate] = None, variants=()) -> Summary:
         """The run's summary, its exit code and reason the verdict of runner.session.verdict.decide.
-        `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding."""
+        `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding;
+        `variants`: a --matrix run's (variant id, pass rate, failed cases), gated each (runner.session.verdict)."""
         repeats = self._settle_repeats() if self.repeated else None
         verdict = decide(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                          stop_reason=stop_reason, interrupted=interrupted, first_failure=first_failure,
-                         baseline=baseline)
+                         baseline=baseline, variants=variants)
         code, reason = verdict.exit_code, verdict.reason
         stop_reason = first_failure or stop_reason
         return Summary(total=len(self.selected), **self.counts, pass_rate=self.pass_rate,

@@ -15,7 +15,7 @@ from ..config.load import LoadedConfig, load_config, suite_roots
 from ..config.discovery import find_config, project_home
 from ..results.digest import ResultDigest
 from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
-from ..results.models import CaseResult
+from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
 from ..util.secrets import Redactor, protect_config
@@ -23,6 +23,8 @@ from ..suite.diagnostics import Diagnostic, Severity, has_errors, sort_diagnosti
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
+from .matrix import prepare as prepare_matrix, run_key
+from .matrix_summary import tally_variants
 from .request import RunOutcome, RunRequest
 from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
 
@@ -59,6 +61,7 @@ class PreparedRun:
     selection: dict  # as report.json records it (runner.results.models.Selection)
     gate: Optional[Baseline] = None  # the --baseline gate
     llm_runtime: Optional[LLMRuntime] = None  # the LLM layer's runtime, once case_runner() configured it
+    matrix: Optional[object] = None  # --matrix: the variants each case plays (runner.session.matrix)
 
     @property
     def reports_root(self) -> Path:
@@ -87,6 +90,10 @@ class PreparedRun:
         request, loaded = self.request, self.loaded
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
                                          cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=request.no_cache)
+        if self.matrix is not None:
+            from .matrix import case_runner
+
+            return case_runner(self.matrix, loaded, self.run_options, self.roots, save_conversation, on_notice)
         return CaseRunner(loaded, self.run_options, roots=self.roots, save_conversation=save_conversation,
                           on_notice=on_notice)
 
@@ -106,7 +113,8 @@ class PreparedRun:
 
         request = self.request
         try:
-            return choose_executor(request.executor, self.index.refs, repeats=request.max_repeats,
+            return choose_executor("local" if self.matrix else request.executor, self.index.refs,
+                                   repeats=request.max_repeats,
                                    concurrency=request.concurrency, config=self.loaded.config,
                                    options=self.run_options, auto=request.repeat_auto is not None)
         except ExecutorUnavailable as exc:
@@ -143,7 +151,7 @@ class PreparedRun:
                 str(folder_path), 1, 1, "error", f"cannot write the run's results to '{folder_path}': {reason}",
                 "io")])) from None
         refs = self.index.refs if selected is None else [self.index.refs[p] for p in selected]
-        tally = Tally([ref.id for ref in refs], repeats=self.request.max_repeats,
+        tally = Tally([run_key(ref) for ref in refs], repeats=self.request.max_repeats,
                       policy=self.request.repeat_policy or self.loaded.config.repeat_policy,
                       auto=self.request.repeat_auto)
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
@@ -186,6 +194,7 @@ def prepare_run(request: RunRequest) -> "PreparedRun":
     prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
                            {"filters": list(request.filters), "tags": list(request.tags), "only": None})
     _narrow(request, prepared)
+    prepare_matrix(prepared)  # --matrix: every selected case once per variant
     if request.baseline is not None:
         from ..report.compare import Baseline
         from ..report.saved import NotAReport
@@ -267,14 +276,14 @@ class OpenRun:
         except ResultsNotSaved as exc:
             stop.request(str(exc), interrupted=False)
             return
-        self.tally.add(saved, self.prepared.index.refs[position].id)
+        self.tally.add(saved, run_key(self.prepared.index.refs[position]))
         if self.prepared.gate is not None:
             self.prepared.gate.add(saved, (position, part))
         self.events.saved(saved)
         if self._wants_results:
             self.events.result(saved.whole())
         if request.exitfirst and saved.status in ("failed", "error") and stop.reason is None:
-            self.first_failure.append(f"-x/--exitfirst: '{saved.id}' {saved.status}")
+            self.first_failure.append(f"-x/--exitfirst: '{case_label(saved.id, saved.variant)}' {saved.status}")
             stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
     def finish(self, *, stop_reason: Optional[str] = None, interrupted: Optional[bool] = None,
@@ -292,12 +301,14 @@ class OpenRun:
         interrupted = stop.interrupted if interrupted is None else interrupted
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
         baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
-        summary = self.tally.summary(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
-                                     else loaded.config.min_pass_rate,
-                                     judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed,
-                                     model_usage=usage, first_failure=first_failure[0] if first_failure else None,
-                                     baseline=baseline)  # the verdict: runner.session.verdict.decide
+        gates = dict(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
+                     else loaded.config.min_pass_rate, judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
+                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed)
+        variants = tally_variants(prepared.matrix, folder, prepared.index.refs, request.repeats,
+                                  self.tally.policy) if prepared.matrix is not None else None
+        summary = self.tally.summary(**gates, model_usage=usage, first_failure=first_failure[0] if first_failure
+                                     else None, baseline=baseline,  # the verdict: runner.session.verdict.decide
+                                     variants=variants.settle(**gates) if variants is not None else ())
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         summary.baseline = record
         header: dict[str, Any]
@@ -308,6 +319,8 @@ class OpenRun:
 
             header["shard"] = str(parse_shard(request.shard))
         header.update(selection=prepared.selection, agent=request.agent, config=prepared.config_record)
+        if variants is not None:
+            header["matrix"] = variants.record()
         try:
             report_path = folder.write_report(header, summary)
         except OSError as exc:  # the results are in results.jsonl; say why report.json is missing
@@ -330,7 +343,7 @@ class OpenRun:
                              f"{describe_os_error(exc)}")
         folder.release()
         return RunOutcome(summary.exit_code, prepared.diagnostics, summary, report_path, folder, notes, redact,
-                          extra_reports)
+                          extra_reports, header.get("matrix"))
 
 
 def _same_file(path: Path, *others: Optional[Path]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
 
 from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
 
@@ -28,6 +28,7 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
     redact: Callable[[str], str] = str
     extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
+    matrix: Optional[dict] = None  # a --matrix run: report.json's `matrix` (runner.session.matrix_summary)
 
     @property
     def verdict(self) -> "Verdict":
@@ -78,6 +79,9 @@ class RunRequest:
     loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.frontends.python): no file is read
     quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
     executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
+    # --matrix: every case once per variant (runner.session.matrix): the flags (["agent=a,b", "model=x,y"]) or
+    # {axis: [values]}; overrides evalrun.yaml's `matrix:`
+    matrix: "Sequence[str] | Mapping[str, Sequence[str]] | None" = None
 
     @property
     def max_repeats(self) -> int:

@@ -61,6 +61,9 @@ def read_saved_run(folder: Path) -> SavedRun:
     problems = report_problems(header, with_cases=False)
     if problems:
         raise NotRescorable(f"{report} is not a valid evalrun report: {'; '.join(problems[:3])}")
+    if header.get("matrix"):  # its conversations are saved per (case, variant), which rescore does not read yet
+        raise NotRescorable(f"{report} is a --matrix run, which `evalrun rescore` cannot score again yet: run the "
+                            "matrix again (each variant's model answers come from the cache)")
     if not header.get("paths"):
         raise NotRescorable(f"{report} does not say which suites it ran: give them, as in "
                             f"`evalrun rescore {folder} suites/`")

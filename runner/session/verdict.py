@@ -4,7 +4,9 @@ Every front end reports this decision: the CLI exits with it, `evaluate` returns
 `evaluate_file` raises on it, pytest sets its session's exit status from it, `watch` prints it. The gates,
 most serious first: interrupted (2); the report not written, the run stopped by a fault, a case in error or
 unscored, a verdict resting on the offline judge fallback when not accepted (3); failed cases below
-min_pass_rate, -x's stop, a regression against --baseline (1); every case skipped (5); else 0.
+min_pass_rate, -x's stop, a regression against --baseline (1); every case skipped (5); else 0. A --matrix run's
+gates hold for each variant: min_pass_rate must be reached by every variant, and the reason names the variant
+that fails.
 
 Only the standard library: the results' tally is read by its attributes (counts, finished, selected,
 judge_fallback_cases, pass_rate), so this module imports nothing of evalrun's but runner/layout.py (the codes).
@@ -38,11 +40,15 @@ class BaselineGate:
 
 def decide(tally: Any, *, min_pass_rate: Optional[float] = None, judge_may_fall_back: bool = False,
            stop_reason: Optional[str] = None, interrupted: bool = False, first_failure: Optional[str] = None,
-           baseline: Optional[BaselineGate] = None, report_error: Optional[str] = None) -> Verdict:
+           baseline: Optional[BaselineGate] = None, report_error: Optional[str] = None,
+           variants: Sequence[tuple[str, Optional[float], int]] = ()) -> Verdict:
     """The run's verdict from its tally and gates. `first_failure`: -x stopped the run after this case (the
-    run's own verdict, exit 1, not a fault); `report_error`: report.json could not be written."""
+    run's own verdict, exit 1, not a fault); `report_error`: report.json could not be written; `variants`: a
+    --matrix run's (variant id, pass rate, failed cases), each gated alone."""
     verdict = _from_results(tally, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                             stop_reason=None if first_failure else stop_reason, interrupted=interrupted)
+    if variants:
+        verdict = per_variant(verdict, variants, min_pass_rate)
     if first_failure:
         not_run = len(tally.selected) - len(tally.finished)
         verdict = Verdict(verdict.exit_code, f"stopped after the first failure ({first_failure}), "
@@ -50,6 +56,24 @@ def decide(tally: Any, *, min_pass_rate: Optional[float] = None, judge_may_fall_
     if baseline is not None:
         verdict = with_baseline(verdict, baseline)
     return not_written(verdict, report_error) if report_error is not None else verdict
+
+
+def per_variant(verdict: Verdict, variants: Sequence[tuple[str, Optional[float], int]],
+                min_pass_rate: Optional[float]) -> Verdict:
+    """A matrix run passes only when every variant does: with min_pass_rate, each variant must reach it (the
+    run's rate may hide a variant far below it); a failing run names the variants with failed cases."""
+    if verdict.exit_code not in (EXIT_OK, EXIT_FAILED):
+        return verdict
+    if min_pass_rate is not None:
+        below = [f"variant '{vid}': pass rate {rate:.2f} is below min_pass_rate {min_pass_rate:.2f}"
+                 for vid, rate, _ in variants if rate is not None and rate < min_pass_rate]
+        if below:
+            return Verdict(EXIT_FAILED, "; ".join(below) + f" ({_cause(verdict)}): exit 1")
+        return verdict
+    failing = [f"'{vid}' {failed}" for vid, _, failed in variants if failed]
+    if verdict.exit_code == EXIT_FAILED and failing:
+        return Verdict(EXIT_FAILED, f"{_cause(verdict)} (by variant: {', '.join(failing)}): exit 1")
+    return verdict
 
 
 def not_written(verdict: Verdict, report_error: str) -> Verdict:

@@ -34,6 +34,7 @@ def add_run(sub) -> None:
                           "unchanged, a comment with each failure, transcript paths relative to FILE), to rerun them "
                           "alone")
     _add_run_options(run)
+    _add_matrix(run)
 
 
 def add_quick(sub) -> None:
@@ -55,6 +56,7 @@ def add_quick(sub) -> None:
     add_agent(quick, help="play every case with this agent from evalrun.yaml")
     add_no_cache(quick, help="ask the models again instead of using the cache")
     _add_run_options(quick)
+    _add_matrix(quick)
     quick.set_defaults(quick=True)
 
 
@@ -150,6 +152,14 @@ def repeat_spec(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _add_matrix(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--matrix", action="append", metavar="AXIS=V1,V2",
+                         help="play every case once per variant, in one run: `agent=hr_v1,hr_v2` (agents of "
+                              "evalrun.yaml) or `model=openai/a,openai/b` (the model of agents that take one); "
+                              "repeatable, several axes make every combination; overrides evalrun.yaml's `matrix:`. "
+                              "Reports show a grid: a row per case, a column per variant")
+
+
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ...session.verdict import EXIT_USAGE
     from ...session.rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
@@ -176,7 +186,7 @@ _FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", 
           "formats": "formats", "min_pass_rate": "min_pass_rate", "exitfirst": "exitfirst", "baseline": "baseline",
           "max_regression": "max_regression", "repeats": "repeats", "repeat_policy": "repeat_policy",
           "shard": "shard", "last_failed": "last_failed", "profile": "profile", "eval_config": "eval_config",
-          "quick": "quick", "executor": "executor"}
+          "quick": "quick", "executor": "executor", "matrix": "matrix"}
 
 
 def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
@@ -195,7 +205,7 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
     from ...session.run import run_request
     from ...session.verdict import EXIT_NO_CASES, EXIT_USAGE
     from ...config.load import config_line
-    from ...report.console import Console, print_failures, print_summary
+    from ...report.console import Console, print_failures, print_summary, visible
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:
@@ -241,6 +251,12 @@ def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, 
         print_summary(out, outcome.summary, notes=[*cases.stage_notes.lines(), *outcome.notes],
                       report_path=shown(outcome.report_path) if outcome.report_path is not None else None,
                       agent=args.agent)
+        if outcome.matrix is not None:  # --matrix: the grid, read back from the saved results
+            from ...report.grid import console_lines, grid_of
+
+            grid = grid_of({"matrix": outcome.matrix, "summary": outcome.summary.model_dump()}, outcome.results())
+            for line in console_lines(grid, clean=visible) if grid is not None else ():
+                out.line(line)
         for path in outcome.extra_reports:
             out.line(f"{path.name}: {shown(path)}")
     except KeyboardInterrupt:  # Ctrl-C while the details scroll by: the run and its report are complete

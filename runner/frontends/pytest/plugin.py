@@ -290,8 +290,10 @@ class SuiteFile(pytest.File):
         problems = [*self.project.take_project_problems(), *self.project.problems_of(self.path)]
         if problems:
             raise SuiteProblem(problems)
+        from ...session.matrix import run_key  # a --matrix run: a test per case and variant
+
         for position, ref in self.project.refs_of(self.path):
-            item = CaseItem.from_parent(self, name=ref.id, project=self.project, position=position, ref=ref)
+            item = CaseItem.from_parent(self, name=run_key(ref), project=self.project, position=position, ref=ref)
             for tag in ref.tags:
                 _register_marker(self.config, tag)
                 item.add_marker(tag)

@@ -16,11 +16,11 @@ OPTIONS = {
     "run": "paths --replay -c/--config --agent --cache>no_cache --no-cache --save-failures -k/--filter --tag "
            "-j/--concurrency --executor --output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst "
            "--profile --min-pass-rate --repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config "
-           "--baseline --otlp --max-regression",
+           "--baseline --otlp --max-regression --matrix",
     "quick": "paths --replay -c/--config --agent --cache>no_cache --no-cache -k/--filter --tag -j/--concurrency "
              "--executor --output-dir -q/--quiet -v/--verbose --format>formats -x/--exitfirst --profile "
              "--min-pass-rate --repeat>repeats --repeat-policy --lf/--last-failed --shard --eval-config --baseline "
-             "--otlp --max-regression",
+             "--otlp --max-regression --matrix",
     "generate": "--stories --tools --tools-mcp -n/--cases>per_story -o/--output-dir -c/--config --cache>no_cache "
                 "--no-cache",
     "rescore": "run_dir paths -c/--config --cache>no_cache --no-cache -k/--filter --tag -j/--concurrency --executor "
