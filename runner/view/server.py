@@ -119,12 +119,12 @@ def _error(status: int, message: str):
 
 
 def allowed_hosts(host: str, port: int) -> set[str]:
-    names = {host} | ({"localhost", "127.0.0.1"} if host in ("127.0.0.1", "localhost") else set())
+    names = {host} | ({"localhost", "127.0.0.1", "::1"} if host in ("127.0.0.1", "localhost", "::1") else set())
     if host in ("0.0.0.0", "::"):
         import socket
 
         names |= {"localhost", "127.0.0.1", socket.gethostname()}
-    return {f"{name}:{port}".lower() for name in names} | {f"[{host}]:{port}"}
+    return {(f"[{name}]:{port}" if ":" in name else f"{name}:{port}").lower() for name in names}
 
 
 def serve(given: Path, host: str, port: int, on_ready: Callable[[str], None]) -> None:
