@@ -95,10 +95,11 @@ def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:
     for n, case in enumerate(cases):
         found = _model_problems(CaseResult, case, ("cases", n))
         if not found:  # each result once: a case counted twice would be counted twice in every total
-            key = (case["id"], case.get("run"), case.get("repeat"))
+            key = (case["id"], case.get("run"), case.get("repeat"), case.get("variant"))  # a matrix run: per variant
             if key in seen:
                 found = [f"cases[{n}]: case '{case['id']}'" + (f" run {key[1]}" if key[1] is not None else "")
                          + (f" repeat {key[2]}" if key[2] is not None else "")
+                         + (f" variant {key[3]}" if key[3] is not None else "")
                          + f" is listed twice (also cases[{seen[key]}])"]
             seen.setdefault(key, n)
         problems += found
