@@ -85,7 +85,7 @@ def _said(step: dict) -> str:
         return f"{step['role']} calls {step['tool']} (message {step['message']})"
     if step["kind"] == "tool_result":
         return f"the result of {step['tool'] or 'a tool'} (message {step['message']})"
-    article = "an" if step["role"][:1] in tuple("aeio")  # "a user", "an assistant" else "a"
+    article = "an" if step["role"][:1] in tuple("aeio") else "a"  # "a user", "an assistant"
     return f"{article} {step['role']} message (message {step['message']})"
 
 
