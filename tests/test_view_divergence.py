@@ -119,3 +119,16 @@ def test_two_live_runs_of_the_bank_agent_with_a_change(tmp_path):
     two = firsts["bank-two-turns"]
     assert (two["kind"], two["a"]["arguments"]["amount"], two["b"]["arguments"]["amount"]) == ("arguments", 80.0, 81.0)
     assert api.compare(OLD, OLD)["newly_failing"] == [] and api.compare(OLD, OLD)["gate"]["holds"] is True
+
+
+def test_flaky_is_back_and_forth_not_one_change():
+    from runner.view.history import flaky
+
+    def runs(*statuses):  # newest first, as the case page lists them
+        return [{"run": f"r{n}", "status": s} for n, s in enumerate(reversed(statuses))][::-1]
+
+    assert flaky(runs("passed", "passed", "failed")) is False  # regressed once
+    assert flaky(runs("failed", "passed")) is False  # fixed once
+    assert flaky(runs("passed", "failed", "passed")) is True
+    assert flaky(runs("passed", "skipped", "passed")) is False
+    assert flaky([{"run": "r1", "status": "passed"}, {"run": "r1", "status": "failed"}]) is True  # repeats disagree

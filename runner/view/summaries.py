@@ -37,7 +37,7 @@ class Summaries:
         with self._lock:
             for gone in set(self._cache) - set(found):
                 del self._cache[gone]
-        rows.sort(key=lambda row: (str(row.get("started_at") or ""), row["id"]), reverse=True)
+        rows.sort(key=lambda row: (_when(row.get("started_at")), row["id"]), reverse=True)
         return rows
 
     def one(self, run_id: str, folder: Path) -> dict[str, Any]:
@@ -101,9 +101,11 @@ def progress_row(run_id: str, results: Path, folder: Path) -> dict[str, Any]:
     """The row of a run with no report.json: counts by status from results.jsonl's lines (no line parsed whole)."""
     counts: dict[str, int] = {}
     with results.open("rb") as source:
-        for match in _STATUS.finditer(source.read()):
-            status = match.group(1).decode("ascii")
-            counts[status] = counts.get(status, 0) + 1
+        data = source.read()
+    finished = data[:data.rfind(b"\n") + 1]  # a last line still being written is counted at the next look
+    for match in _STATUS.finditer(finished):
+        status = match.group(1).decode("ascii")
+        counts[status] = counts.get(status, 0) + 1
     rate, interval, _, decided = pass_rate(counts)
     live = _live(folder)
     return {"id": run_id, "state": "running" if live else "incomplete",
@@ -149,11 +151,23 @@ def _live(folder: Path) -> bool:
 
 
 def _started(results: Path) -> str:
-    """A run's start time from its id when it follows evalrun's pattern (YYYYmmdd-HHMMSS-...), else the file's."""
+    """When a run with no report.json started: from its id when it follows evalrun's pattern (local time,
+    YYYYmmdd-HHMMSS-...), else when its results.jsonl was last written."""
     import datetime as dt
 
     match = re.match(r"(\d{8})-(\d{6})", results.parent.name)
     if match:
-        stamp = dt.datetime.strptime(match.group(1) + match.group(2), "%Y%m%d%H%M%S")
-        return stamp.isoformat()
-    return dt.datetime.fromtimestamp(os.stat(results).st_mtime).isoformat()
+        stamp = dt.datetime.strptime(match.group(1) + match.group(2), "%Y%m%d%H%M%S").astimezone()
+    else:
+        stamp = dt.datetime.fromtimestamp(os.stat(results).st_mtime).astimezone()
+    return stamp.isoformat()
+
+
+def _when(started: Any) -> float:
+    """A start time as seconds, to sort by (a time without its zone is taken as local; unreadable: the oldest)."""
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(str(started)).astimezone().timestamp()
+    except ValueError:
+        return float("-inf")

@@ -1,0 +1,188 @@
+"""`evalrun view` as a user starts it: a real server process over a project with several runs, asked over real
+HTTP. Run ids and case keys are hostile input (no traversal, no symlink escape); a corrupt report is listed as
+unreadable while the others are served; bad input ends with a precise message and exit 4."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import cli_env
+from tests.view_runs import (BROKEN, GOING, HOSTILE_ID, HOSTILE_RUN, MATRIX, NEW, OLD, PWN, ViewServer, hold_lock,
+                             make_project)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return make_project(tmp_path_factory.mktemp("view"))
+
+
+@pytest.fixture(scope="module")
+def server(project):
+    lock = hold_lock(project / ".evalrun" / "reports" / GOING)  # a run still writing
+    running = ViewServer(project)
+    try:
+        yield running
+    finally:
+        running.stop()
+        os.close(lock)
+
+
+def q(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+def test_runs_list_newest_first_with_states(server):
+    runs = server.json("api/runs")["runs"]
+    ids = [r["id"] for r in runs]
+    # newest first by start time; the links out of the folder (`escape`, a linked report.json) are not runs
+    assert ids[:5] == [MATRIX, GOING, HOSTILE_RUN, NEW, OLD] and ids[5:] == [BROKEN]
+    by_id = {r["id"]: r for r in runs}
+    new = by_id[NEW]
+    assert (new["state"], new["summary"]["passed"], new["summary"]["failed"], new["agents"]) == \
+        ("finished", 1, 2, ["bank_agent"])
+    assert new["pass_rate"] == pytest.approx(1 / 3) and len(new["pass_rate_interval"]) == 2
+    assert by_id[MATRIX]["matrix"] == {"axes": {"agent": ["bank_v1", "bank_v2"]}, "variants": 2}
+    assert by_id[MATRIX]["agents"] == ["agent=bank_v1", "agent=bank_v2"]
+    going = by_id[GOING]
+    assert (going["state"], going["done"], going["summary"]) == ("running", 2, {"passed": 2, "total": 2})
+    broken = by_id[BROKEN]
+    assert broken["state"] == "unreadable"
+    assert re.fullmatch(r".*/r5-broken/report\.json is not a report evalrun wrote: Expecting value: line 1 column 39 "
+                        r"\(char 38\)", broken["problem"]), broken["problem"]
+
+
+def test_a_run_its_index_and_its_chunks(server):
+    run = server.json(f"api/run?id={q(NEW)}")
+    assert [(r["key"], r["status"]) for r in run["rows"]] == [
+        ("bank-one-transfer", "failed"), ("bank-two-turns", "failed"), ("bank-insufficient-funds", "passed")]
+    assert run["header"]["summary"]["failed"] == 2 and "cases" not in run["header"] and run["matrix"] is None
+    status, headers, body = server.get(f"api/chunk?id={q(NEW)}&k=0", headers={"Accept-Encoding": "gzip"})
+    assert (status, headers["Content-Encoding"]) == (200, "gzip")
+    cases = json.loads(gzip.decompress(body))
+    assert [c["id"] for c in cases] == [r["key"] for r in run["rows"]]
+    assert cases[0]["checks"][0]["status"] == "failed" and cases[2]["checks"][0]["status"] == "passed"
+
+
+def test_a_run_still_writing_shows_its_finished_cases(server):
+    run = server.json(f"api/run?id={q(GOING)}")
+    assert (run["finished"], [r["status"] for r in run["rows"]]) == (False, ["passed", "passed"])
+
+
+def test_a_corrupt_report_is_a_reason_and_the_others_are_served(server):
+    status, _, body = server.get(f"api/run?id={q(BROKEN)}")
+    assert status == 422 and "is not a report evalrun wrote" in json.loads(body)["error"]
+    assert server.json(f"api/run?id={q(OLD)}")["rows"]
+
+
+def test_matrix_grid(server):
+    grid = server.json(f"api/run?id={q(MATRIX)}")["matrix"]
+    assert grid["columns"] == ["agent=bank_v1", "agent=bank_v2"]
+    assert [(g["case"], g["cells"], g["disagree"]) for g in grid["grid"]] == [
+        ("bank-one-transfer", {"agent=bank_v1": "failed", "agent=bank_v2": "passed"}, True),
+        ("bank-two-turns", {"agent=bank_v1": "failed", "agent=bank_v2": "passed"}, True),
+        ("bank-insufficient-funds", {"agent=bank_v1": "passed", "agent=bank_v2": "passed"}, False)]
+
+
+def test_compare_and_case_history(server):
+    compared = server.json(f"api/compare?a={q(OLD)}&b={q(NEW)}")
+    assert [f["case"] for f in compared["newly_failing"]] == ["bank-one-transfer", "bank-two-turns"]
+    assert compared["newly_failing"][0]["divergence"]["arguments"] == ["amount"]
+    assert compared["gate"]["regressions"][0] == ("2 case(s) that passed in the baseline now fail "
+                                                  "(bank-one-transfer, bank-two-turns)")
+    history = server.json(f"api/case?key={q('bank-one-transfer')}")
+    # newest first; the matrix run holds the case under its variants (other keys); the run still going has it
+    assert [(e["run"], e["status"]) for e in history["runs"]] == [(GOING, "passed"), (NEW, "failed"), (OLD, "passed")]
+    assert history["flaky"] is True  # passed, failed, passed again
+    history = server.json(f"api/case?key={q('bank-two-turns [agent=bank_v2]')}")
+    assert ([(e["run"], e["status"]) for e in history["runs"]], history["flaky"]) == ([(MATRIX, "passed")], False)
+
+
+@pytest.mark.parametrize("run_id", ["../r1-old", "..", "/etc", "escape", "linked-file", "r1-old/../r2-new", "latest",
+                                    "", "r1-old\x00", "%2e%2e"])
+def test_run_ids_are_keys_never_paths(server, run_id):
+    for path in (f"api/run?id={q(run_id)}", f"api/chunk?id={q(run_id)}&k=0", f"api/compare?a={q(run_id)}&b={q(OLD)}"):
+        status, _, body = server.get(path)
+        assert status == 404, (path, status, body[:200])
+        assert json.loads(body)["error"].startswith("no run ")
+
+
+def test_the_secret_run_behind_a_link_is_never_read(server):
+    history = server.json(f"api/case?key={q('bank-one-transfer')}")
+    assert {e["run"] for e in history["runs"]} == {OLD, NEW, GOING}  # not `escape`, not `linked-file`
+    status, _, _ = server.get(f"api/chunk?id={q(NEW)}&k=7")
+    assert status == 404
+    status, _, _ = server.get(f"api/chunk?id={q(NEW)}&k=-1")
+    assert status == 404
+
+
+def test_read_only_local_and_locked_down(server):
+    status, _, body = server.get("api/runs", method="POST")
+    assert (status, json.loads(body)["error"]) == (405, "evalrun view is read-only: GET only")
+    status, _, body = server.get("api/runs", headers={"Host": "attacker.example:80"})
+    assert status == 421  # a page on another site cannot reach the server by rebinding its name here
+    status, headers, body = server.get("")
+    assert status == 200 and b'<script src="static/app.js"></script>' in body
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    for name in ("static/app.js", "static/app.css"):
+        assert server.get(name)[0] == 200
+    assert server.get("static/..%2F..%2Fserver.py")[0] == 404
+    assert server.get("static/server.py")[0] == 404
+
+
+def test_hostile_text_travels_as_json_data(server):
+    run = server.json(f"api/run?id={q(HOSTILE_RUN)}")
+    assert run["rows"][0]["key"] == HOSTILE_ID and run["rows"][0]["description"] == PWN
+    status, headers, _ = server.get(f"api/run?id={q(HOSTILE_RUN)}")
+    assert headers["Content-Type"].startswith("application/json")
+
+
+def test_no_runs_is_a_usage_error(tmp_path, evalrun):
+    (tmp_path / "empty").mkdir()
+    code, out, err = evalrun(tmp_path, "view", "empty")
+    assert code == 4 and out == ""
+    assert err == (f"evalrun view: no runs in {(tmp_path / 'empty').resolve()}: a run folder holds report.json or "
+                   "results.jsonl; run `evalrun run SUITES` first, or give the folder your runs were written to "
+                   "(--output-dir)\n")
+    code, _, err = evalrun(tmp_path, "view", "nowhere")
+    assert code == 4 and err == ("evalrun view: nowhere is not a folder: give a project (with .evalrun/reports/) or "
+                                 "a folder of run folders\n")
+
+
+def test_port_in_use(project):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "runner", "view", str(project), "--port", str(port), "--no-open"],
+                              env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4
+    assert done.stderr == (f"evalrun view: port {port} on 127.0.0.1 is already in use (another evalrun view, or "
+                           "another program): give another with --port N, or --port 0 for any free port\n")
+
+
+def test_another_host_is_served_with_a_warning(project):
+    running = ViewServer(project, "--host", "0.0.0.0")
+    try:
+        assert running.url.startswith("http://0.0.0.0:")
+        port = running.url.rsplit(":", 1)[1].strip("/")
+        running.url = f"http://127.0.0.1:{port}/"
+        assert running.json("api/runs")["runs"]
+    finally:
+        running.stop()
+    assert running.process.returncode is not None
+    # the warning went to stderr before the server listened (read after the process ended)
+
+
+def test_bad_port(tmp_path, evalrun):
+    code, _, err = evalrun(tmp_path, "view", "--port", "70000")
+    assert code == 4 and "argument --port: expected a port number 0-65535, got 70000" in err
