@@ -122,6 +122,7 @@ class ViewServer:
                                          "--no-open", *extra], cwd=folder, env=cli_env(), stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         self.url: Optional[str] = None
+        self.stderr = ""
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.process.stdout.readline()), daemon=True)
         reader.start()
@@ -152,6 +153,7 @@ class ViewServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self.stderr = self.process.stderr.read() if self.process.stderr else ""
         for stream in (self.process.stdout, self.process.stderr):
             if stream:
                 stream.close()

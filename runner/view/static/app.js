@@ -156,7 +156,8 @@ function runsPage(){
       runs.forEach(function(run, n){
         if (q && haystack(run).indexOf(q) < 0) return;
         if (problemsOnly.checked && run.state === "finished" && run.summary && !(run.summary.failed || run.summary.error || run.summary.unscored)) return;
-        body.appendChild(runRow(run, runs[n + 1], picked, function(){ compare.disabled = picked.length !== 2; }));
+        var older = runs.slice(n + 1).filter(function(r){ return r.state !== "unreadable"; })[0];
+        body.appendChild(runRow(run, older, picked, function(){ compare.disabled = picked.length !== 2; }));
       });
       markOverflow();
     }
@@ -207,7 +208,7 @@ function runRow(run, older, picked, changed){
   tr.appendChild(el("td", null, [usage.calls ? (usage.cost_usd !== null && usage.cost_usd !== undefined ? "$" + usage.cost_usd.toFixed(4) : "cost unknown") +
     " · " + ((usage.prompt_tokens || 0) + (usage.completion_tokens || 0)) + " tokens" : "no model calls"]));
   tr.appendChild(el("td", "mono", [run.git ? run.git.slice(0, 10) : "—"]));
-  tr.appendChild(el("td", null, [older && older.state !== "unreadable" ? a("#/compare/" + enc(older.id) + "/" + enc(run.id), ["vs previous"], "vs-previous") : null]));
+  tr.appendChild(el("td", null, [older ? a("#/compare/" + enc(older.id) + "/" + enc(run.id), ["vs previous"], "vs-previous") : null]));
   return tr;
 }
 function selectionText(run){
