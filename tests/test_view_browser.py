@@ -51,11 +51,18 @@ def q(value: str) -> str:
 
 def go(b: Browser, base: str, route: str, page: str) -> None:
     b.evaluate(f"document.body && (document.body.dataset.ready = '0'); location.href = {base + route!r};")
+    drawn(b, route, page)
+
+
+def drawn(b: Browser, route: str, page: str) -> None:
+    """Wait until the app has drawn `page` (the route is for the message)."""
     deadline = time.monotonic() + 60
     ready = f"document.body && document.body.dataset.ready === '1' && document.body.dataset.page === {page!r}"
     while b.evaluate(ready) is not True:
         assert time.monotonic() < deadline, f"{route} did not draw: {b.evaluate('document.body.innerText')[:500]}"
         time.sleep(0.05)
+    problem = b.evaluate("(document.querySelector('main > .problem') || {}).textContent || ''")
+    assert not problem or route.startswith("#/compare/") or "unreadable" in problem, f"{route}: {problem}"
 
 
 def layout_problems(b: Browser) -> list:
@@ -110,7 +117,8 @@ def walk(b: Browser, base: str, shots: Path, label: str) -> None:
     assert layout_problems(b) == []
     b.screenshot(shots / f"{label}-run.png")
     b.evaluate("document.body.dataset.ready = '0'; document.querySelector('tr.case').click()")
-    go(b, base, f"#/run/{q(NEW)}/case/{q('bank-one-transfer')}", "case")
+    drawn(b, "a click on the first case", "case")
+    assert b.evaluate("location.hash") == f"#/run/{q(NEW)}/case/{q('bank-one-transfer')}"
     shown = text(b)
     assert "Checks (every one, passing too)" in shown and "final_state" in shown
     verdicts = b.evaluate("Array.from(document.querySelectorAll('.arg-verdicts tbody tr')).map(r => "

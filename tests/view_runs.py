@@ -131,6 +131,9 @@ class ViewServer:
             self.stop()
             raise AssertionError(f"evalrun view did not start: {line} {self.process.stderr.read()}")
         self.url = line[0].split(" at ", 1)[1].split(" ", 1)[0]
+        self._errors: list[str] = []  # stderr read as it comes: a full pipe would stop the server
+        self._drain = threading.Thread(target=lambda: self._errors.extend(self.process.stderr), daemon=True)
+        self._drain.start()
 
     def get(self, path: str, headers: Optional[dict] = None, method: str = "GET") -> tuple[int, dict, bytes]:
         request = urllib.request.Request(self.url + path, headers=headers or {}, method=method)
@@ -153,7 +156,12 @@ class ViewServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.stderr = self.process.stderr.read() if self.process.stderr else ""
+        drain = getattr(self, "_drain", None)
+        if drain is not None:
+            drain.join(10)
+            self.stderr = "".join(self._errors)
+        elif self.process.stderr:
+            self.stderr = self.process.stderr.read()
         for stream in (self.process.stdout, self.process.stderr):
             if stream:
                 stream.close()

@@ -61,12 +61,12 @@ class RunsRoot:
                          "`evalrun run SUITES` first, or give the folder your runs were written to (--output-dir)")
         return runs
 
-    def file(self, run_id: str, name: str) -> Optional[Path]:
+    def file(self, run_id: str, name: str, found: Optional[dict[str, Path]] = None) -> Optional[Path]:
         """The file `name` (one of the names evalrun writes) of run `run_id`, or None: the run is unknown, the
-        file is missing, a link, or outside the root."""
+        file is missing, a link, or outside the root. `found`: a scan just made (else one is made)."""
         if name not in (REPORT_NAME, RESULTS_NAME):
             return None
-        folder = self.scan().get(run_id)
+        folder = (self.scan() if found is None else found).get(run_id)
         if folder is None:
             return None
         path = folder / name

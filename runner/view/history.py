@@ -21,8 +21,9 @@ def case_history(key: str, runs: RunsRoot, summaries: Summaries, store: RunStore
     rows = [row for row in summaries.all() if row.get("state") != "unreadable"]
     searched, found = rows[:MAX_RUNS], []
     case_id = _id_of(key)
+    found_runs = runs.scan()
     for row in searched:
-        results = runs.file(row["id"], "results.jsonl")
+        results = runs.file(row["id"], "results.jsonl", found_runs)
         try:
             entries = _from_results(results, key, case_id) if results is not None else _from_store(store, row["id"], key)
         except (OSError, NotAReport, KeyError):

@@ -47,6 +47,13 @@ def make_app(api: ViewApi, allowed_hosts: set[str]):
             response = _error(404, str(exc))
         except Unreadable as exc:
             response = _error(422, str(exc))
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # a bug, or a file that changed under the reader: said, and the server goes on
+            import traceback
+
+            traceback.print_exc()
+            response = _error(500, f"evalrun view could not answer {request.path_qs}: {type(exc).__name__}: {exc}")
         response.headers.update(SECURITY_HEADERS)
         return response
 

@@ -33,15 +33,15 @@ class Summaries:
     def all(self) -> list[dict[str, Any]]:
         """Every run's row, newest first (by start time, then id)."""
         found = self.runs.scan()
-        rows = [self.one(run_id, folder) for run_id, folder in found.items()]
+        rows = [self.one(run_id, folder, found) for run_id, folder in found.items()]
         with self._lock:
             for gone in set(self._cache) - set(found):
                 del self._cache[gone]
         rows.sort(key=lambda row: (_when(row.get("started_at")), row["id"]), reverse=True)
         return rows
 
-    def one(self, run_id: str, folder: Path) -> dict[str, Any]:
-        report, results = self.runs.file(run_id, "report.json"), self.runs.file(run_id, "results.jsonl")
+    def one(self, run_id: str, folder: Path, found: dict[str, Path]) -> dict[str, Any]:
+        report, results = self.runs.file(run_id, "report.json", found), self.runs.file(run_id, "results.jsonl", found)
         source = report or results
         if source is None:
             return {"id": run_id, "state": "unreadable", "problem": "no report.json or results.jsonl to read"}
