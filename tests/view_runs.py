@@ -42,8 +42,10 @@ def make_project(root: Path) -> Path:
     write(reports / BROKEN / "report.json", '{"version": "2", "summary": {"total": ')
     going = reports / GOING
     going.mkdir()
-    lines = (reports / OLD / "results.jsonl").read_bytes().splitlines(keepends=True)
-    (going / "results.jsonl").write_bytes(b"".join(lines[:2]) + lines[2][:40])  # a third line half written
+    lines = {json.loads(line)["id"]: line for line in (reports / OLD / "results.jsonl").read_bytes().splitlines(keepends=True)}
+    # two finished cases (chosen by id: a run writes its lines in the order its cases end), a third half written
+    (going / "results.jsonl").write_bytes(lines["bank-one-transfer"] + lines["bank-two-turns"]
+                                          + lines["bank-insufficient-funds"][:40])
     outside = root / "outside"
     shutil.copytree(reports / OLD, outside / "secret-run")
     (reports / "escape").symlink_to(outside / "secret-run", target_is_directory=True)
