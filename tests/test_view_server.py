@@ -186,3 +186,34 @@ def test_another_host_is_served_with_a_warning(project):
 def test_bad_port(tmp_path, evalrun):
     code, _, err = evalrun(tmp_path, "view", "--port", "70000")
     assert code == 4 and "argument --port: expected a port number 0-65535, got 70000" in err
+
+
+def test_one_run_folder_is_served_as_its_only_run(project):
+    from runner.view.api import ViewApi
+
+    api = ViewApi(project / ".evalrun" / "reports" / NEW)
+    assert [r["id"] for r in api.runs_list()["runs"]] == [NEW]
+    assert len(api.run(NEW)["rows"]) == 3
+
+
+def test_the_list_reads_heads_only_and_follows_changes(project, tmp_path):
+    """A run's row comes from its report's head: a report whose cases are cut off is listed from its head (and says
+    what is wrong only when opened); a report rewritten is read again (the cache is keyed by mtime and size)."""
+    from runner.view.api import Unreadable, ViewApi
+
+    runs = tmp_path / "runs"
+    (runs / "cut").mkdir(parents=True)
+    text = (project / ".evalrun" / "reports" / NEW / "report.json").read_text()
+    (runs / "cut" / "report.json").write_text(text[:text.index('"cases"') + 2000])
+    api = ViewApi(runs)
+    row = api.runs_list()["runs"][0]
+    assert (row["state"], row["summary"]["failed"]) == ("finished", 2)
+    with pytest.raises(Unreadable, match=r"cut/report\.json is not a report evalrun wrote: "):
+        api.run("cut")
+    (runs / "cut" / "report.json").write_text(text.replace('"failed": 2', '"failed": 2 ', 1))
+    assert api.runs_list()["runs"][0]["state"] == "finished" and len(api.run("cut")["rows"]) == 3
+    (runs / "cut" / "report.json").write_text("[]")
+    row = api.runs_list()["runs"][0]
+    assert (row["state"], row["problem"]) == (
+        "unreadable", f"{runs / 'cut' / 'report.json'} is not a valid evalrun report: the file holds a list, not a "
+                      "report object")
