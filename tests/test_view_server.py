@@ -217,3 +217,21 @@ def test_the_list_reads_heads_only_and_follows_changes(project, tmp_path):
     assert (row["state"], row["problem"]) == (
         "unreadable", f"{runs / 'cut' / 'report.json'} is not a valid evalrun report: the file holds a list, not a "
                       "report object")
+
+
+def test_export_writes_inert_data_files_named_by_number(project, tmp_path, evalrun):
+    out = tmp_path / "site"
+    (out / "data").mkdir(parents=True)
+    (out / "data" / "run-99.js").write_text("stale")  # an earlier export's file
+    code, stdout, err = evalrun(tmp_path, "view", str(project), "--export", str(out))
+    assert (code, err) == (0, "") and stdout == f"wrote the app over 5 run(s) to {out}: open {out / 'index.html'}\n"
+    names = sorted(p.name for p in (out / "data").iterdir())
+    assert "run-99.js" not in names and {"runs.js", "cases.js", "run-0.js", "run-0-chunk-0.js", "compare-0.js"} <= set(names)
+    assert all(re.fullmatch(r"(runs|cases|run-\d+(-chunk-\d+)?|compare-\d+)\.js", n) for n in names)
+    for path in (out / "data").iterdir():
+        data = path.read_bytes()
+        assert data.isascii() and b"<" not in data and b">" not in data and b"&" not in data, path
+    hostile = (out / "data" / "cases.js").read_text()
+    assert "odd \\u003cb\\u003eid\\u003c/b\\u003e" in hostile  # the hostile id travels, escaped
+    assert sorted(p.name for p in (out / "static").iterdir()) == ["app.css", "app.js"]
+    assert '<meta name="evalrun-export" content="1">' in (out / "index.html").read_text()

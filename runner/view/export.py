@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..report.html import script_json
 from .api import ViewApi, run_json
 from .history import entry, history
 from .server import STATIC, static_text
@@ -62,8 +63,6 @@ def export(given: Path, out: Path) -> int:
 
 
 def _write(path: Path, name: str, value: Any) -> None:
-    """data/NAME.js: one call of the app's loader. JSON with every <, > and & escaped and nothing but ASCII: inert
-    as script text whatever the run holds."""
-    text = (json.dumps(value, ensure_ascii=True, separators=(",", ":"))
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
-    path.write_text(f"evalrunData({json.dumps(name)},{text});\n", encoding="ascii")
+    """data/NAME.js: one call of the app's loader, its value as the HTML report writes JSON into a script
+    (no <, > or &, nothing but ASCII): inert as script text whatever the run holds."""
+    path.write_text(f"evalrunData({json.dumps(name)},{script_json(value)});\n", encoding="ascii")
