@@ -45,6 +45,13 @@ def exported(project, tmp_path_factory):
     return (out / "index.html").as_uri()
 
 
+def shots(tmp_path: Path) -> Path:
+    """Where screenshots go: $EVALRUN_TEST_ARTIFACTS keeps them after the run."""
+    folder = Path(os.environ.get("EVALRUN_TEST_ARTIFACTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
@@ -69,8 +76,14 @@ def layout_problems(b: Browser) -> list:
     """What is cut without a cue: the page wider than the window, or a box wider than it shows with no cue."""
     return b.evaluate("""(() => {
       const out = [];
-      if (document.documentElement.scrollWidth > window.innerWidth + 1)
-        out.push('page is ' + document.documentElement.scrollWidth + 'px wide in a ' + window.innerWidth + 'px window');
+      const page = document.documentElement;
+      if (page.scrollWidth > page.clientWidth + 1)
+        out.push('page is ' + page.scrollWidth + 'px wide in a ' + page.clientWidth + 'px window');
+      document.querySelectorAll('main *, header *').forEach(node => {  // nothing reaches past the window's edge
+        const r = node.getBoundingClientRect();
+        if (r.width && r.right > page.clientWidth + 1 && !node.closest('.scroll-x'))
+          out.push('past the edge: ' + node.tagName + '.' + node.className + ' ' + (node.textContent || '').slice(0, 40));
+      });
       document.querySelectorAll('.scroll-x').forEach((box, n) => {
         if (box.scrollWidth > box.clientWidth + 1) {
           const cue = box.nextElementSibling;
@@ -94,9 +107,16 @@ def text(b: Browser, selector: str = "main") -> str:
     return b.evaluate(f"document.querySelector({selector!r}).innerText")
 
 
+def at_width(b: Browser, width: int) -> None:
+    """The viewport exactly `width` CSS px wide (a headless window has a minimum width of its own)."""
+    b.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                                  "mobile": False})
+
+
 def walk(b: Browser, base: str, shots: Path, label: str) -> None:
     # the runs list
     go(b, base, "#/", "runs")
+    assert b.evaluate("window.innerWidth") == int(label.rsplit("-", 1)[1])
     rows = b.evaluate("Array.from(document.querySelectorAll('tr.run-row')).map(r => r.dataset.run)")
     assert rows == [MATRIX, GOING, HOSTILE_RUN, NEW, OLD, BROKEN]
     assert "cannot be read: " in row_text(b, BROKEN)
@@ -179,8 +199,9 @@ def walk(b: Browser, base: str, shots: Path, label: str) -> None:
 def test_served(served, width, tmp_path):
     b = Browser(chromium_or_skip(), width=width, height=900)
     try:
+        at_width(b, width)
         b.call("Page.navigate", {"url": served})
-        walk(b, served, tmp_path, f"served-{width}")
+        walk(b, served, shots(tmp_path), f"served-{width}")
     finally:
         b.close()
 
@@ -189,8 +210,9 @@ def test_served(served, width, tmp_path):
 def test_exported(exported, width, tmp_path):
     b = Browser(chromium_or_skip(), width=width, height=900)
     try:
+        at_width(b, width)
         b.call("Page.navigate", {"url": exported})
-        walk(b, exported, tmp_path, f"export-{width}")
+        walk(b, exported, shots(tmp_path), f"export-{width}")
         # the export holds each run's comparison with the run before it; any other pair needs the server
         go(b, exported, f"#/compare/{q(OLD)}/{q(MATRIX)}", "compare")
         assert text(b, ".problem").startswith("this export compares each run with the run just before it only")
