@@ -53,6 +53,15 @@ function setCrumbs(parts){
   parts.forEach(function(p){ crumbs.appendChild(el("span", null, [p[1] ? a(p[1], [p[0]]) : p[0]])); });
 }
 var rendering = 0;  // a page drawn for an older hash is dropped
+var kept = {};  // what the reader set (searches, filters), kept when a page is drawn again
+// A page showing a run still going is drawn again every few seconds, not while the reader is typing in it.
+function refreshLater(token, redraw, ms){
+  setTimeout(function(){
+    if (token !== rendering) return;
+    var typing = document.activeElement && document.activeElement.tagName === "INPUT" && document.activeElement.type === "search";
+    if (typing) refreshLater(token, redraw, ms); else redraw();
+  }, ms);
+}
 function begin(name, parts){
   rendering += 1;
   document.body.dataset.ready = "0";
@@ -161,17 +170,16 @@ function runsPage(){
       });
       markOverflow();
     }
-    search.addEventListener("input", draw);
-    problemsOnly.addEventListener("change", draw);
+    search.value = kept.runsQuery || ""; problemsOnly.checked = !!kept.runsProblems;
+    search.addEventListener("input", function(){ kept.runsQuery = search.value; draw(); });
+    problemsOnly.addEventListener("change", function(){ kept.runsProblems = problemsOnly.checked; draw(); });
     var heads = ["", "when", "run", "suites · selection", "agents · models", {text: "pass rate (95% CI)", cls: "num"},
                  "cases by status", {text: "duration", cls: "num"}, "cost · tokens", "git", ""];
     var tbl = el("table", "runs", [el("thead", null, [el("tr", null, heads.map(function(h){ return el("th", h.cls || null, [h.text || h]); }))]), body]);
     var nodes = [el("h1", null, ["Runs"]), el("div", "muted", [runs.length + " run(s) in " + data.root]),
       el("div", "toolbar", [search, el("label", null, [problemsOnly, " only runs with problems"]), compare]), scroller(tbl)];
     if (done(token, nodes)) draw();
-    if (!EXPORT && runs.some(function(r){ return r.state === "running"; })) {
-      setTimeout(function(){ if (token === rendering && document.body.dataset.page === "runs") runsPage(); }, 2000);
-    }
+    if (!EXPORT && runs.some(function(r){ return r.state === "running"; })) refreshLater(token, runsPage, 2000);
   }, function(err){ failed(token, err); });
 }
 function haystack(run){
@@ -241,9 +249,10 @@ function runPage(id){
     var nodes = [el("h1", null, ["Run " + id]), runFacts(run)];
     if (!run.finished) nodes.push(el("div", "warn running", ["This run is still going (or was stopped): " + run.rows.length + " case(s) finished so far."]));
     if (run.matrix) nodes.push(matrixGrid(id, run));
-    var shown = {}; STATUSES.forEach(function(st){ shown[st] = true; });
+    var mine = kept.run && kept.run.id === id ? kept.run : (kept.run = {id: id, shown: {}, query: ""});
+    var shown = mine.shown; STATUSES.forEach(function(st){ if (!own(shown, st)) shown[st] = true; });
     var boxes = STATUSES.map(function(st){
-      var box = el("input"); box.type = "checkbox"; box.checked = true; box.value = st; box.className = "status-filter";
+      var box = el("input"); box.type = "checkbox"; box.checked = shown[st]; box.value = st; box.className = "status-filter";
       box.addEventListener("change", function(){ shown[st] = box.checked; filter(); });
       return el("label", "s-" + st, [box, " " + st + " (" + (s[st] || 0) + ")"]);
     });
@@ -269,12 +278,13 @@ function runPage(id){
       markOverflow();
     }
     more.addEventListener("click", drawMore);
-    search.addEventListener("input", filter);
+    search.value = mine.query;
+    search.addEventListener("input", function(){ mine.query = search.value; filter(); });
     var heads = ["status", "case", "file", "why", {text: "completion", cls: "num"}, {text: "time", cls: "num"}];
     var tbl = el("table", "cases", [el("thead", null, [el("tr", null, heads.map(function(x){ return el("th", x.cls || null, [x.text || x]); }))]), body]);
     nodes.push(el("h2", null, ["Cases"]), el("div", "toolbar", boxes.concat([search, count])), scroller(tbl), el("div", null, [more]));
     if (done(token, nodes)) filter();
-    if (!run.finished && !EXPORT) setTimeout(function(){ if (token === rendering) runPage(id); }, 3000);
+    if (!run.finished && !EXPORT) refreshLater(token, function(){ runPage(id); }, 3000);
   }, function(err){ failed(token, err); });
 }
 function runFacts(run){
