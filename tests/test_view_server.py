@@ -177,6 +177,8 @@ def test_another_host_is_served_with_a_warning(project):
         port = running.url.rsplit(":", 1)[1].strip("/")
         running.url = f"http://127.0.0.1:{port}/"
         assert running.json("api/runs")["runs"]
+        # asked to listen on the network, it answers whatever name the network reaches it by
+        assert running.get("api/runs", headers={"Host": f"192.0.2.7:{port}"})[0] == 200
     finally:
         running.stop()
     assert running.stderr.startswith("evalrun view: warning: listening on 0.0.0.0: anyone who can reach this address "
@@ -235,3 +237,24 @@ def test_export_writes_inert_data_files_named_by_number(project, tmp_path, evalr
     assert "odd \\u003cb\\u003eid\\u003c/b\\u003e" in hostile  # the hostile id travels, escaped
     assert sorted(p.name for p in (out / "static").iterdir()) == ["app.css", "app.js"]
     assert '<meta name="evalrun-export" content="1">' in (out / "index.html").read_text()
+
+
+def test_a_merged_shard_report_is_a_run(project, tmp_path):
+    """`evalrun merge` writes report.json alone (no results.jsonl): listed with its shards, opened, and searched for
+    a case's history through the run's data."""
+    from runner.view.api import ViewApi
+    from tests.cli_helpers import run_cli
+
+    runs = tmp_path / "runs"
+    for part in ("1/2", "2/2"):
+        done = run_cli("bank", "--shard", part, "--output-dir", str(tmp_path / f"shard{part[0]}"), cwd=project)
+        assert done.returncode in (0, 1), done.stderr
+    done = run_cli("merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "-o", str(runs / "merged"), cwd=project)
+    assert done.returncode == 1, done.stderr
+    assert not (runs / "merged" / "results.jsonl").exists()
+    api = ViewApi(runs)
+    row = api.runs_list()["runs"][0]
+    assert (row["id"], row["state"], len(row["merged_from"]), row["summary"]["total"]) == ("merged", "finished", 2, 3)
+    assert sorted(r["key"] for r in api.run("merged")["rows"]) == \
+        ["bank-insufficient-funds", "bank-one-transfer", "bank-two-turns"]
+    assert [(e["run"], e["status"]) for e in api.case("bank-one-transfer")["runs"]] == [("merged", "failed")]

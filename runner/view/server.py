@@ -1,7 +1,7 @@
 """The app's HTTP server (aiohttp): GET only, the JSON API of api.py under /api/, the single-page app of
 static/ at /. Reports hold conversations: the server binds 127.0.0.1 unless asked otherwise, answers only
-requests addressed to the host it serves (a page elsewhere cannot reach it by DNS rebinding), and every page
-is served with a Content-Security-Policy that allows its own script only.
+requests addressed to this machine's own names when it listens there (a page elsewhere cannot reach it by DNS
+rebinding), and serves every page with a Content-Security-Policy that allows its own script only.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .api import NotFound, Unreadable, ViewApi
 
@@ -27,7 +27,7 @@ def static_text(name: str) -> str:
     return resources.files("runner.view").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def make_app(api: ViewApi, allowed_hosts: set[str]):
+def make_app(api: ViewApi, allowed_hosts: Optional[set[str]]):
     from aiohttp import web
 
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalrun-view")
@@ -39,7 +39,7 @@ def make_app(api: ViewApi, allowed_hosts: set[str]):
     async def guard(request, handler):
         if request.method not in ("GET", "HEAD"):
             return _error(405, "evalrun view is read-only: GET only")
-        if request.host.lower() not in allowed_hosts:
+        if allowed_hosts is not None and request.host.lower() not in allowed_hosts:
             return _error(421, f"this server answers requests for {', '.join(sorted(allowed_hosts))} only")
         try:
             response = await handler(request)
@@ -125,13 +125,12 @@ def _error(status: int, message: str):
     return web.Response(status=status, text=json.dumps({"error": message}), content_type="application/json")
 
 
-def allowed_hosts(host: str, port: int) -> set[str]:
-    names = {host} | ({"localhost", "127.0.0.1", "::1"} if host in ("127.0.0.1", "localhost", "::1") else set())
-    if host in ("0.0.0.0", "::"):
-        import socket
-
-        names |= {"localhost", "127.0.0.1", socket.gethostname()}
-    return {(f"[{name}]:{port}" if ":" in name else f"{name}:{port}").lower() for name in names}
+def allowed_hosts(host: str, port: int) -> Optional[set[str]]:
+    """The Host headers a server on this machine's loopback answers (its names for itself); None for a server
+    listening on another address, which was asked to be reached by whatever name the network gives it."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return {(f"[{name}]:{port}" if ":" in name else f"{name}:{port}") for name in ("localhost", "127.0.0.1", "::1")}
 
 
 def serve(given: Path, host: str, port: int, on_ready: Callable[[str], None]) -> None:
