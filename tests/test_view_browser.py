@@ -182,7 +182,7 @@ def walk(b: Browser, base: str, shots: Path, label: str) -> None:
     go(b, base, f"#/case/{q('bank-one-transfer')}", "history")
     assert b.evaluate("document.querySelector('.badge.flaky').textContent") == "flaky"
     assert b.evaluate("Array.from(document.querySelectorAll('tr.history-row')).map(r => r.cells[1].innerText)") == \
-        [GOING, NEW, OLD]
+        [MATRIX, MATRIX, GOING, NEW, OLD]
     assert layout_problems(b) == []
 
     # hostile agent text: shown as text, never markup

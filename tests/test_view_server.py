@@ -99,11 +99,17 @@ def test_compare_and_case_history(server):
     assert compared["gate"]["regressions"][0] == ("2 case(s) that passed in the baseline now fail "
                                                   "(bank-one-transfer, bank-two-turns)")
     history = server.json(f"api/case?key={q('bank-one-transfer')}")
-    # newest first; the matrix run holds the case under its variants (other keys); the run still going has it
-    assert [(e["run"], e["status"]) for e in history["runs"]] == [(GOING, "passed"), (NEW, "failed"), (OLD, "passed")]
+    # newest first, the matrix run's variants included; the run still going has it
+    assert [(e["run"], e["status"]) for e in history["runs"]] == [
+        (MATRIX, "failed"), (MATRIX, "passed"), (GOING, "passed"), (NEW, "failed"), (OLD, "passed")]
     assert history["flaky"] is True  # passed, failed, passed again
     history = server.json(f"api/case?key={q('bank-two-turns [agent=bank_v2]')}")
     assert ([(e["run"], e["status"]) for e in history["runs"]], history["flaky"]) == ([(MATRIX, "passed")], False)
+    # a plain id: every variant of a matrix run too; variants that disagree are not flakiness
+    history = server.json(f"api/case?key={q('bank-two-turns')}")
+    assert [(e["run"], e["variant"], e["status"]) for e in history["runs"]] == [
+        (MATRIX, "agent=bank_v1", "failed"), (MATRIX, "agent=bank_v2", "passed"), (GOING, None, "passed"),
+        (NEW, None, "failed"), (OLD, None, "passed")]
 
 
 @pytest.mark.parametrize("run_id", ["../r1-old", "..", "/etc", "escape", "linked-file", "r1-old/../r2-new", "latest",
@@ -117,7 +123,7 @@ def test_run_ids_are_keys_never_paths(server, run_id):
 
 def test_the_secret_run_behind_a_link_is_never_read(server):
     history = server.json(f"api/case?key={q('bank-one-transfer')}")
-    assert {e["run"] for e in history["runs"]} == {OLD, NEW, GOING}  # not `escape`, not `linked-file`
+    assert {e["run"] for e in history["runs"]} == {OLD, NEW, GOING, MATRIX}  # not `escape`, not `linked-file`
     status, _, _ = server.get(f"api/chunk?id={q(NEW)}&k=7")
     assert status == 404
     status, _, _ = server.get(f"api/chunk?id={q(NEW)}&k=-1")

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..report.compare import case_key
 from ..report.html import script_json
 from .api import ViewApi, run_json
 from .history import entry, history
@@ -42,8 +43,9 @@ def export(given: Path, out: Path) -> int:
         _write(data / f"{name}.js", name, run_json(run))
         for k in range(len(run.chunks)):
             _write(data / f"{name}-chunk-{k}.js", f"{name}-chunk-{k}", run.chunk(k))
-        for case in run.rows:
-            cases.setdefault(case["key"], []).append(entry(row, case))
+        for case in run.rows:  # under its key, and under its plain id too when it has a variant (as the server)
+            for key in dict.fromkeys((case["key"], case_key(case))):
+                cases.setdefault(key, []).append(entry(row, case))
         readable.append(row["id"])
     comparisons = {}
     for n, (new, old) in enumerate(zip(readable, readable[1:])):

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from ..report.compare import case_key
 from ..report.saved import NotAReport, one_line_reason, parse_report_json
 from .folder import RunsRoot
 from .run_data import RunStore, view_key
@@ -35,7 +36,8 @@ def case_history(key: str, runs: RunsRoot, summaries: Summaries, store: RunStore
 def entry(run_row: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
     """One run's result of the case (a whole case or its index row), as the case page lists it."""
     return {"run": run_row["id"], "started_at": run_row.get("started_at"), "status": case.get("status"),
-            "repeat": case.get("repeat"), "reason": one_line_reason(case), "duration_s": case.get("duration_s")}
+            "repeat": case.get("repeat"), "variant": case.get("variant"), "reason": one_line_reason(case),
+            "duration_s": case.get("duration_s")}
 
 
 def history(key: str, found: list[dict[str, Any]], searched: int, left_out: int) -> dict[str, Any]:
@@ -45,10 +47,12 @@ def history(key: str, found: list[dict[str, Any]], searched: int, left_out: int)
 
 
 def flaky(found: list[dict[str, Any]]) -> bool:
-    by_run: dict[str, set[bool]] = {}
+    by_run: dict[tuple, set[bool]] = {}  # variants of a matrix run are different agents or models: not repeats
     for e in reversed(found):  # oldest first
         if e["status"] != "skipped":
-            by_run.setdefault(e["run"], set()).add(e["status"] == "passed")
+            by_run.setdefault((e["run"], e.get("variant")), set()).add(e["status"] == "passed")
+    if len({variant for _, variant in by_run}) > 1:  # a plain id over variants: each variant's own sequence
+        return any(flaky([e for e in found if e.get("variant") == v]) for v in {v for _, v in by_run})
     if any(len(outcomes) > 1 for outcomes in by_run.values()):
         return True
     sequence = [next(iter(outcomes)) for outcomes in by_run.values()]
@@ -72,11 +76,11 @@ def _from_results(results, key: str, case_id: str) -> list[dict[str, Any]]:
             case = parse_report_json(data[match.start():end if end >= 0 else len(data)])
         except ValueError:
             continue  # the line still being written
-        if isinstance(case, dict) and view_key(case) == key:
+        if isinstance(case, dict) and key in (view_key(case), case_key(case)):  # a plain id: every variant
             out.append(case)
     return out
 
 
 def _from_store(store: RunStore, run_id: str, key: str) -> list[dict[str, Any]]:
     run = store.get(run_id)
-    return [run.case(i) for i in run.positions(key)]
+    return [run.case(i) for i, row in enumerate(run.rows) if key in (row["key"], case_key(row))]

@@ -134,18 +134,18 @@ def read_progress(run_id: str, results: Path) -> RunData:
     out = io.StringIO()
     write_data(cases, out, {})
     header = {"run_id": run_id, "summary": {**counts, "total": len(cases)}}
-    data = _finish(run_id, header, out.getvalue())
+    data = _finish(run_id, header, out.getvalue(), variants=True)
     data.finished = False
     return data
 
 
-def _finish(run_id: str, header: dict[str, Any], element: str) -> RunData:
+def _finish(run_id: str, header: dict[str, Any], element: str, variants: bool = False) -> RunData:
     """The RunData of the page's data element (html_data's <script> element, read back)."""
     text = element[element.index(_ELEMENT) + len(_ELEMENT):element.rindex("</script>")]
     data = json.loads(text)
     rows = json.loads(gzip.decompress(base64.b64decode(data["index"])))
     run = RunData(run_id, header, rows, data["starts"], data["chunks"])
-    if header.get("matrix"):  # the index has no variant: read it from the cases (a matrix run only)
+    if variants or header.get("matrix"):  # the index has no variant: read it from the cases (a matrix run only)
         for row, case in zip(rows, run.cases()):
             if case.get("variant"):
                 row["variant"] = case["variant"]

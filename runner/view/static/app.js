@@ -331,6 +331,8 @@ function caseInRunPage(id, key){
   api.run(id).then(function(run){
     var at = [];
     run.rows.forEach(function(r, i){ if (r.key === key) at.push(i); });
+    // a plain id in a matrix run (or with recorded runs): every result of that case
+    if (!at.length) run.rows.forEach(function(r, i){ if (String(r.id) === key) at.push(i); });
     if (!at.length) throw new Error("no case '" + key + "' in run " + id);
     return Promise.all(at.map(function(i){ return fullCase(id, run, i); })).then(function(cases){
       var nodes = [el("h1", null, [key]), el("div", null, [a("#/case/" + enc(key), ["this case across runs"], "across-runs")])];
@@ -473,7 +475,8 @@ function caseAcrossPage(key){
     var strip = el("div", "strip", h.runs.slice().reverse().map(function(e){ return badge(e.status); }));
     var rows = h.runs.map(function(e){
       return el("tr", "history-row", [el("td", "mono", [(e.started_at || "").replace("T", " ").slice(0, 19)]), el("td", "key", [a(runHref(e.run), [e.run])]),
-        el("td", null, [badge(e.status), e.repeat !== null && e.repeat !== undefined ? el("span", "muted", [" repeat " + e.repeat]) : null]),
+        el("td", null, [badge(e.status), e.repeat !== null && e.repeat !== undefined ? el("span", "muted", [" repeat " + e.repeat]) : null,
+          e.variant ? el("span", "muted", [" " + e.variant]) : null]),
         el("td", "why", [e.reason || ""]), el("td", null, [a(caseHref(e.run, key), ["conversation"])])]);
     });
     var nodes = [el("h1", null, [key]),
