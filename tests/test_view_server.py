@@ -139,7 +139,7 @@ def test_read_only_local_and_locked_down(server):
     assert status == 200 and b'<script src="static/app.js"></script>' in body
     assert "script-src 'self'" in headers["Content-Security-Policy"]
     assert headers["X-Content-Type-Options"] == "nosniff"
-    for name in ("static/app.js", "static/app.css"):
+    for name in ("static/page.js", "static/case.js", "static/app.js", "static/app.css"):
         assert server.get(name)[0] == 200
     assert server.get("static/..%2F..%2Fserver.py")[0] == 404
     assert server.get("static/server.py")[0] == 404
@@ -241,7 +241,7 @@ def test_export_writes_inert_data_files_named_by_number(project, tmp_path, evalr
         assert data.isascii() and b"<" not in data and b">" not in data and b"&" not in data, path
     hostile = (out / "data" / "cases.js").read_text()
     assert "odd \\u003cb\\u003eid\\u003c/b\\u003e" in hostile  # the hostile id travels, escaped
-    assert sorted(p.name for p in (out / "static").iterdir()) == ["app.css", "app.js"]
+    assert sorted(p.name for p in (out / "static").iterdir()) == ["app.css", "app.js", "case.js", "page.js"]
     assert '<meta name="evalrun-export" content="1">' in (out / "index.html").read_text()
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from .api import NotFound, Unreadable, ViewApi
 
-STATIC = ("index.html", "app.js", "app.css")
+STATIC = ("index.html", "page.js", "case.js", "app.js", "app.css")
 _TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -1,53 +1,15 @@
-// evalrun view: the single-page app over a project's runs (runner/view). No library, no build step.
-// Everything it shows came from runs and may have been written by the agent under test: every string
-// becomes a text node (el() below), never markup; control and bidi characters are shown as \uXXXX.
-(function(){
+// evalrun view: the single-page app over a project's runs (runner/view): data, pages and routes; page.js holds
+// the helpers that build the page (text nodes only), case.js a case's details. No library, no build step.
+// Loaded after page.js and case.js (index.html).
+(function(V){
 "use strict";
+var visible = V.visible, el = V.el, own = V.own, enc = V.enc, a = V.a, runHref = V.runHref, caseHref = V.caseHref, pct = V.pct, badge = V.badge, show = V.show, table = V.table, scroller = V.scroller, markOverflow = V.markOverflow, reasonsOf = V.reasonsOf, caseDetail = V.caseDetail, divergenceBox = V.divergenceBox;
+var STATUSES = V.STATUSES;
 var EXPORT = !!document.querySelector('meta[name="evalrun-export"]');
 var app = document.getElementById("app"), crumbs = document.getElementById("crumbs");
-var STATUSES = ["passed", "failed", "error", "unscored", "skipped"];
 var RANK = {failed: 0, error: 0, unscored: 0, skipped: 2, passed: 3};
 var BATCH = 200;
 
-// ------------------------------------------------------------------ building the page
-var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-function visible(text){
-  return text.replace(INVISIBLE, function(ch){ return "\\u" + ("000" + ch.charCodeAt(0).toString(16)).slice(-4); });
-}
-function el(tag, cls, children){
-  var node = document.createElement(tag);
-  if (cls) node.className = cls;
-  (children || []).forEach(function(child){
-    if (child === null || child === undefined || child === false) return;
-    node.appendChild(typeof child === "object" ? child : document.createTextNode(visible(String(child))));
-  });
-  return node;
-}
-function own(object, key){ return object !== null && typeof object === "object" && Object.prototype.hasOwnProperty.call(object, key); }
-function enc(text){ return encodeURIComponent(text); }
-function a(href, children, cls){ var node = el("a", cls, children); node.href = href; return node; }
-function runHref(id){ return "#/run/" + enc(id); }
-function caseHref(id, key){ return "#/run/" + enc(id) + "/case/" + enc(key); }
-function pct(v){ return v === null || v === undefined ? "—" : (v * 100).toFixed(1) + "%"; }
-function badge(status, extra){ return el("span", "badge s-" + String(status).replace(/[^a-z]/g, "") + (extra ? " " + extra : ""), [status]); }
-function show(value){ return value === undefined ? "—" : typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value, null, 1); }
-function table(headings, rows, cls){
-  var head = el("tr", null, headings.map(function(h){ return el("th", h.cls || null, [h.text || h]); }));
-  return scroller(el("table", cls || null, [el("thead", null, [head]), el("tbody", null, rows)]));
-}
-// A wide block scrolls in its own box, with a cue below it when it does (markOverflow).
-function scroller(inner){
-  var wrap = document.createDocumentFragment();
-  wrap.appendChild(el("div", "scroll-x", [inner]));
-  wrap.appendChild(el("div", "scroll-cue", ["\u21c6 scroll sideways for more"]));
-  return wrap;
-}
-function markOverflow(){
-  document.querySelectorAll(".scroll-x").forEach(function(box){
-    box.classList.toggle("overflowing", box.scrollWidth > box.clientWidth + 1);
-  });
-}
-window.addEventListener("resize", markOverflow);
 function setCrumbs(parts){
   crumbs.textContent = "";
   parts.forEach(function(p){ crumbs.appendChild(el("span", null, [p[1] ? a(p[1], [p[0]]) : p[0]])); });
@@ -235,13 +197,6 @@ function problemFirst(rows){
   order.sort(function(x, y){ return (own(RANK, rows[x].status) ? RANK[rows[x].status] : 0) - (own(RANK, rows[y].status) ? RANK[rows[y].status] : 0) || x - y; });
   return order;
 }
-function reasonsOf(c){
-  if (c.status === "failed") return c.failures && c.failures.length ? c.failures : ["failed"];
-  if (c.status === "error") return [c.error || "ended in error"];
-  if (c.status === "unscored") return [c.unscored_reason || "could not be scored"];
-  if (c.status === "skipped") return [c.skip_reason || "skipped"];
-  return [];
-}
 function runPage(id){
   var token = begin("run", [[id]]);
   api.run(id).then(function(run){
@@ -341,86 +296,6 @@ function caseInRunPage(id, key){
     });
   }).catch(function(err){ failed(token, err); });
 }
-function caseDetail(c){
-  var box = el("section", "case-detail", [el("div", null, [badge(c.status), " ", el("span", "muted", [c.source || ""]),
-    c.repeat !== null && c.repeat !== undefined ? el("span", "muted", [" · repeat " + c.repeat]) : null,
-    c.variant ? el("span", "muted", [" · variant " + c.variant]) : null,
-    c.conversation_source ? el("span", "muted", [" · conversation: " + c.conversation_source]) : null])]);
-  if (c.description) box.appendChild(el("p", null, [c.description]));
-  if ((c.tags || []).length) box.appendChild(el("div", "muted", ["tags: " + c.tags.join(", ")]));
-  var why = reasonsOf(c);
-  if (why.length) box.appendChild(el("div", null, [el("h3", null, [c.status === "failed" ? "Why it failed" : "What happened"]), el("ul", "why-failed", why.map(function(w){ return el("li", null, [w]); }))]));
-  if ((c.extra_calls || []).length) box.appendChild(el("div", "warn", ["extra calls: " + c.extra_calls.join(", ")]));
-  (c.judge_fallbacks || []).forEach(function(w){ box.appendChild(el("div", "warn", ["Decided without the judge: " + w])); });
-  (c.notes || []).forEach(function(w){ box.appendChild(el("div", "muted", ["Note: " + w])); });
-  if (c.metrics) box.appendChild(el("div", "muted", ["journey completion " + pct(c.metrics.journey_completion) + " · tool-call precision " + pct(c.metrics.tool_call_precision) + " · recall " + pct(c.metrics.tool_call_recall) + " · turns " + c.metrics.turns]));
-  if ((c.checks || []).length) box.appendChild(checks(c.checks));
-  if ((c.goals || []).length) box.appendChild(goals(c.goals));
-  var verdicts = argumentVerdicts(c.goals || []);
-  if (verdicts) box.appendChild(verdicts);
-  if ((c.calls || []).length) box.appendChild(el("div", "calls", [el("h3", null, ["Tool calls"])].concat(c.calls.map(function(call){
-    return el("div", call.role === "goal" ? "box ok" : call.role === "ignored_failed" ? "box meh" : "box bad", [
-      el("div", null, ["#" + (call.index + 1) + " ", el("b", null, [call.tool_name]), el("span", "muted", ["  message " + call.message + " · " + String(call.role).replace("_", " ") + (call.goal ? " → " + call.goal : "")])]),
-      el("pre", null, [show(call.arguments)]), call.note ? el("div", "muted", [call.note]) : null]);
-  }))));
-  if ((c.transcript || []).length) box.appendChild(el("div", null, [el("h3", null, ["Conversation" + (c.termination_reason ? " (ended: " + c.termination_reason + ")" : "")]), chat(c.transcript)]));
-  return box;
-}
-function checks(list){
-  var rows = list.map(function(k){
-    return el("tr", "check s-row-" + k.status, [el("td", null, [k.name, k.gate === false ? el("div", "muted", ["(does not gate)"]) : null]), el("td", null, [k.type]),
-      el("td", null, [badge(k.status)]), el("td", "num", [k.score === null || k.score === undefined ? "—" : k.score.toFixed(3)]),
-      el("td", "num", [k.threshold === null || k.threshold === undefined ? "—" : k.threshold.toFixed(3)]),
-      el("td", "why", [k.explanation || "", k.evidence && Object.keys(k.evidence).length ? el("details", null, [el("summary", null, ["evidence"]), el("pre", null, [show(k.evidence)])]) : null])]);
-  });
-  return el("div", "checks", [el("h3", null, ["Checks (every one, passing too)"]), table(["check", "type", "verdict", {text: "score", cls: "num"}, {text: "threshold", cls: "num"}, "why (the judge's reasoning)"], rows)]);
-}
-function goals(list){
-  return el("div", "goals", [el("h3", null, ["Goals"])].concat(list.map(function(g){
-    var d = g.text_decision;
-    return el("div", g.achieved ? "box ok" : "box bad", [el("b", null, [g.name]), " ", el("span", "muted", [g.type]), " ", badge(g.achieved ? "achieved" : String(g.status).replace("_", " ")),
-      el("div", null, [g.explanation]),
-      (g.missing_keywords || []).length ? el("div", null, ["missing keywords: " + g.missing_keywords.join(", ")]) : null,
-      d ? el("div", "muted", ["decided by " + d.decided_by + (d.score !== null && d.score !== undefined ? " (score " + d.score.toFixed(3) + ")" : "") + (d.reason ? ": " + d.reason : "")]) : null,
-      d && d.judge_failure ? el("div", "s-failed", ["judge failed: " + d.judge_failure]) : null]);
-  })));
-}
-function argumentVerdicts(list){
-  var rows = [];
-  list.forEach(function(g){ (g.attempts || []).forEach(function(at){ (at.arguments || []).forEach(function(v){
-    rows.push(el("tr", v.matched ? null : "mismatch", [el("td", null, [g.name + " (call #" + (at.call_index + 1) + ")"]), el("td", null, [el("code", null, [v.path])]),
-      el("td", null, [v.mode]), el("td", null, [el("code", null, [show(v.expected)])]), el("td", null, [el("code", null, [v.present ? show(v.actual) : "(absent)"])]),
-      el("td", v.matched ? "s-passed" : "s-failed", [v.matched ? "match" : "mismatch"]), el("td", "decided-by", [v.decided_by]),
-      el("td", "num", [v.score === null || v.score === undefined ? "—" : v.score.toFixed(3)]),
-      el("td", "why", [v.reason || "", v.judge_failure ? el("div", "s-failed", ["judge failed: " + v.judge_failure]) : null])]));
-  }); }); });
-  if (!rows.length) return null;
-  return el("div", "arg-verdicts", [el("h3", null, ["Arguments"]), table(["goal", "argument", "mode", "expected", "actual", "verdict", "decided by", {text: "score", cls: "num"}, "why"], rows)]);
-}
-function content(value){
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  if (Array.isArray(value)) return value.map(function(p){ return p && typeof p.text === "string" ? p.text : JSON.stringify(p); }).join("\n");
-  return JSON.stringify(value, null, 1);
-}
-function chat(messages, mark){
-  var box = el("div", "chat", []);
-  messages.forEach(function(m, n){
-    m = m && typeof m === "object" ? m : {role: "message", content: m};
-    var role = typeof m.role === "string" ? m.role : "message";
-    var cls = ["user", "assistant", "tool", "system"].indexOf(role) >= 0 ? role : "system";
-    var parts = [el("div", "who", [(n + 1) + " · " + role + (m.name ? " · " + m.name : "")])];
-    var text = content(m.content);
-    if (text) parts.push(el("div", "text", [text]));
-    (Array.isArray(m.tool_calls) ? m.tool_calls : []).forEach(function(call){
-      var f = call && call["function"] ? call["function"] : call || {};
-      parts.push(el("pre", null, ["→ " + (f.name || "?") + "(" + (typeof f.arguments === "string" ? f.arguments : JSON.stringify(f.arguments)) + ")"]));
-    });
-    box.appendChild(el("div", "msg " + cls + (mark === n + 1 ? " diverges" : ""), parts));
-  });
-  return box;
-}
-
 // ------------------------------------------------------------------ two runs side by side
 function comparePage(x, y){
   var token = begin("compare", [["compare " + x + " → " + y]]);
@@ -454,20 +329,6 @@ function flipSection(title, cls, flips, x, y){
   });
   return box;
 }
-function divergenceBox(d){
-  if (!d) return el("div", "muted", ["(the conversations were not compared)"]);
-  if (d.same) return el("div", "muted divergence-none", ["The two conversations are the same step for step: the change is in the scoring."]);
-  return el("div", "divergence", [el("div", "what", ["First divergence, step " + (d.step + 1) + ": " + d.what]),
-    el("div", "cols", [el("div", "side old", [el("div", "muted", ["old run"]), stepView(d.a)]), el("div", "side new", [el("div", "muted", ["new run"]), stepView(d.b)])])]);
-}
-function stepView(step){
-  if (!step) return el("div", "box meh", ["(nothing: the conversation had ended)"]);
-  var head = "message " + step.message + " · " + step.role;
-  if (step.kind === "tool_call") return el("div", "box bad step", [el("div", "muted", [head]), el("b", null, ["→ " + step.tool]), el("pre", null, [show(step.arguments)])]);
-  if (step.kind === "tool_result") return el("div", "box bad step", [el("div", "muted", [head + " · result of " + (step.tool || "a tool")]), el("pre", null, [step.text])]);
-  return el("div", "box bad step", [el("div", "muted", [head]), el("div", "text", [step.text])]);
-}
-
 // ------------------------------------------------------------------ one case across runs
 function caseAcrossPage(key){
   var token = begin("history", [["case " + key]]);
@@ -501,4 +362,4 @@ function route(){
 }
 window.addEventListener("hashchange", route);
 route();
-})();
+})(evalrunView);
