@@ -187,6 +187,7 @@ def test_another_host_is_served_with_a_warning(project):
         assert running.get("api/runs", headers={"Host": f"192.0.2.7:{port}"})[0] == 200
     finally:
         running.stop()
+    assert running.process.returncode == 0  # SIGTERM stops it as Ctrl-C does: a clean exit
     assert running.stderr.startswith("evalrun view: warning: listening on 0.0.0.0: anyone who can reach this address "
                                      "can read every conversation of these runs\n")
 
