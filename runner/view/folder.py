@@ -10,6 +10,7 @@ links are resolved.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -24,18 +25,30 @@ class NoRuns(Exception):
 
 
 class RunsRoot:
-    """The runs under one folder, found again by every `scan` (a run that starts while the app is open appears)."""
+    """The runs under one folder, found again by `scan` at most once a second (a run that starts while the app is
+    open appears)."""
+
+    SCAN_KEPT_S = 1.0  # a scan answers the requests of the next second (a page asks for a run and its chunks)
 
     def __init__(self, given: Path):
         self.given = given
         project = given / REPORTS_DIR
         self.root = (project if project.is_dir() else given).resolve()
         self.single = is_run_folder(self.root)  # the folder given is one run
+        self._kept: Optional[tuple[float, dict[str, Path]]] = None
 
     def scan(self) -> dict[str, Path]:
         """run id -> its folder, for every run under the root."""
         if self.single:
             return {self.root.name: self.root}
+        kept = self._kept
+        if kept is not None and time.monotonic() - kept[0] < self.SCAN_KEPT_S:
+            return kept[1]
+        found = self._scan()
+        self._kept = (time.monotonic(), found)
+        return found
+
+    def _scan(self) -> dict[str, Path]:
         found: dict[str, Path] = {}
         try:
             entries = list(os.scandir(self.root))
