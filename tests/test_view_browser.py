@@ -82,7 +82,8 @@ def layout_problems(b: Browser) -> list:
       document.querySelectorAll('main *, header *').forEach(node => {  // nothing reaches past the window's edge
         const r = node.getBoundingClientRect();
         if (r.width && r.right > page.clientWidth + 1 && !node.closest('.scroll-x'))
-          out.push('past the edge: ' + node.tagName + '.' + node.className + ' ' + (node.textContent || '').slice(0, 40));
+          out.push('past the edge: ' + node.tagName + '.' + node.className + ' ' +
+                   (node.textContent || '').slice(0, 40));
       });
       document.querySelectorAll('.scroll-x').forEach((box, n) => {
         if (box.scrollWidth > box.clientWidth + 1) {
@@ -157,7 +158,8 @@ def walk(b: Browser, base: str, shots: Path, label: str) -> None:
     go(b, base, f"#/compare/{q(OLD)}/{q(NEW)}", "compare")
     failing = b.evaluate("Array.from(document.querySelectorAll('.newly-failing .flip h3 a')).map(a => a.textContent)")
     assert failing == ["bank-one-transfer", "bank-two-turns"]
-    assert text(b, ".gate").startswith("Baseline gate: the new run falls behind the old one: --baseline OLD would exit 1")
+    assert text(b, ".gate").startswith("Baseline gate: the new run falls behind the old one: "
+                                       "--baseline OLD would exit 1")
     first = b.evaluate("document.querySelector('.newly-failing .divergence .what').textContent")
     assert first == "First divergence, step 2: transfer_funds called with different arguments: amount"
     sides = b.evaluate("Array.from(document.querySelectorAll('.newly-failing .flip')[0].querySelectorAll('.side pre'))"

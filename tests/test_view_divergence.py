@@ -3,7 +3,6 @@ the bundled bank agent with a change between them, compared as `evalrun view` co
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

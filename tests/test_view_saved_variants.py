@@ -35,5 +35,6 @@ def test_one_case_under_two_variants_is_two_results(tmp_path):
 
 def test_one_case_twice_in_one_variant_is_still_refused(tmp_path):
     path = report(tmp_path, [case("agent=a"), case("agent=a")])
-    with pytest.raises(NotAReport, match=r"cases\[1\]: case 'lookup' variant agent=a is listed twice \(also cases\[0\]\)"):
+    with pytest.raises(NotAReport,
+                       match=r"cases\[1\]: case 'lookup' variant agent=a is listed twice \(also cases\[0\]\)"):
         load_report(path)

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
@@ -235,7 +234,8 @@ def test_export_writes_inert_data_files_named_by_number(project, tmp_path, evalr
     code, stdout, err = evalrun(tmp_path, "view", str(project), "--export", str(out))
     assert (code, err) == (0, "") and stdout == f"wrote the app over 5 run(s) to {out}: open {out / 'index.html'}\n"
     names = sorted(p.name for p in (out / "data").iterdir())
-    assert "run-99.js" not in names and {"runs.js", "cases.js", "run-0.js", "run-0-chunk-0.js", "compare-0.js"} <= set(names)
+    assert "run-99.js" not in names
+    assert {"runs.js", "cases.js", "run-0.js", "run-0-chunk-0.js", "compare-0.js"} <= set(names)
     assert all(re.fullmatch(r"(runs|cases|run-\d+(-chunk-\d+)?|compare-\d+)\.js", n) for n in names)
     for path in (out / "data").iterdir():
         data = path.read_bytes()

@@ -42,7 +42,8 @@ def make_project(root: Path) -> Path:
     write(reports / BROKEN / "report.json", '{"version": "2", "summary": {"total": ')
     going = reports / GOING
     going.mkdir()
-    lines = {json.loads(line)["id"]: line for line in (reports / OLD / "results.jsonl").read_bytes().splitlines(keepends=True)}
+    saved = (reports / OLD / "results.jsonl").read_bytes().splitlines(keepends=True)
+    lines = {json.loads(line)["id"]: line for line in saved}
     # two finished cases (chosen by id: a run writes its lines in the order its cases end), a third half written
     (going / "results.jsonl").write_bytes(lines["bank-one-transfer"] + lines["bank-two-turns"]
                                           + lines["bank-insufficient-funds"][:40])
@@ -107,7 +108,8 @@ def _matrix_run(source: Path, folder: Path) -> None:
     head = {k: v for k, v in report.items() if k != "cases"}
     head["started_at"] = "2999-01-01T00:00:00+00:00"  # the newest run
     head["matrix"] = {"axes": {"agent": ["bank_v1", "bank_v2"]},
-                      "variants": [variant("bank_v1", v1["passed"], v1["failed"]), variant("bank_v2", len(report["cases"]), 0)],
+                      "variants": [variant("bank_v1", v1["passed"], v1["failed"]),
+                                   variant("bank_v2", len(report["cases"]), 0)],
                       "disagreements": disagree}
     head["summary"] = {**v1, "total": len(cases), "passed": v1["passed"] + len(report["cases"])}
     folder.mkdir(parents=True)

@@ -44,12 +44,6 @@ class ViewApi:
         data = self.run_data(run_id)
         return run_json(data)
 
-    def chunk(self, run_id: str, k: int) -> list[dict[str, Any]]:
-        data = self.run_data(run_id)
-        if not 0 <= k < len(data.chunks):
-            raise NotFound(f"run '{run_id}' has no chunk {k}")
-        return data.chunk(k)
-
     def chunk_gzip(self, run_id: str, k: int) -> bytes:
         """The chunk as the gzip member the report made (sent with Content-Encoding: gzip)."""
         import base64

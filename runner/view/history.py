@@ -26,7 +26,8 @@ def case_history(key: str, runs: RunsRoot, summaries: Summaries, store: RunStore
     for row in searched:
         results = runs.file(row["id"], "results.jsonl", found_runs)
         try:
-            entries = _from_results(results, key, case_id) if results is not None else _from_store(store, row["id"], key)
+            entries = (_from_results(results, key, case_id) if results is not None
+                       else _from_store(store, row["id"], key))
         except (OSError, NotAReport, KeyError):
             continue
         found += [entry(row, case) for case in entries]

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional
 from ..report.compare import case_key
 from ..report.html_data import write_data, write_encoded
 from ..report.html_split import encode
-from ..report.saved import NotAReport, load_report, parse_report_json
+from ..report.saved import load_report, parse_report_json
 from ..report.saved_stream import SavedCase, Unstreamable, browser_json, stream_report
 from .folder import RunsRoot
 
@@ -153,5 +153,3 @@ def _finish(run_id: str, header: dict[str, Any], element: str, variants: bool = 
         row["key"] = view_key(row)
     return run
 
-
-__all__ = ["RunData", "RunStore", "NotAReport", "view_key"]

@@ -44,7 +44,8 @@ def case(n: int) -> dict:
     verdict = {"path": "amount", "mode": "strict", "expected": amount, "actual": amount if passed else amount + 1,
                "matched": passed, "decided_by": "number", "reason": "equal" if passed else "expected other"}
     result = CaseResult.model_validate({
-        "id": f"case-{n:05d}", "status": "passed" if passed else "failed", "source": f"suites/s{n // 100}.yaml:{n % 100 * 9 + 3}:5",
+        "id": f"case-{n:05d}", "status": "passed" if passed else "failed",
+        "source": f"suites/s{n // 100}.yaml:{n % 100 * 9 + 3}:5",
         "description": f"Transfer number {n}", "tags": ["bench", f"group-{n % 10}"],
         "metrics": {"journey_success": passed, "journey_completion": 1.0 if passed else 0.0, "tool_call_precision": 1.0,
                     "tool_call_recall": 1.0, "tool_parameter_f1": 1.0, "text_match": None, "turns": 1,
@@ -93,8 +94,9 @@ def make_history(root: Path, runs: int, cases: int) -> None:
 
 class Server:
     def __init__(self, folder: Path):
-        self.process = subprocess.Popen([sys.executable, "-m", "runner", "view", str(folder), "--port", "0", "--no-open"],
-                                        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "runner", "view", str(folder), "--port", "0", "--no-open"],
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.process.stdout.readline()), daemon=True)
         reader.start()
