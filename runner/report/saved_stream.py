@@ -218,7 +218,7 @@ def _key(data: Any) -> tuple:
     """A case's identity (id, run, repeat, variant), checked for the types the models allow before it is hashed."""
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise Unstreamable("a case is not an object with an id")
-    run, repeat = data.get("run"), data.get("repeat")
+    run, repeat, variant = data.get("run"), data.get("repeat"), data.get("variant")
     if not (isinstance(run, (int, type(None))) and isinstance(repeat, (int, type(None)))):
         raise Unstreamable("a case's run or repeat is not a number")
     variant = data.get("variant")  # a --matrix run: one case per variant

@@ -45,6 +45,7 @@ OPTIONS = {
                     "--cache>no_cache --no-cache -c/--config",
     "cache info": "path -c/--config",
     "cache clear": "--older-than path -c/--config",
+    "view": "folder --port --host --export --open/--no-open>open",
 }
 
 
