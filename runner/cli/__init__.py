@@ -16,7 +16,7 @@ import sys
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from .. import __version__
-from . import authoring, cache, redteam, reports, run, suites
+from . import authoring, cache, mutate, redteam, reports, run, suites
 
 # The exit codes main() decides itself; a command returns its own (the whole list, 0-5, is in
 # runner.results.summary, too heavy to import for `evalrun --help`; a test keeps the two equal).
@@ -49,6 +49,7 @@ COMMANDS: dict[str, Command] = {
     "import": Command(authoring.add_import, authoring.cmd_import),
     "redteam": Command(redteam.add_redteam, redteam.cmd_redteam),
     "cache": Command(cache.add_cache, cache.cmd_cache),
+    "mutate": Command(mutate.add_mutate, mutate.cmd_mutate),
 }
 
 DESCRIPTION = """\
@@ -78,6 +79,7 @@ conversation against its goals and reports the result.
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
   evalrun redteam list             the red-team attack catalogue, one line per attack
   evalrun redteam plan suites/ -o suites/redteam/   attack suites made from your cases
+  evalrun mutate suites/           how strong the suites are: mutants of each recording they should fail
   evalrun cache info               where the disk cache of model answers is (`cache clear` forgets it)
 
 Exit codes (as pytest): 0 all passed, 1 some failed, 2 interrupted, 3 errors kept cases from being
