@@ -32,7 +32,9 @@ def diagnose(case: Case, original: CaseResult, mutant: Mutant, locator: Locator,
 def _show(value: Any) -> str:
     from ..secrets import redact
 
-    text = redact(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    plain = isinstance(value, str) and value.isprintable() and value.strip() == value and value != ""
+    # a text with control characters (or that YAML would read otherwise) is shown as JSON, quoted and escaped
+    text = redact(value if plain else json.dumps(value, ensure_ascii=False, default=str))
     return text if len(text) <= 60 else text[:59] + "…"
 
 

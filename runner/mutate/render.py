@@ -62,8 +62,10 @@ def _where(mutant: dict[str, Any]) -> str:
 
 
 def _cell(text: Any) -> str:
-    """A Markdown table cell: one line, pipes and markup characters escaped."""
-    out = str(text if text is not None else "")
+    """A Markdown table cell: one line, control characters made visible, pipes and markup characters escaped."""
+    from ..report.console import visible
+
+    out = visible(str(text if text is not None else ""))
     for ch in "\\`*_[]<>|#":
         out = out.replace(ch, "\\" + ch)
     return " ".join(out.split())
@@ -105,7 +107,11 @@ _STYLE = ("body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}tab
 
 
 def html_page(data: dict[str, Any]) -> str:
-    e = html.escape
+    from ..report.console import visible
+
+    def e(text: Any) -> str:
+        return html.escape(visible(str(text)))
+
     totals = data["totals"]
     body = [f"<h1>evalrun mutate</h1><p>{totals['mutated']} of {totals['cases']} cases mutated (seed {data['seed']})"
             f": {totals['killed']} killed, {totals['survived']} survived, {totals['equivalent']} equivalent. "
