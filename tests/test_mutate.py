@@ -50,7 +50,7 @@ def test_a_mutant_and_the_same_conversation_played_live_get_the_same_verdict(tmp
     (folder / "transfer.json").write_text(json.dumps(transcript), encoding="utf-8")
     suite = folder / "missing_order.yaml"
     loaded, roots, refs = _collected([suite])
-    mutator = CaseMutator(loaded, roots, MutateOptions(seed=3, per_case=40, cache=False))
+    mutator = CaseMutator(loaded, roots, MutateOptions(seed=3, per_case=40, no_cache="off"))
     [outcome] = mutator.mutate(refs[0])
     case = mutator.runner.load(refs[0])
     from runner.transcripts.transcript_file import read_recording
@@ -179,7 +179,7 @@ def test_numbers_ids_and_facts_in_text_change_as_an_agent_would_get_them_wrong()
 def test_every_mutant_changes_the_conversation_in_one_place_and_never_the_recording(tmp_path):
     folder = _copy(tmp_path)
     loaded, roots, refs = _collected([folder / "missing_order.yaml"])
-    mutator = CaseMutator(loaded, roots, MutateOptions(cache=False))
+    mutator = CaseMutator(loaded, roots, MutateOptions(no_cache="off"))
     case = mutator.runner.load(refs[0])
     from runner.transcripts.transcript_file import read_recording
 

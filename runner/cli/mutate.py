@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .options import add_config, add_paths, add_selection, at_least_one, share
+from .options import add_config, add_no_cache, add_paths, add_selection, at_least_one, share
 
 HELP = """\
 Score each case that passes on its recording (its `transcript:`, or --replay RUN_DIR's conversations) on
@@ -30,7 +30,7 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
     add_paths(command)
     add_config(command)
     add_selection(command)
-    command.add_argument("--replay", type=Path, metavar="RUN_DIR",
+    command.add_argument("--replay", type=Path, metavar="DIR",
                          help="mutate the conversations this run folder saved (its conversations.jsonl), or those of a "
                          "folder of <case id>.json transcripts")
     command.add_argument("--judged", action="store_true",
@@ -43,10 +43,10 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
     command.add_argument("--format", choices=("console", "json", "md", "html"), default="console",
                          help="what to print (default console); the folder gets json, md and html whatever this says")
     command.add_argument("-o", "--output", type=Path, metavar="DIR", help="the folder to write the report files into")
-    command.add_argument("-j", "--jobs", type=at_least_one, default=None, metavar="N",
+    command.add_argument("-j", "--concurrency", type=at_least_one, default=None, metavar="N",
                          help="worker processes (default: every core)")
-    command.add_argument("--no-cache", action="store_true", help="score every mutant again (the cache is "
-                         "keyed on the case, its recording, the config, the seed and evalrun's version)")
+    add_no_cache(command, help="score every mutant again (a case's outcome is cached, keyed on the case, its "
+                 "recording, the config, the seed and evalrun's version; with --judged the judge's answers too)")
     command.add_argument("-v", "--verbose", action="store_true", help="list every survivor and equivalent mutant")
 
 
@@ -66,8 +66,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
               "conversations.jsonl, or a folder of <case id>.json transcripts)", file=sys.stderr)
         return EXIT_USAGE
     options = MutateOptions(seed=args.seed, per_case=args.mutants_per_case, judged=args.judged,
-                            replay_dir=replay, cache=not args.no_cache)
-    outcome = run_mutate(args.paths, options, jobs=args.jobs or os.cpu_count() or 1, filters=args.filter,
+                            replay_dir=replay, no_cache=args.no_cache or False)
+    outcome = run_mutate(args.paths, options, jobs=args.concurrency or os.cpu_count() or 1, filters=args.filter,
                          tags=args.tag, config_path=args.config, output=args.output, min_kill_rate=args.min_kill_rate)
     for diagnostic in outcome.diagnostics:
         print(diagnostic, file=sys.stderr)

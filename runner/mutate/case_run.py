@@ -38,7 +38,7 @@ class MutateOptions:
     per_case: int = 20
     judged: bool = False
     replay_dir: Optional[Path] = None
-    cache: bool = True
+    no_cache: "bool | str" = False  # as --cache/--no-cache say: False (on), "refresh" (write only), "off"
 
 
 class CaseMutator:
@@ -50,7 +50,7 @@ class CaseMutator:
         scoring = loaded if options.judged else loaded.model_copy(
             update={"config": loaded.config.model_copy(update={"judge": None})})
         self.runner = CaseRunner(scoring, RunOptions(replay_dir=options.replay_dir, concurrency=1), roots=roots)
-        self.cache_dir = loaded.resolve(loaded.config.cache_dir) / "mutate" if options.cache else None
+        self.cache_dir = None if options.no_cache == "off" else loaded.resolve(loaded.config.cache_dir) / "mutate"
         self._config_key = json.dumps(scoring.config.model_dump(mode="json"), sort_keys=True, default=str)
 
     def mutate(self, ref: CaseRef) -> list[CaseMutation]:
@@ -160,7 +160,7 @@ class CaseMutator:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _cached(self, key: Optional[str]) -> Optional[CaseMutation]:
-        if key is None or self.cache_dir is None:
+        if key is None or self.cache_dir is None or self.options.no_cache:
             return None
         try:
             return CaseMutation.from_json(json.loads((self.cache_dir / f"{key}.json").read_text(encoding="utf-8")))

@@ -51,6 +51,9 @@ def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, 
         return MutateOutcome(EXIT_USAGE, diagnostics)
     if not index.refs:
         return MutateOutcome(EXIT_NOTHING, diagnostics, problem="no cases collected")
+    from ..llm.runtime import configure  # cheap: litellm is imported only when a judge is asked (--judged)
+
+    configure(concurrency=4, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=options.no_cache)
     mutator = CaseMutator(loaded, roots, options)
     cases = mutate_cases(index.refs, mutator, jobs)
     report = MutateReport(cases, options.seed, options.per_case, options.judged, min_kill_rate)
