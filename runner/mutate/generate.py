@@ -3,6 +3,7 @@ change nothing) removed, then at most N chosen, the families taking turns so tha
 choice is seeded by --seed and the case's id only: the same mutants on any machine and any number of cores."""
 from __future__ import annotations
 
+import json
 import random
 from typing import Any, Optional
 
@@ -20,31 +21,29 @@ def case_mutants(case: Case, messages: list[dict], original: CaseResult, *, seed
                  declared_tools: Optional[list[tuple[str, str]]] = None) -> list[Mutant]:
     """At most `limit` mutants of `messages` (the recording `original` scored), chosen with `seed`."""
     context = mutation_context(case, messages, original, random.Random(f"{seed}:{case.id}:make"), declared_tools)
-    import json
+    pools = {family: list(module.mutants(context)) for family, module in FAMILIES.items()}
+    return choose_mutants(pools, limit, random.Random(f"{seed}:{case.id}:choose"), messages)
 
+
+def choose_mutants(pools: dict[str, list[Mutant]], limit: int, rng: random.Random,
+                   messages: list[dict]) -> list[Mutant]:
+    """Round robin over the families, each pool shuffled: `limit` mutants, as varied as the pools allow. A
+    candidate that makes the recording itself, or a conversation already chosen, is passed over; only the
+    candidates looked at are made (a case has several times more than are chosen)."""
     seen = {json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)}
-    pools: dict[str, list[Mutant]] = {}
-    for family, module in FAMILIES.items():
-        unique = []
-        for mutant in module.mutants(context):
-            key = mutant.fingerprint()
-            if key not in seen:
-                seen.add(key)
-                unique.append(mutant)
-        pools[family] = unique
-    return choose_mutants(pools, limit, random.Random(f"{seed}:{case.id}:choose"))
-
-
-def choose_mutants(pools: dict[str, list[Mutant]], limit: int, rng: random.Random) -> list[Mutant]:
-    """Round robin over the families, each pool shuffled: `limit` mutants, as varied as the pools allow."""
     for pool in pools.values():
         rng.shuffle(pool)
     chosen: list[Mutant] = []
     queues = [list(pool) for pool in pools.values()]
     while len(chosen) < limit and any(queues):
         for queue in queues:
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
+            while queue and len(chosen) < limit:
+                mutant = queue.pop(0)
+                key = mutant.fingerprint()
+                if key not in seen:
+                    seen.add(key)
+                    chosen.append(mutant)
+                    break
     return chosen
 
 

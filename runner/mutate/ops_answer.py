@@ -42,7 +42,10 @@ def _negated(text: str) -> str:
 
 
 def _with(context: MutationContext, index: int, operator: str, what: str, new: str) -> Mutant:
-    messages = copied(context.messages)
-    old = messages[index]["content"]
-    messages[index]["content"] = new
-    return Mutant("answer", operator, f"answer {what}", messages, message=index + 1, before=old, after=new)
+    def make() -> list[dict]:
+        messages = copied(context.messages)
+        messages[index]["content"] = new
+        return messages
+
+    return Mutant("answer", operator, f"answer {what}", make, message=index + 1,
+                  before=context.messages[index]["content"], after=new)

@@ -37,20 +37,26 @@ def _wrong_values(value: Any, seen: list[str], context: MutationContext) -> list
 
 
 def _changed(context: MutationContext, site: CallSite, path: tuple, old: Any, new: Any, operator: str) -> Mutant:
-    messages = copied(context.messages)
-    set_arguments(messages, site, replaced_at(site.arguments, path, new))
+    def make() -> list[dict]:
+        messages = copied(context.messages)
+        set_arguments(messages, site, replaced_at(site.arguments, path, new))
+        return messages
+
     where = dotted(path)
     return Mutant("arguments", operator, f"{site.name}: `{where}` {_short(old)} -> {_short(new)} "
-                  f"({OPERATORS[operator]})", messages,
+                  f"({OPERATORS[operator]})", make,
                   message=site.message_index + 1, call_index=site.call_index, arg_path=where, before=old, after=new)
 
 
 def _dropped(context: MutationContext, site: CallSite, path: tuple, old: Any) -> Mutant:
-    messages = copied(context.messages)
-    set_arguments(messages, site, dropped_at(site.arguments, path))
+    def make() -> list[dict]:
+        messages = copied(context.messages)
+        set_arguments(messages, site, dropped_at(site.arguments, path))
+        return messages
+
     where = dotted(path)
     operator = "drop_item" if isinstance(path[-1], int) else "drop_key"
-    return Mutant("arguments", operator, f"{site.name}: `{where}` ({_short(old)}) dropped", messages,
+    return Mutant("arguments", operator, f"{site.name}: `{where}` ({_short(old)}) dropped", make,
                   message=site.message_index + 1, call_index=site.call_index, arg_path=where, before=old)
 
 

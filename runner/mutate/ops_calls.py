@@ -7,7 +7,7 @@ import json
 from typing import Iterator
 
 from .context import MutationContext, choose
-from .mutant import Mutant, call_of, copied, result_index
+from .mutant import CallSite, Mutant, call_of, copied, result_index
 
 
 def mutants(context: MutationContext) -> Iterator[Mutant]:
@@ -20,32 +20,38 @@ def mutants(context: MutationContext) -> Iterator[Mutant]:
 
 def _dropped(context: MutationContext) -> Iterator[Mutant]:
     for site in context.sites:
-        messages = copied(context.messages)
-        answer = result_index(messages, site)
-        if answer is not None:
-            del messages[answer]
-        holder = messages[site.message_index]
-        del holder["tool_calls"][site.position]
-        if not holder["tool_calls"]:
-            del holder["tool_calls"]
-            if not (isinstance(holder.get("content"), str) and holder["content"].strip()):
-                del messages[site.message_index]
-        yield Mutant("calls", "drop_call", f"call {site.call_index} to {site.name} dropped", messages,
+        def make(site: CallSite = site) -> list[dict]:
+            messages = copied(context.messages)
+            answer = result_index(messages, site)
+            if answer is not None:
+                del messages[answer]
+            holder = messages[site.message_index]
+            del holder["tool_calls"][site.position]
+            if not holder["tool_calls"]:
+                del holder["tool_calls"]
+                if not (isinstance(holder.get("content"), str) and holder["content"].strip()):
+                    del messages[site.message_index]
+            return messages
+
+        yield Mutant("calls", "drop_call", f"call {site.call_index} to {site.name} dropped", make,
                      message=site.message_index + 1, call_index=site.call_index, before=site.name)
 
 
 def _duplicated(context: MutationContext) -> Iterator[Mutant]:
     for site in context.sites:
-        messages = copied(context.messages)
-        call = copy.deepcopy(call_of(messages, site))
-        call["id"] = f"{call.get('id') or 'call'}-again"
-        answer = result_index(messages, site)
-        at = (answer if answer is not None else site.message_index) + 1
-        new = [{"role": "assistant", "content": None, "tool_calls": [call]}]
-        if answer is not None:
-            new.append({**copy.deepcopy(messages[answer]), "tool_call_id": call["id"]})
-        messages[at:at] = new
-        yield Mutant("calls", "duplicate_call", f"call {site.call_index} to {site.name} made twice", messages,
+        def make(site: CallSite = site) -> list[dict]:
+            messages = copied(context.messages)
+            call = copy.deepcopy(call_of(messages, site))
+            call["id"] = f"{call.get('id') or 'call'}-again"
+            answer = result_index(messages, site)
+            at = (answer if answer is not None else site.message_index) + 1
+            new = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+            if answer is not None:
+                new.append({**copy.deepcopy(messages[answer]), "tool_call_id": call["id"]})
+            messages[at:at] = new
+            return messages
+
+        yield Mutant("calls", "duplicate_call", f"call {site.call_index} to {site.name} made twice", make,
                      message=site.message_index + 1, call_index=site.call_index, before=site.name)
 
 
@@ -54,14 +60,18 @@ def _swapped(context: MutationContext) -> Iterator[Mutant]:
     for first, second in zip(context.sites, context.sites[1:]):
         if (first.name, first.arguments) == (second.name, second.arguments):
             continue
-        messages = copied(context.messages)
-        a, b = call_of(messages, first), call_of(messages, second)
-        a["function"], b["function"] = b["function"], a["function"]
-        ra, rb = result_index(messages, first), result_index(messages, second)
-        if ra is not None and rb is not None:
-            messages[ra]["content"], messages[rb]["content"] = messages[rb].get("content"), messages[ra].get("content")
+
+        def make(first: CallSite = first, second: CallSite = second) -> list[dict]:
+            messages = copied(context.messages)
+            a, b = call_of(messages, first), call_of(messages, second)
+            a["function"], b["function"] = b["function"], a["function"]
+            ra, rb = result_index(messages, first), result_index(messages, second)
+            if ra is not None and rb is not None:
+                messages[ra]["content"], messages[rb]["content"] = messages[rb].get("content"), messages[ra].get("content")
+            return messages
+
         yield Mutant("calls", "swap_calls", f"calls {first.call_index} ({first.name}) and {second.call_index} "
-                     f"({second.name}) swapped", messages, message=first.message_index + 1,
+                     f"({second.name}) swapped", make, message=first.message_index + 1,
                      call_index=first.call_index, before=[first.name, second.name], after=[second.name, first.name])
 
 
@@ -71,10 +81,14 @@ def _siblings(context: MutationContext) -> Iterator[Mutant]:
         if not others:
             continue
         sibling = choose(context.rng, others)
-        messages = copied(context.messages)
-        call_of(messages, site)["function"]["name"] = sibling
+
+        def make(site: CallSite = site, sibling: str = sibling) -> list[dict]:
+            messages = copied(context.messages)
+            call_of(messages, site)["function"]["name"] = sibling
+            return messages
+
         yield Mutant("calls", "sibling_tool", f"call {site.call_index} to {site.name} made to {sibling} instead",
-                     messages, message=site.message_index + 1, call_index=site.call_index, before=site.name,
+                     make, message=site.message_index + 1, call_index=site.call_index, before=site.name,
                      after=sibling)
 
 
@@ -85,12 +99,15 @@ def _extra_write(context: MutationContext) -> Iterator[Mutant]:
         return
     tool = choose(context.rng, context.write_tools)
     arguments = next((s.arguments for s in reversed(context.sites) if s.name == tool and s.arguments), {})
-    messages = copied(context.messages)
-    call = {"id": "mutant-extra", "type": "function",
-            "function": {"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)}}
-    texts = context.answer_messages or [len(messages)]
-    at = texts[-1]
-    messages[at:at] = [{"role": "assistant", "content": None, "tool_calls": [call]},
-                       {"role": "tool", "tool_call_id": "mutant-extra", "content": "ok"}]
-    yield Mutant("calls", "extra_write", f"an extra call to {tool}", messages, message=at + 1,
+    at = (context.answer_messages or [len(context.messages)])[-1]
+
+    def make() -> list[dict]:
+        messages = copied(context.messages)
+        call = {"id": "mutant-extra", "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+        messages[at:at] = [{"role": "assistant", "content": None, "tool_calls": [call]},
+                           {"role": "tool", "tool_call_id": "mutant-extra", "content": "ok"}]
+        return messages
+
+    yield Mutant("calls", "extra_write", f"an extra call to {tool}", make, message=at + 1,
                  call_index=sum(1 for s in context.sites if s.message_index < at), after=tool)

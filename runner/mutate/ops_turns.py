@@ -16,4 +16,5 @@ def mutants(context: MutationContext) -> Iterator[Mutant]:
     if cut >= len(context.messages):
         return
     yield Mutant("turns", "cut_last_turn", f"conversation cut before message {cut + 1} "
-                 f"({len(context.messages) - cut} message(s) gone)", copied(context.messages[:cut]), message=cut + 1)
+                 f"({len(context.messages) - cut} message(s) gone)", lambda: copied(context.messages[:cut]),
+                 message=cut + 1)
