@@ -1,6 +1,6 @@
 """`evalrun mutate` as a user runs it: the survivors and the suite lines that let them through on the weak suites
 and the bundled ones, the kill rate after the suggested fixes, the report files, hostile agent text, the exit
-codes (in-process, and once as a real process for the CI gate)."""
+codes (in-process; as a real process for the CI gate and for a stop by a real signal)."""
 from __future__ import annotations
 
 import json
@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from runner.cli import main
 from tests.cli_helpers import cli_env, write
@@ -139,3 +141,39 @@ def test_the_ci_gate_exits_1_naming_the_weakest_cases_as_a_real_process(tmp_path
     assert completed.returncode == 1, completed.stderr
     assert completed.stdout.splitlines()[-1] == ("FAILED --min-kill-rate 0.85: weakest: weak-ignored-arguments, "
                                                  "weak-missing-order")
+
+
+STOPPER = """
+import multiprocessing, os, signal
+
+def stop(case, options):
+    if case.id == "c3":  # the third case: two have finished, the rest have not started (-j 1)
+        target = os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+        os.kill(target, getattr(signal, options["signal"]))
+    return True
+"""
+
+
+@pytest.mark.parametrize("signame, jobs", [("SIGINT", "1"), ("SIGTERM", "1"), ("SIGINT", "2")])
+def test_a_stop_keeps_what_finished_in_a_valid_report_and_exits_2(tmp_path, signame, jobs):
+    folder = tmp_path / "s"
+    shutil.copytree(DATA / "fixed", folder)
+    (folder / "stopper.py").write_text(STOPPER, encoding="utf-8")
+    case = (folder / "missing_order.yaml").read_text(encoding="utf-8")
+    for n in range(1, 7):
+        text = case.replace("id: fixed-missing-order", f"id: c{n}").replace(
+            "checks:\n", f"checks:\n  - {{type: python, function: \"stopper:stop\", options: {{signal: {signame}}}}}\n")
+        (folder / f"c{n}.yaml").write_text(text, encoding="utf-8")
+    for name in ("ignored_arguments.yaml", "loose_keywords.yaml", "missing_order.yaml"):
+        (folder / name).unlink()
+    completed = subprocess.run([sys.executable, "-m", "runner", "mutate", ".", "-j", jobs, "-o", "out", "--cache",
+                                "off"], cwd=folder, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 2, completed.stderr
+    report = json.loads((folder / "out" / "mutate.json").read_text(encoding="utf-8"))
+    finished = [c["id"] for c in report["cases"]]
+    assert "c6" not in finished and len(finished) < 6
+    if jobs == "1":
+        assert finished == ["c1", "c2"]
+        assert "interrupted: 2 of 6 cases were mutated before the stop; the others were not" in report["notes"]
+    assert all(c["mutated"] and c["killed"] == 20 for c in report["cases"])
+    assert "evalrun mutate: interrupted" in completed.stderr

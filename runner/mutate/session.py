@@ -13,7 +13,7 @@ from .case_run import CaseMutator, MutateOptions
 from .outcome import MutateReport
 from ..suite.diagnostics import Diagnostic
 
-EXIT_OK, EXIT_WEAK, EXIT_INTERNAL, EXIT_USAGE, EXIT_NOTHING = 0, 1, 3, 4, 5
+EXIT_OK, EXIT_WEAK, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NOTHING = 0, 1, 2, 3, 4, 5
 
 
 @dataclass
@@ -55,13 +55,23 @@ def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, 
 
     configure(concurrency=4, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=options.no_cache)
     mutator = CaseMutator(loaded, roots, options)
-    cases = mutate_cases(index.refs, mutator, jobs)
+    cases: list = []
+    interrupted = False
+    try:
+        mutate_cases(index.refs, mutator, jobs, cases)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (runner.signals): what finished is reported
+        interrupted = True
     report = MutateReport(cases, options.seed, options.per_case, options.judged, min_kill_rate)
     if not options.judged:
         report.notes.append("offline: no judge was asked; checks that need a model were left out (--judged asks)")
+    if interrupted:
+        report.notes.append(f"interrupted: {len({c.source for c in cases})} of {len(index.refs)} cases were mutated "
+                            "before the stop; the others were not")
     folder = output or home / DEFAULT_REPORTS_ROOT / f"mutate-{_dt.datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}"
     _write(report, folder)
     report.folder = str(folder)
+    if interrupted:
+        return MutateOutcome(EXIT_INTERRUPTED, diagnostics, report, problem="interrupted")
     if any((c.reason or "").startswith("internal error") for c in cases):
         return MutateOutcome(EXIT_INTERNAL, diagnostics, report)
     if not report.mutated():
