@@ -177,3 +177,25 @@ def test_a_stop_keeps_what_finished_in_a_valid_report_and_exits_2(tmp_path, sign
         assert "interrupted: 2 of 6 cases were mutated before the stop; the others were not" in report["notes"]
     assert all(c["mutated"] and c["killed"] == 20 for c in report["cases"])
     assert "evalrun mutate: interrupted" in completed.stderr
+
+
+def test_a_secret_in_a_mutated_argument_is_masked_in_every_format(tmp_path, monkeypatch, capsys):
+    """The value of a variable evalrun.yaml names in `api_key_env` never reaches a report file or the console,
+    whole or cut (survivor descriptions cut long values: the redactor runs first)."""
+    secret = "sk-mutate-" + "7" * 70
+    monkeypatch.setenv("MUTATE_TEST_KEY", secret)
+    folder = tmp_path / "s"
+    shutil.copytree(DATA / "fixed", folder)
+    (folder / "evalrun.yaml").write_text((folder / "evalrun.yaml").read_text(encoding="utf-8") + (
+        "judge: {model: openai/gpt-4o-mini, api_key_env: MUTATE_TEST_KEY}\n"), encoding="utf-8")
+    transcript = json.loads((folder / "transfer.json").read_text(encoding="utf-8"))
+    call = transcript["messages"][4]["tool_calls"][0]["function"]
+    call["arguments"] = json.dumps({**json.loads(call["arguments"]), "memo": secret})
+    transcript["messages"][-1]["content"] += f" Reference {secret}"
+    (folder / "transfer.json").write_text(json.dumps(transcript), encoding="utf-8")
+    code, report = _run(tmp_path, str(folder / "loose_keywords.yaml"), "--mutants-per-case", "200")
+    assert code == 0
+    assert [m for m in report["cases"][0]["mutants"] if m["status"] == "survived" and m["arg_path"] == "memo"]
+    printed = capsys.readouterr()
+    for text in [*(p.read_text(encoding="utf-8") for p in (tmp_path / "report").iterdir()), printed.out, printed.err]:
+        assert "sk-mutate-777" not in text and "7777777777" not in text

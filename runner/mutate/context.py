@@ -37,3 +37,14 @@ class MutationContext:
 
 def choose(rng: random.Random, options: list[Any]) -> Any:
     return options[rng.randrange(len(options))]
+
+
+def holds_secret(value: Any) -> bool:
+    """Whether a value holds a secret of this process (runner/secrets.py). Such a value is never changed into a
+    near copy of the secret: the redactor masks a secret, not a secret with one character changed."""
+    import json
+
+    from ..secrets import redact
+
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return redact(text) != text

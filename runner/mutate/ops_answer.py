@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .context import MutationContext
+from .context import MutationContext, holds_secret
 from .mutant import Mutant, copied
 from .values import wrong_in_text
 
@@ -16,13 +16,15 @@ def mutants(context: MutationContext) -> Iterator[Mutant]:
     for index in context.answer_messages:
         text = context.messages[index]["content"]
         yield _with(context, index, "negate", "negated", _negated(text))
-        changed = wrong_in_text(text)
-        if changed is not None:
-            yield _with(context, index, "change_fact", changed[0], changed[1])
-        for keyword in context.keywords:
-            pattern = re.compile(re.escape(keyword), re.I)
-            if pattern.search(text):
-                yield _with(context, index, "drop_keyword", f"keyword {keyword!r} removed", pattern.sub("", text))
+        # a fact changed or a word removed could leave a near copy of a secret, which no mask hides
+        if not holds_secret(text):
+            changed = wrong_in_text(text)
+            if changed is not None:
+                yield _with(context, index, "change_fact", changed[0], changed[1])
+            for keyword in context.keywords:
+                pattern = re.compile(re.escape(keyword), re.I)
+                if pattern.search(text):
+                    yield _with(context, index, "drop_keyword", f"keyword {keyword!r} removed", pattern.sub("", text))
         others = [context.messages[i]["content"] for i in context.answer_messages if i != index]
         others += [context.messages[i]["content"] for i in range(len(context.messages))
                    if i != index and context.messages[i].get("role") == "assistant"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .context import MutationContext, choose
+from .context import MutationContext, choose, holds_secret
 from .mutant import CallSite, Mutant, copied, dotted, dropped_at, leaves, replaced_at, set_arguments
 from .values import OPERATORS, wrong_dates, wrong_id, wrong_numbers
 
@@ -15,8 +15,9 @@ def mutants(context: MutationContext) -> Iterator[Mutant]:
         if not site.arguments:
             continue
         for path, value in leaves(site.arguments):
-            for what, new in _wrong_values(value, seen, context):
-                yield _changed(context, site, path, value, new, what)
+            if not holds_secret(value):
+                for what, new in _wrong_values(value, seen, context):
+                    yield _changed(context, site, path, value, new, what)
             yield _dropped(context, site, path, value)
 
 
