@@ -196,3 +196,34 @@ def test_every_mutant_changes_the_conversation_in_one_place_and_never_the_record
     texts = [json.dumps(m.messages, sort_keys=True) for m in mutants]
     assert len(set(texts)) == len(texts) and before not in texts
     assert [len(call_sites(m.messages)) for m in mutants if m.operator == "duplicate_call"] == [3, 3]
+
+
+def test_judged_asks_the_configured_judge_through_real_http_and_caches_its_outcome(tmp_path):
+    """With --judged, a judged check of the case is asked (the fake OpenAI-compatible server on 127.0.0.1) and kills
+    the negated answer that the case's loose keyword let through; a second run asks nothing."""
+    from tests.fakes.llm import token_of, verdict
+    from tests.fakes.openai_server import FakeOpenAI
+
+    def judge(request: dict) -> str:
+        negated = "will not go" in json.dumps(request["messages"])
+        return verdict(token_of(request), not negated, score=0.0 if negated else 1.0)
+
+    folder = _copy(tmp_path)
+    suite = folder / "loose_keywords.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8") + "checks:\n  - {type: semantic_match, name: same_meaning, "
+                     "reference: \"50 EUR will go from A-1 to B-2 on 2025-03-01.\"}\n", encoding="utf-8")
+    with FakeOpenAI(default=judge) as fake:
+        (folder / "evalrun.yaml").write_text((folder / "evalrun.yaml").read_text(encoding="utf-8") + (
+            f"judge: {{model: openai/fake-judge, api_base: \"{fake.base_url}\", max_retries: 0}}\n"), encoding="utf-8")
+        offline_code, offline = _mutate(tmp_path, str(suite))
+        assert fake.requests == []
+        code, judged = _mutate(tmp_path, str(suite), "--judged")
+        asked = len(fake.requests)
+        again_code, again = _mutate(tmp_path, str(suite), "--judged")
+        assert len(fake.requests) == asked > 0
+    negation = {report_name: next(m for m in report["cases"][0]["mutants"] if m["operator"] == "negate")
+                for report_name, report in (("offline", offline), ("judged", judged))}
+    assert negation["offline"]["status"] == "survived"
+    assert negation["judged"]["status"] == "killed" and "same_meaning" in negation["judged"]["detail"]
+    assert judged["cases"][0]["notes"] == [] and again["cases"] == judged["cases"]
+    assert (offline_code, code, again_code) == (0, 0, 0)

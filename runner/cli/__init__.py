@@ -3,7 +3,7 @@
 COMMANDS names every command with the function that adds its parser and the one that handles it; the
 modules beside this one hold them, a module per group: run (run, quick, rescore), suites (validate, list,
 schema, watch), reports (report, compare, merge, calibrate), authoring (init, generate, record, import,
-convert, simulate), redteam; options holds what several commands share.
+convert, simulate), redteam, cache, mutate; options holds what several commands share.
 
 Imports stay light here and in every command module (argparse, pathlib) so that `evalrun --help` answers at
 once; the library is imported inside each handler.
