@@ -199,3 +199,15 @@ def test_a_secret_in_a_mutated_argument_is_masked_in_every_format(tmp_path, monk
     printed = capsys.readouterr()
     for text in [*(p.read_text(encoding="utf-8") for p in (tmp_path / "report").iterdir()), printed.out, printed.err]:
         assert "sk-mutate-777" not in text and "7777777777" not in text
+
+
+def test_without_output_the_report_goes_to_the_projects_reports_folder_and_format_picks_what_is_printed(
+        tmp_path, capsys):
+    folder = tmp_path / "weak"
+    shutil.copytree(DATA / "weak", folder)
+    assert main(["mutate", str(folder / "missing_order.yaml"), "-j", "1", "--format", "json"]) == 0
+    [written] = list((folder / ".evalrun" / "reports").glob("mutate-*/mutate.json"))
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == json.loads(written.read_text(encoding="utf-8"))
+    assert printed.err.splitlines()[-1] == f"report: {written.parent}"
+    assert {p.name for p in written.parent.iterdir()} == {"mutate.json", "mutate.md", "mutate.html"}

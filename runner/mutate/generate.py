@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Optional
+from typing import Optional
 
 from . import ops_answer, ops_args, ops_calls, ops_turns
 from .context import MutationContext
@@ -64,7 +64,3 @@ def mutation_context(case: Case, messages: list[dict], original: CaseResult, rng
     keywords = list(dict.fromkeys(k for goal in case.text_goals() for k in goal.keywords if k.strip()))
     return MutationContext(messages, sorted(tools), writes, keywords, answers, rng)
 
-
-def describe(mutant: Mutant) -> dict[str, Any]:
-    return {"family": mutant.family, "operator": mutant.operator, "change": mutant.change,
-            "message": mutant.message, "call_index": mutant.call_index, "arg_path": mutant.arg_path}

@@ -12,7 +12,8 @@ from ..suite.reader import Document, read_document
 
 
 @lru_cache(maxsize=64)
-def _document(path: str) -> Document:
+def _document(path: str, stamp: tuple) -> Document:
+    """The file read once per version (`stamp`: its size and modification time), for all its cases' survivors."""
     doc = read_document(Path(path))
     doc.position((), key=True)  # JSON positions are computed on first need: now, before looking keys up
     return doc
@@ -38,7 +39,8 @@ class Locator:
         self.case = case
         self.shown = case.source.path
         try:
-            self.doc: Optional[Document] = _document(str(real_path))
+            stat = real_path.stat()
+            self.doc: Optional[Document] = _document(str(real_path), (stat.st_size, stat.st_mtime_ns))
         except Exception:  # a file gone since collection: the case's own line still says where
             self.doc = None
         self.base = None if self.doc is None else _case_base(self.doc, case)

@@ -35,16 +35,6 @@ class Mutant:
             self._messages = self.make()
         return self._messages
 
-    def where(self) -> str:
-        parts = []
-        if self.message is not None:
-            parts.append(f"message {self.message}")
-        if self.call_index is not None:
-            parts.append(f"call {self.call_index}")
-        if self.arg_path:
-            parts.append(f"argument {self.arg_path}")
-        return ", ".join(parts) or "the conversation"
-
     def fingerprint(self) -> str:
         """The mutated conversation as text: two operators that make the same conversation are one mutant."""
         return json.dumps(self.messages, sort_keys=True, ensure_ascii=False, default=str)

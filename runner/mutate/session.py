@@ -4,7 +4,6 @@ convention (.evalrun/reports/mutate-<time>) or --output."""
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -67,7 +66,9 @@ def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, 
     if interrupted:
         report.notes.append(f"interrupted: {len({c.source for c in cases})} of {len(index.refs)} cases were mutated "
                             "before the stop; the others were not")
-    folder = output or home / DEFAULT_REPORTS_ROOT / f"mutate-{_dt.datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}"
+    from ..results.folder import new_run_id
+
+    folder = output or home / DEFAULT_REPORTS_ROOT / f"mutate-{new_run_id(_dt.datetime.now())}"
     _write(report, folder)
     report.folder = str(folder)
     if interrupted:
