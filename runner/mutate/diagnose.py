@@ -85,7 +85,7 @@ def _numeric_or_date(value: Any) -> bool:
 
 
 def _call(case: Case, original: CaseResult, mutant: Mutant, locator: Locator) -> Finding:
-    tool = mutant.after if mutant.operator == "extra_write" else _tool(original, mutant.call_index)
+    tool = mutant.after if mutant.operator in ("extra_write", "sibling_tool") else _tool(original, mutant.call_index)
     goal = goal_of_call(original, mutant.call_index)
     if mutant.operator in ("drop_call", "sibling_tool") and goal is None:
         return _no_goal(original, mutant, locator, "nothing notices it " +
