@@ -4,7 +4,7 @@ model, the argparse parsers, the exit codes, report.json's model), or check that
 would write.
 
     python docs/gen/reference.py           write the pages
-    python docs/gen/reference.py --check   exit 1 naming each page that differs (tests/test_docs_reference.py)
+    python docs/gen/reference.py --check   exit 1 naming each page that differs (tests/docs/test_docs_reference.py)
 
 It is a tool of the repository, not of the installed package: the pages are read on the docs site, and users of
 evalrun have `evalrun --help` and `evalrun schema` for the same facts. A description missing from the code (a

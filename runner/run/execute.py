@@ -45,7 +45,7 @@ from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.opening import opening_problem
 from ..transcripts.read import TranscriptError, build_trajectory
-from ..transcripts.recording import ConversationRef
+from ..transcripts.recording import ConversationRef, Recording
 from ..transcripts.transcript_file import read_recording
 from ..transcripts.state import ReportedState
 
@@ -191,8 +191,14 @@ class CaseRunner:
         if other is not None:  # another conversation: no verdict on it is this case's
             return CaseResult(**base, status="error", error=other, transcript_path=str(path),
                               termination_reason=recording.termination_reason, transcript=recording.messages)
-        result = self._score(case, recording.messages, recording.termination_reason, base, transcript_path=str(path),
-                             normalized=True, state=recording.state)
+        return self.score_recording(case, recording, base, transcript_path=str(path))
+
+    def score_recording(self, case: Case, recording: Recording, base: dict, *,
+                        transcript_path: Optional[str]) -> CaseResult:
+        """A recorded conversation's result, as a replay scores it: the one path `evalrun mutate` scores its
+        mutants through too (a mutant is a recording changed in one place)."""
+        result = self._score(case, recording.messages, recording.termination_reason, base,
+                             transcript_path=transcript_path, normalized=True, state=recording.state)
         return not_passed_on_part(result, recording.problems)
 
     async def _run_live(self, case: Case, base: dict) -> CaseResult:

@@ -3,7 +3,7 @@
 COMMANDS names every command with the function that adds its parser and the one that handles it; the
 modules beside this one hold them, a module per group: run (run, quick, rescore), suites (validate, list,
 schema, watch), reports (report, compare, merge, calibrate), authoring (init, generate, record, import,
-convert, simulate), redteam, cache, view; options holds what several commands share.
+convert, simulate), redteam, cache, mutate, view; options holds what several commands share.
 
 Imports stay light here and in every command module (argparse, pathlib) so that `evalrun --help` answers at
 once; the library is imported inside each handler.
@@ -17,7 +17,7 @@ import textwrap
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from ... import __version__
-from . import authoring, cache, redteam, reports, run, suites, view
+from . import authoring, cache, mutate, redteam, reports, run, suites, view
 
 # The exit codes main() decides itself; a command returns its own. Their one definition, with each one's
 # meaning, is runner/layout.py (standard library only: cheap enough for `evalrun --help`).
@@ -50,6 +50,7 @@ COMMANDS: dict[str, Command] = {
     "import": Command(authoring.add_import, authoring.cmd_import),
     "redteam": Command(redteam.add_redteam, redteam.cmd_redteam),
     "cache": Command(cache.add_cache, cache.cmd_cache),
+    "mutate": Command(mutate.add_mutate, mutate.cmd_mutate),
     "view": Command(view.add_view, view.cmd_view),
 }
 
@@ -80,6 +81,7 @@ conversation against its goals and reports the result.
   evalrun convert eval/ -o suites/ write Google ADK or Agentflow eval sets as evalrun YAML (they also run as they are)
   evalrun redteam list             the red-team attack catalogue, one line per attack
   evalrun redteam plan suites/ -o suites/redteam/   attack suites made from your cases
+  evalrun mutate suites/           how strong the suites are: mutants of each recording they should fail
   evalrun cache info               where the disk cache of model answers is (`evalrun cache clear` forgets it)
   evalrun view                     browse the project's runs in a local web app (--export DIR: as static files)
 

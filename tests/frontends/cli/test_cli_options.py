@@ -45,6 +45,8 @@ OPTIONS = {
                     "--cache>no_cache --no-cache -c/--config",
     "cache info": "path -c/--config",
     "cache clear": "--older-than path -c/--config",
+    "mutate": "paths -c/--config -k/--filter --tag --replay --judged --min-kill-rate --seed --mutants-per-case --format "
+              "-o/--output -j/--concurrency --cache>no_cache --no-cache -v/--verbose",
     "view": "folder --port --host --export --open/--no-open>open",
 }
 

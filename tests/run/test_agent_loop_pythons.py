@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.external import missing
 
-MODULE = Path(__file__).resolve().parents[1] / "runner" / "run" / "agents" / "_agent_loop.py"
+MODULE = Path(__file__).resolve().parents[2] / "runner" / "run" / "agents" / "_agent_loop.py"
 
 PROGRAM = """
 import asyncio, contextvars, importlib.util, sys
