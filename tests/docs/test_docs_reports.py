@@ -89,7 +89,7 @@ def test_each_line_of_results_jsonl_is_one_of_the_reports_cases(real_run):
 
 
 def test_the_field_tables_list_every_field_of_the_report_models():
-    from tests.test_docs_reference import _model_of, _rows, _sections
+    from tests.docs.test_docs_reference import _model_of, _rows, _sections
 
     sections = _sections(PAGE.read_text(encoding="utf-8"))
     assert _rows(sections["report.json"]) == {f.alias or n for n, f in RunReport.model_fields.items()}
