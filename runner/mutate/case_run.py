@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .. import __version__
 from ..config import LoadedConfig, with_project_defaults
@@ -126,7 +126,7 @@ class CaseMutator:
         outcome = CaseMutation(case_id, source, shown, True, notes=notes)
         for mutant in case_mutants(case, recording.messages, original, seed=self.options.seed,
                                    limit=self.options.per_case, declared_tools=self._declared(case)):
-            fields = dict(family=mutant.family, operator=mutant.operator, change=mutant.change,
+            fields: dict[str, Any] = dict(family=mutant.family, operator=mutant.operator, change=mutant.change,
                           message=mutant.message, call_index=mutant.call_index, arg_path=mutant.arg_path)
             reason = equivalence(case, original, mutant)
             if reason is not None:

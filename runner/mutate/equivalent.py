@@ -14,7 +14,8 @@ from ..suite.models import Case
 def equivalence(case: Case, original: CaseResult, mutant: Mutant) -> Optional[str]:
     """Why the mutant is equivalent, in the suite's words, or None."""
     if case.failed_calls == "ignore" and mutant.family in ("arguments", "calls") and mutant.operator != "extra_write":
-        touched = [mutant.call_index] + ([mutant.call_index + 1] if mutant.operator == "swap_calls" else [])
+        touched = [mutant.call_index] + ([mutant.call_index + 1] if mutant.operator == "swap_calls"
+                                         and mutant.call_index is not None else [])
         failed = [c.index for c in original.calls if c.index in touched and c.is_error]
         # a failed call changed nothing: what it carried, or whether it was made, cannot matter; a swap moves the
         # failed result to the other call, which is the same unless the two calls differ in more than order

@@ -73,8 +73,8 @@ def write(report: dict[str, Any], out: TextIO) -> None:
                           f"pass^{n} {percent(hat.get(n))}; {len(flaky)} flaky case(s)") + "\n\n")
         if auto:
             doubt = in_doubt(repeats)
-            shown = "; in doubt: " + ", ".join(md_text(i) for i in doubt[:20]) if doubt else ""
-            out.write(md_text(auto_repeat_text(repeats) or "") + shown + "\n\n")
+            doubt_text = "; in doubt: " + ", ".join(md_text(i) for i in doubt[:20]) if doubt else ""
+            out.write(md_text(auto_repeat_text(repeats) or "") + doubt_text + "\n\n")
     baseline = summary.get("baseline") or {}
     if baseline:
         out.write(md_text(f"Baseline {baseline.get('baseline')}: {len(baseline.get('newly_failing') or [])} newly "

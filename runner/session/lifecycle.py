@@ -31,6 +31,7 @@ from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
 if TYPE_CHECKING:
     from ..llm.runtime import LLMRuntime
     from ..report.compare import Baseline
+    from .matrix import Matrix
 
 REPORT_FORMAT_VERSION = "2"
 DEFAULT_REPORTS_ROOT = REPORTS_ROOT  # the name runner.api exported (runner/layout.py)
@@ -61,7 +62,7 @@ class PreparedRun:
     selection: dict  # as report.json records it (runner.results.models.Selection)
     gate: Optional[Baseline] = None  # the --baseline gate
     llm_runtime: Optional[LLMRuntime] = None  # the LLM layer's runtime, once case_runner() configured it
-    matrix: Optional[object] = None  # --matrix: the variants each case plays (runner.session.matrix)
+    matrix: Optional["Matrix"] = None  # --matrix: the variants each case plays (runner.session.matrix)
 
     @property
     def reports_root(self) -> Path:
@@ -301,9 +302,9 @@ class OpenRun:
         interrupted = stop.interrupted if interrupted is None else interrupted
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
         baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
-        gates = dict(min_pass_rate=request.min_pass_rate if request.min_pass_rate is not None
-                     else loaded.config.min_pass_rate, judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)),
-                     stop_reason=reason, interrupted=interrupted, elapsed_s=elapsed)
+        min_pass_rate = request.min_pass_rate if request.min_pass_rate is not None else loaded.config.min_pass_rate
+        gates: dict[str, Any] = dict(min_pass_rate=min_pass_rate, stop_reason=reason, interrupted=interrupted,
+                                     elapsed_s=elapsed, judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)))
         variants = tally_variants(prepared.matrix, folder, prepared.index.refs, request.repeats,
                                   self.tally.policy) if prepared.matrix is not None else None
         summary = self.tally.summary(**gates, model_usage=usage, first_failure=first_failure[0] if first_failure

@@ -71,7 +71,7 @@ def plan(request: "RunRequest", loaded: "LoadedConfig") -> tuple[Optional[Matrix
     """The run's matrix (None without one) or the usage problems of its axes, each precise."""
     given = request.matrix
     if given:
-        where = _Flag()
+        where: "_Flag | _InConfig" = _Flag()
         axes, problems = _parse_flags(given) if not isinstance(given, Mapping) else _check_mapping(given, where)
     elif loaded.config.matrix:
         where = _InConfig(loaded.path)
@@ -177,7 +177,7 @@ def check_cases(matrix: Matrix, refs: Iterable[CaseRef], request: "RunRequest", 
         return []  # nothing is played: no model is called
     config = loaded.config
     fallback = config.default_agent or (next(iter(config.agents)) if len(config.agents) == 1 else None)
-    named = {ref.agent or fallback for ref in refs if not ref.recorded} - {None}
+    named = {name for ref in refs if not ref.recorded and (name := ref.agent or fallback) is not None}
     return _takes_no_model(named, loaded, _Flag() if request.matrix else _InConfig(loaded.path))
 
 
@@ -202,14 +202,14 @@ class MatrixRunner:
     def __getattr__(self, name: str) -> Any:  # everything else (the cascade, in_worker) is the first variant's
         return getattr(self._runners[0], name)
 
-    async def run(self, ref: CaseRef, repeat: Optional[int] = None) -> list:
+    async def run(self, ref: "VariantRef", repeat: Optional[int] = None) -> list:
         return self._marked(ref, await self._runners[ref.variant.index].run(ref, repeat))
 
-    def run_recorded(self, ref: CaseRef, repeat: Optional[int] = None, **options: Any) -> list:
+    def run_recorded(self, ref: "VariantRef", repeat: Optional[int] = None, **options: Any) -> list:
         return self._marked(ref, self._runners[ref.variant.index].run_recorded(ref, repeat, **options))
 
     @staticmethod
-    def _marked(ref: CaseRef, results: list) -> list:
+    def _marked(ref: "VariantRef", results: list) -> list:
         for result in results:
             result.variant = ref.variant.id
         return results

@@ -54,7 +54,7 @@ class VariantTallies:
                 "counts": {status: getattr(s, status) for status in CASE_STATUSES}, "total": s.total,
                 "pass_rate": s.pass_rate,
                 "pass_rate_interval": list(wilson_interval(s.passed, decided)) if decided else None,
-                "cost_usd": None if self.costs[variant.id] is None else round(self.costs[variant.id], 8),
+                "cost_usd": None if (cost := self.costs[variant.id]) is None else round(cost, 8),
                 "tokens": self.tokens[variant.id],
                 "verdict": {"exit_code": s.exit_code, "reason": s.exit_reason}})
         return {"axes": self.matrix.axes, "variants": variants, "disagreements": self.disagreements()}

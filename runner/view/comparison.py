@@ -20,7 +20,7 @@ def _slim(run: RunData) -> dict[str, Any]:
     """The report as outcomes() reads it, each case keyed as the app keys it (its variant in its id)."""
     cases = []
     for row, case in zip(run.rows, run.cases()):
-        metrics = case.get("metrics") if isinstance(case.get("metrics"), dict) else {}
+        metrics = found if isinstance(found := case.get("metrics"), dict) else {}
         cases.append({"id": row["key"], "status": case.get("status"), "repeat": case.get("repeat"),
                       "failures": case.get("failures"), "error": case.get("error"),
                       "unscored_reason": case.get("unscored_reason"), "skip_reason": case.get("skip_reason"),

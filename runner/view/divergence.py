@@ -62,7 +62,7 @@ def first_divergence(a: Any, b: Any) -> Optional[dict[str, Any]]:
 
 def _differ(x: Optional[dict], y: Optional[dict]) -> Optional[tuple[str, str, list[str]]]:
     if x is None:
-        return "extra", f"only the second conversation goes on: {_said(y)}", []
+        return None if y is None else ("extra", f"only the second conversation goes on: {_said(y)}", [])
     if y is None:
         return "missing", f"only the first conversation goes on: {_said(x)}", []
     if (x["role"], x["kind"]) != (y["role"], y["kind"]):

@@ -28,7 +28,7 @@ def export(given: Path, out: Path) -> int:
     if data.exists():
         shutil.rmtree(data)  # the data of an earlier export: a run removed since must not linger
     data.mkdir(parents=True)
-    readable, files = [], {}
+    readable, files = [], dict[str, Any]()
     cases: dict[str, list[dict[str, Any]]] = {}
     for row in listing["runs"]:
         if row.get("state") == "unreadable":

@@ -81,6 +81,7 @@ class RunStore:
         if report is None and results is None:
             raise KeyError(run_id)
         source = report or results
+        assert source is not None  # one of the two exists (checked above)
         stat = source.stat()
         key = (run_id, str(source), stat.st_mtime_ns, stat.st_size)
         with self._lock:
@@ -93,7 +94,11 @@ class RunStore:
             if key in self._kept:
                 self._kept.move_to_end(key)
                 return self._kept[key]
-        data = read_run(run_id, report) if report is not None else read_progress(run_id, results)
+        if report is not None:
+            data = read_run(run_id, report)
+        else:
+            assert results is not None  # get() found one of the two
+            data = read_progress(run_id, results)
         with self._lock:
             self._kept[key] = data
             while len(self._kept) > KEPT_RUNS:
@@ -123,7 +128,7 @@ def read_run(run_id: str, report: Path) -> RunData:
 def read_progress(run_id: str, results: Path) -> RunData:
     """A run with no report.json yet: its finished cases from results.jsonl (a last line still being written
     is left for the next read)."""
-    cases, counts = [], {}
+    cases, counts = [], dict[str, int]()
     with results.open("rb") as source:
         for line in source:
             if not line.endswith(b"\n"):

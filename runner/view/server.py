@@ -24,7 +24,7 @@ SECURITY_HEADERS = {
 
 
 def static_text(name: str) -> str:
-    return resources.files("runner.view").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("runner.view").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 def make_app(api: ViewApi, allowed_hosts: Optional[set[str]]):

@@ -50,7 +50,7 @@ class Summaries:
             cached = self._cache.get(run_id)
         if cached is not None and cached[0] == stamp and (report is not None or not _live(folder)):
             return cached[1]
-        row = summary_row(run_id, report) if report is not None else progress_row(run_id, results, folder)
+        row = summary_row(run_id, report) if report is not None else progress_row(run_id, source, folder)
         if report is not None and results is not None and stamp[1] is not None and stamp[1][0] > stamp[0][0] \
                 and _live(folder):
             row = {**progress_row(run_id, results, folder), "previous": row}  # a rerun into the same folder

@@ -73,7 +73,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         print(diagnostic, file=sys.stderr)
     if outcome.problem:
         print(f"evalrun mutate: {outcome.problem}", file=sys.stderr)
-    if outcome.report is not None:
+    if outcome.report is not None and outcome.report.folder is not None:
         data = json.loads((Path(outcome.report.folder) / "mutate.json").read_text(encoding="utf-8"))  # redacted
         render = {"console": lambda d: console(d, args.verbose), "json": lambda d: json.dumps(d, indent=1) + "\n",
                   "md": markdown, "html": html_page}[args.format]
