@@ -111,3 +111,39 @@ def stops_like_ctrl_c() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class InterruptBetweenSteps:
+    """For one step that runs evalrun's own code on an event loop (pytest playing one case): the signals that would
+    raise KeyboardInterrupt (SIGINT, and any other whose handler is Python's default one) do not raise it in the
+    middle of that code, where a guard that turns whatever an agent or a check raises into the case's error would
+    take it for one, and the run would go on; they cancel the step's task instead, and KeyboardInterrupt is raised
+    once the step is over, when the handlers are back. `run(loop, coroutine)` plays the step; a no-op guard outside
+    the main thread, where no handler can be set."""
+
+    def __init__(self) -> None:
+        self.received: Optional[int] = None
+        self._task: Optional[asyncio.Task] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def run(self, loop: asyncio.AbstractEventLoop, coroutine):
+        if threading.current_thread() is not threading.main_thread():
+            return loop.run_until_complete(coroutine)
+        self._loop, self._task = loop, loop.create_task(coroutine)
+        previous = {sig: signal.signal(sig, self._received) for sig in SIGNALS
+                    if signal.getsignal(sig) is signal.default_int_handler}
+        try:
+            return loop.run_until_complete(self._task)
+        except asyncio.CancelledError:
+            if self.received is None:
+                raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if self.received is not None:  # a signal came, whether or not the step had ended by then
+                raise KeyboardInterrupt(signal.Signals(self.received).name)
+
+    def _received(self, number: int, frame) -> None:
+        if self.received is None:
+            self.received = number
+            self._loop.call_soon_threadsafe(self._task.cancel)  # type: ignore[union-attr]

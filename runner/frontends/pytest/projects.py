@@ -128,8 +128,11 @@ class Project:
 
             self.conversations = RunFolder(self.folder, self.session.run_id, None, redact=self.prepared.redact)
             self.runner = self.prepared.case_runner(self.conversations.save_conversation)  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
+        from ...util.signals import InterruptBetweenSteps
+
         ref = self.prepared.index.refs[position]  # type: ignore[union-attr]  # not ended (checked first): a PreparedRun
-        return self.session.play_loop().run_until_complete(self.runner.run(ref))
+        # a Ctrl-C now must stop the session (pytest's KeyboardInterrupt), not become this case's error
+        return InterruptBetweenSteps().run(self.session.play_loop(), self.runner.run(ref))
 
     def payload(self, position: int, results: list["CaseResult"]) -> dict:
         """What the reporting process needs to save these results: plain data, as pytest-xdist sends it."""
