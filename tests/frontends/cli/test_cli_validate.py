@@ -193,7 +193,7 @@ def test_help_lists_the_commands(tmp_path):
     listed = dict(re.findall(r"^    (\w+)(?: +|\n {8,})(\S.*)$", done.stdout, re.MULTILINE))
     assert list(listed) == ["run", "quick", "generate", "rescore", "report", "compare", "merge", "validate", "list",
                             "record", "simulate", "watch", "schema", "calibrate", "init", "convert", "import",
-                            "redteam", "cache"]
+                            "redteam", "cache", "mutate", "view"]
     assert all(len(description.split()) >= 3 for description in listed.values())
     validate = evalrun(tmp_path, "validate", "--help")
     assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")
