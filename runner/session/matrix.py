@@ -234,6 +234,9 @@ def prepare(prepared: Any) -> None:
             problems.append(Diagnostic("--executor", 1, 1, "error", f"--executor {request.executor} cannot run a "
                                        "--matrix run (its variants play in this process); use --executor local",
                                        "usage"))
+        if request.repeat_auto is not None:  # its stopping rule counts a case's runs by id, not by (id, variant)
+            problems.append(Diagnostic("--repeat", 1, 1, "error", "--repeat auto cannot run a --matrix run yet; "
+                                       "use --repeat N", "usage"))
     if problems:
         raise RunEnded(RunOutcome(EXIT_USAGE, [*prepared.diagnostics, *problems]))
     if matrix is not None:

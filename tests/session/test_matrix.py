@@ -181,6 +181,15 @@ def test_matrix_usage_errors_are_precise_and_run_nothing(tmp_path, evalrun, flag
     assert not (root / "run").exists()
 
 
+def test_repeat_auto_with_a_matrix_is_refused_rather_than_settled_on_mixed_variants(tmp_path, evalrun):
+    root = project(tmp_path)
+    code, _, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--repeat", "auto",
+                           "--output-dir", "run")
+    assert code == 4
+    assert "--repeat auto cannot run a --matrix run yet; use --repeat N" in err, err
+    assert not (root / "run").exists()
+
+
 def test_the_agent_axis_and_agent_flag_conflict(tmp_path, evalrun):
     code, _, err = evalrun(project(tmp_path), "run", "suite.yaml", "--agent", "terse", "--matrix", "agent=polite")
     assert code == 4
