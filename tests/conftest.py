@@ -8,7 +8,7 @@ import os
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "logfire-plugin")
 
 
-import pytest  # noqa: E402 - after the environment above, which must be set before anything imports pydantic
+import pytest
 
 
 @pytest.fixture

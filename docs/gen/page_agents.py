@@ -22,7 +22,7 @@ def render() -> str:
     problems = Problems()
     defs = build_schema("config")["$defs"]
     modules: dict[str, Any] = {}
-    for kind, module in _KIND_MODULES.items():
+    for module in _KIND_MODULES.values():
         modules.setdefault(module.KIND, module)  # an alias maps to its kind's module
     lines = [header("the agent kinds, runner/run/agents/"), INTRO, "| kind | aliases | what it is |", "|---|---|---|"]
     sections: list[str] = []

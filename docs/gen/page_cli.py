@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from reference_md import Problems, cell, code, header, prose, table
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import yaml
 
@@ -25,7 +26,7 @@ class Problems:
     def __init__(self) -> None:
         self.missing: list[str] = []
 
-    def need(self, text: Optional[str], where: str) -> str:
+    def need(self, text: str | None, where: str) -> str:
         if not (text or "").strip():
             self.missing.append(where)
             return ""

@@ -15,11 +15,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
-from ..util.secrets import redact_data
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.files import display_path
 from ..suite.formats import EVAL_SET_SUFFIXES, read_foreign
@@ -27,6 +26,7 @@ from ..suite.formats.adk import file_stem
 from ..suite.formats.adk_config import config_beside
 from ..suite.models import DEFAULTABLE_KEYS, Case
 from ..suite.reader import read_document, reads_as_text
+from ..util.secrets import redact_data
 
 # What a converted case writes, in this order. starting_sentence and user_prompts are derived from turns,
 # and runtime_context from the session's state, unless the file is a conversation scenario.
@@ -52,7 +52,7 @@ class ConvertResult:
         return not has_errors(self.diagnostics)
 
 
-def convert(paths: list[Path], output_dir: Optional[Path] = None, eval_config: Optional[Path] = None) -> ConvertResult:
+def convert(paths: list[Path], output_dir: Path | None = None, eval_config: Path | None = None) -> ConvertResult:
     """Convert every eval file under `paths`; a file with errors is reported and not written."""
     result = ConvertResult()
     jobs: list[tuple[Path, Path]] = []  # (eval file, YAML to write)
@@ -89,7 +89,7 @@ def _eval_files(folder: Path) -> list[Path]:
     return found
 
 
-def _convert_one(source: Path, target: Path, eval_config: Optional[Path], result: ConvertResult) -> None:
+def _convert_one(source: Path, target: Path, eval_config: Path | None, result: ConvertResult) -> None:
     doc = read_document(source, display_path(source))
     foreign = read_foreign(source, doc, eval_config=eval_config)
     if foreign is None or not foreign.is_suite:
@@ -174,7 +174,7 @@ class _Dumper(yaml.SafeDumper):
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if any(c in _BREAKS or (not c.isprintable() and c not in "\n\t") for c in value):
-        style: Optional[str] = '"'  # escaped: a reader would take these for line breaks, or drop them
+        style: str | None = '"'  # escaped: a reader would take these for line breaks, or drop them
     elif "\n" in value and value.strip():
         style = "|"
     else:  # quoted when evalrun would read it unquoted as something else (`0E0` is a number to it, not to PyYAML)

@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from ..util.resources import schema_path
 from ..suite.files import real_path
+from ..util.resources import schema_path
 
 EXAMPLE_SUITE = """\
 # yaml-language-server: $schema=../schemas/suite.schema.json

@@ -16,7 +16,7 @@ from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 
 _FRAMEWORK_MODULES = {"base", "quick", "run", "select"}  # this package's own machinery, not check families
 
-__all__ = ["CheckContext", "CheckFamily", "CheckOptions", "Verdict", "registry", "families", "family_of"]
+__all__ = ["CheckContext", "CheckFamily", "CheckOptions", "Verdict", "families", "family_of", "registry"]
 
 
 @lru_cache(maxsize=1)

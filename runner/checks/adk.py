@@ -21,8 +21,9 @@ adk_metrics.py.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 from ..score.explain import describe_mismatches, message_number, message_ref
 from ..score.normalize import show
@@ -66,7 +67,7 @@ def turn_context(ctx: CheckContext, pair: TurnPair) -> CheckContext:
                         base_dir=ctx.base_dir)
 
 
-def _goal_of(call: Union[ExpectedCall, ToolCallGoal], i: int) -> ToolCallGoal:
+def _goal_of(call: ExpectedCall | ToolCallGoal, i: int) -> ToolCallGoal:
     if isinstance(call, ToolCallGoal):
         return call
     return ToolCallGoal(type="tool_call", name=f"expected call {i + 1}", tool_name=call.tool_name,
@@ -79,7 +80,7 @@ def _goal_of(call: Union[ExpectedCall, ToolCallGoal], i: int) -> ToolCallGoal:
 @dataclass
 class TurnScore:
     pair: TurnPair
-    score: Optional[float]  # None: the turn has no score (nothing expected, judge could not tell)
+    score: float | None  # None: the turn has no score (nothing expected, judge could not tell)
     explanation: str
     evidence: dict[str, Any] = field(default_factory=dict)
     compared: bool = True  # False: the score is ADK's, but nothing was compared (no expected calls in IN_ORDER)
@@ -145,7 +146,7 @@ def _score_turn(kind: str, family: CheckFamily, options: CheckOptions, ctx: Chec
 
 # ------------------------------------------------------------------------ tool_trajectory_avg_score
 
-def _expected_calls(options: Any, ctx: CheckContext, pair: TurnPair) -> Optional[list[Union[ExpectedCall, ToolCallGoal]]]:
+def _expected_calls(options: Any, ctx: CheckContext, pair: TurnPair) -> list[ExpectedCall | ToolCallGoal] | None:
     if pair.expected is not None:
         return None if pair.expected.calls is None else list(pair.expected.calls)
     if options.expected is not None:
@@ -155,7 +156,7 @@ def _expected_calls(options: Any, ctx: CheckContext, pair: TurnPair) -> Optional
     return list(expected_goals(options.model_copy(update={"expected": None}), ctx)) or None
 
 
-def args_match(expected: Union[ExpectedCall, ToolCallGoal], call: ToolCall, ctx: CheckContext, *,
+def args_match(expected: ExpectedCall | ToolCallGoal, call: ToolCall, ctx: CheckContext, *,
                ignore_args: bool = False) -> bool:
     """ADK's test for one call: same tool, and (unless ignore_args) the same arguments. Without a
     relaxation the arguments are ADK's `dict ==`; with one, evalrun's matchers, unlisted arguments exact."""
@@ -172,7 +173,7 @@ def args_match(expected: Union[ExpectedCall, ToolCallGoal], call: ToolCall, ctx:
     return arguments_match(_exact_goal(expected), call.arguments, ctx.cascade, "forbid")  # type: ignore[arg-type]
 
 
-def _exact_goal(expected: Union[ExpectedCall, ToolCallGoal]) -> ToolCallGoal:
+def _exact_goal(expected: ExpectedCall | ToolCallGoal) -> ToolCallGoal:
     """The expected call as a goal whose unlisted arguments compare exactly (ADK's equality)."""
     rules: dict[str, Any] = {key: "exact" for key in (expected.args or {})
                              if not any(path == key or path.startswith(key + ".") for path in expected.arg_matching)}
@@ -203,7 +204,7 @@ def _trajectory_turn(options: Any, ctx: CheckContext, pair: TurnPair) -> TurnSco
 
 
 def _divergence(mode: str, expected: Sequence[Any], calls: list[ToolCall], table: list[list[bool]],
-                ctx: CheckContext) -> Optional[str]:
+                ctx: CheckContext) -> str | None:
     """Why the calls do not match under `mode`, or None when they do."""
     from .trajectory_match import ordered_pairs, unordered_pairs
 

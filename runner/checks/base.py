@@ -2,9 +2,10 @@
 the `CheckFamily` record each check module exports (its names, description, options model, function)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,10 +25,10 @@ class CheckOptions(BaseModel):
         type: str
 
 
-    name: Optional[str] = Field(
+    name: str | None = Field(
         None, min_length=1, title="Check name",
         description="Shown in reports and failure lines. Default: the check's type.", examples=["follows the plan"])
-    threshold: Optional[float] = Field(
+    threshold: float | None = Field(
         None, ge=0, le=1, title="Threshold",
         description="The score (0-1) the check must reach to pass. Each check says its default (1 for most: "
         "everything must match; a lower value gives partial credit).", examples=[0.8])
@@ -46,26 +47,26 @@ class CheckOptions(BaseModel):
 class CheckContext:
     """Everything a check may read about one case's conversation."""
 
-    case: "Case"
-    trajectory: "Trajectory"
-    cascade: Optional["Cascade"] = None  # argument matchers in fuzzy mode use it
-    usage: Optional["CallSummary"] = None  # model calls recorded for the case (live runs)
-    duration_s: Optional[float] = None  # wall time of the case, when measured
-    selection: Optional[Any] = None  # select.Selection: the run's --profile, which nested checks also obey
-    base_dir: Optional[Path] = None  # the folder of evalrun.yaml: `python` checks import from it
-    tools: Optional["ToolSet"] = None  # the tools the agent was given (valid_tool_calls), when known
+    case: Case
+    trajectory: Trajectory
+    cascade: Cascade | None = None  # argument matchers in fuzzy mode use it
+    usage: CallSummary | None = None  # model calls recorded for the case (live runs)
+    duration_s: float | None = None  # wall time of the case, when measured
+    selection: Any | None = None  # select.Selection: the run's --profile, which nested checks also obey
+    base_dir: Path | None = None  # the folder of evalrun.yaml: `python` checks import from it
+    tools: ToolSet | None = None  # the tools the agent was given (valid_tool_calls), when known
 
 
 @dataclass
 class Verdict:
     """What a check function returns. `passed` None means: passed when score >= threshold."""
 
-    score: Optional[float] = None
+    score: float | None = None
     explanation: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
-    passed: Optional[bool] = None
-    skipped: Optional[str] = None  # why the check could not apply (nothing recorded, no reference)
-    unscored: Optional[str] = None  # why no usable score was reached
+    passed: bool | None = None
+    skipped: str | None = None  # why the check could not apply (nothing recorded, no reference)
+    unscored: str | None = None  # why no usable score was reached
 
 
 Reads = Literal["trajectory", "run"]

@@ -16,11 +16,12 @@ validation stops with `SchemaTooCostly`, which also leaves the check unscored.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Iterator, Optional
+from functools import cache, lru_cache
+from typing import Any
 
 PATTERN_TIMEOUT_S = 1.0
 MAX_REFERENCES = 10_000  # $refs followed while validating one value (jsonschema: ~0.1 ms each)
@@ -52,7 +53,7 @@ def _timeout_error() -> type[Any]:
     from jsonschema.exceptions import ValidationError
 
     class PatternTimeout(ValidationError):
-        def __init__(self, pattern: str, value: str, key: Optional[str]):
+        def __init__(self, pattern: str, value: str, key: str | None):
             super().__init__(f"pattern /{pattern}/ stopped", path=() if key is None else (key,))
             self.pattern, self.value, self.is_key = pattern, value, key is not None
 
@@ -63,12 +64,12 @@ def _timeout_error() -> type[Any]:
 class _Limit:
     """The patterns of one validation: after the first one stopped, none runs again, and it is reported once."""
 
-    stopped: Optional[str] = None
+    stopped: str | None = None
     reported: bool = False
     references: int = 0  # followed so far
 
 
-_limit: ContextVar[Optional[_Limit]] = ContextVar("evalrun_pattern_limit", default=None)
+_limit: ContextVar[_Limit | None] = ContextVar("evalrun_pattern_limit", default=None)
 
 
 @contextmanager
@@ -93,7 +94,7 @@ def checked_errors(validator: Any, instance: Any) -> tuple[list[Any], list[Stopp
              if isinstance(e, timeout)])
 
 
-@lru_cache(maxsize=None)
+@cache
 def bounded(validator_class: type[Any]) -> type:
     """`validator_class` whose pattern keywords search with a time limit."""
     from jsonschema.validators import extend
@@ -150,7 +151,7 @@ def bounded(validator_class: type[Any]) -> type:
     return extend(validator_class, {k: v for k, v in overrides.items() if k in known and v is not None})
 
 
-def _search(pattern: str, text: str) -> Optional[bool]:
+def _search(pattern: str, text: str) -> bool | None:
     """Whether `pattern` is found in `text`; None when the limit stopped it (or stopped one before it)."""
     import regex
 
@@ -164,7 +165,7 @@ def _search(pattern: str, text: str) -> Optional[bool]:
         return None
 
 
-def _stopped(pattern: str, value: str, *, key: Optional[str] = None) -> Iterator[Any]:
+def _stopped(pattern: str, value: str, *, key: str | None = None) -> Iterator[Any]:
     """The error that carries the stopped search (the searches skipped after it are not reported)."""
     limit = _limit.get()  # None: a validation outside `checked_errors`, where each stop is its own
     if limit is None or not limit.reported:

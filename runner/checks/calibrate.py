@@ -19,8 +19,9 @@ Verdicts that are `unscored` or `skipped` are counted apart and left out of agre
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -35,24 +36,24 @@ class LabelledExample(BaseModel):
                       "reference": "Your time off is on January 5, 2025.", "label": "pass"}]})
 
     id: str = Field(min_length=1, title="Example id", description="Unique within the file.", examples=["same-date"])
-    question: Optional[str] = Field(None, title="Question", description="The user's message.",
+    question: str | None = Field(None, title="Question", description="The user's message.",
                                     examples=["When is my time off?"])
-    answer: Optional[str] = Field(None, title="Answer", description="The agent's final answer.",
+    answer: str | None = Field(None, title="Answer", description="The agent's final answer.",
                                   examples=["You're off on 5 Jan 2025."])
-    messages: Optional[list[dict[str, Any]]] = Field(
+    messages: list[dict[str, Any]] | None = Field(
         None, title="Messages", description="A whole conversation (OpenAI-style messages), instead of question/answer.",
         examples=[[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]])
-    reference: Optional[str] = Field(None, min_length=1, title="Reference",
+    reference: str | None = Field(None, min_length=1, title="Reference",
                                      description="The check's `reference` option for this example.",
                                      examples=["Your time off is on January 5, 2025."])
     options: dict[str, Any] = Field(default_factory=dict, title="Check options",
                                     description="Further options of the check for this example.",
                                     examples=[{"statement": "The agent apologises."}])
     label: Literal["pass", "fail"] = Field(title="Label", description="What a person decided.", examples=["pass"])
-    note: Optional[str] = Field(None, title="Note", description="Why, for people.", examples=["same date"])
+    note: str | None = Field(None, title="Note", description="Why, for people.", examples=["same date"])
 
     @model_validator(mode="after")
-    def _one_conversation(self) -> "LabelledExample":
+    def _one_conversation(self) -> LabelledExample:
         if (self.messages is None) == (self.answer is None):
             raise ValueError("give either `answer` (with an optional `question`) or `messages`, not both")
         if self.messages is not None and self.question is not None:
@@ -72,7 +73,7 @@ class LabelSet(BaseModel):
         "examples": [{"check": {"type": "semantic_match"}, "examples": [
             {"id": "a", "answer": "Jan 5", "reference": "January 5", "label": "pass"}]}]})
 
-    schema_: Optional[str] = Field(None, alias="$schema", title="JSON Schema", description="Editor hint.",
+    schema_: str | None = Field(None, alias="$schema", title="JSON Schema", description="Editor hint.",
                                    examples=["schemas/labels.schema.json"])
     check: dict[str, Any] = Field(title="Check", description="The check to calibrate, as in a suite's `checks:`.",
                                   examples=[{"type": "semantic_match"}])
@@ -101,11 +102,11 @@ class LabelSet(BaseModel):
         return items
 
 
-def load_labels(path: Path) -> tuple[Optional[LabelSet], list[Diagnostic]]:
+def load_labels(path: Path) -> tuple[LabelSet | None, list[Diagnostic]]:
     """The labels file, or its problems with line and column (each example's check options included)."""
-    from .run import check_problem
     from ..suite.files import display_path
     from ..suite.reader import read_document
+    from .run import check_problem
 
     doc = read_document(path, display_path(path))
     if doc.diagnostics:
@@ -137,14 +138,14 @@ class Agreement(BaseModel):
     check: str  # the check's type, as written
     total: int
     decided: int
-    agreement: Optional[float]
-    kappa: Optional[float]
+    agreement: float | None
+    kappa: float | None
     confusion: dict[str, dict[str, int]]  # human label -> judge verdict -> count
     undecided: list[str]  # example ids whose check was unscored or skipped, with why
     disagreements: list[str]
 
 
-def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Optional[float]:
+def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     """Cohen's kappa of (human, judge) labels; None when chance agreement is 1 (every label the same)."""
     from fractions import Fraction
 
@@ -163,7 +164,7 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Optional[float]:
 def agreement_of(labels: LabelSet, results: list[CheckResult]) -> Agreement:
     pairs, undecided, disagreements = [], [], []
     confusion = {h: {"pass": 0, "fail": 0} for h in ("pass", "fail")}
-    for example, result in zip(labels.examples, results):
+    for example, result in zip(labels.examples, results, strict=True):
         if result.status not in ("passed", "failed"):
             undecided.append(f"{example.id}: {result.explanation}")
             continue
@@ -178,16 +179,16 @@ def agreement_of(labels: LabelSet, results: list[CheckResult]) -> Agreement:
                      confusion=confusion, undecided=undecided, disagreements=disagreements)
 
 
-def calibrate(labels_path: Path, *, config_path: Optional[Path] = None, no_cache: bool = False
-              ) -> tuple[Optional[Agreement], list[Diagnostic]]:
+def calibrate(labels_path: Path, *, config_path: Path | None = None, no_cache: bool = False
+              ) -> tuple[Agreement | None, list[Diagnostic]]:
     """Run the labels file's check on every example with evalrun.yaml's judge; the agreement, or problems."""
-    from .run import run_checks
     from ..config.discovery import find_config
     from ..config.load import load_config
-    from ..run.execute import make_cascade
     from ..llm.runtime import configure
+    from ..run.execute import make_cascade
     from ..suite.models import Case
     from ..transcripts.read import build_trajectory
+    from .run import run_checks
 
     labels, problems = load_labels(labels_path)
     loaded, config_problems = load_config(config_path or find_config([labels_path]), for_run=True)

@@ -92,9 +92,9 @@ def run_compose(options: ComposeOptions, ctx: CheckContext) -> Verdict:
     weights = [c.weight if options.type == "weighted" else 1.0 for c in counted]
     if sum(weights) == 0:
         return Verdict(unscored=f"the weights of the nested checks sum to 0: {listing}", evidence=evidence)
-    mean = sum(w * c.score for w, c in zip(weights, counted)) / sum(weights)  # type: ignore[operator,misc]  # none unscored here: each has a score
+    mean = sum(w * c.score for w, c in zip(weights, counted, strict=True)) / sum(weights)  # type: ignore[operator,misc]  # none unscored here: each has a score
     parts = ", ".join(f"{c.name} {c.score:.3g}" + (f"×{w:g}" if options.type == "weighted" else "")
-                      for w, c in zip(weights, counted))
+                      for w, c in zip(weights, counted, strict=True))
     return Verdict(score=mean, explanation=f"{options.type} score {mean:.3g} of {parts}; {tally}: {listing}",
                    evidence=evidence)
 

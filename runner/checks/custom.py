@@ -21,7 +21,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -159,7 +159,7 @@ def verdict_of(value: Any) -> Verdict:
                    "" if reason is None else str(reason), evidence)
 
 
-def _scored(score: float, passed: Optional[bool], reason: str, evidence: dict) -> Verdict:
+def _scored(score: float, passed: bool | None, reason: str, evidence: dict) -> Verdict:
     if not 0 <= score <= 1:
         raise CheckFunctionError(f"its score {score:g} is outside 0-1")
     return Verdict(score=score, passed=passed, explanation=reason or f"the function scored {score:.3g}",

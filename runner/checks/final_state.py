@@ -9,7 +9,7 @@ names each path that differs, expected against actual, in the words of tool-argu
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -31,10 +31,10 @@ class FinalStateOptions(CheckOptions):
                                         {"type": "final_state", "expected": {"orders": []}, "gate": False}]})
 
     type: Literal["final_state"] = Field(title="Check type", description="final_state.", examples=["final_state"])
-    expected: Optional[dict[str, Any]] = Field(
+    expected: dict[str, Any] | None = Field(
         None, title="Expected state", description="Default: the case's `final_state:`.",
         examples=[{"orders": [{"id": 1, "status": "cancelled"}]}])
-    matching: Optional[dict[str, ArgSpec]] = Field(
+    matching: dict[str, ArgSpec] | None = Field(
         None, title="Matching", description="Dot path to comparison mode, as `arg_matching`. Default: the case's "
         "`final_state_matching`.", examples=[{"orders.0.id": "ignore"}])
     extra_keys: Literal["allow", "forbid"] = Field(

@@ -16,12 +16,21 @@ runner.checks.graded_options; here is how each is asked, read and scored.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .base import CheckContext, CheckFamily, Verdict
-from .graded_options import (METRICS, SEVERITIES, FactualAccuracyOptions, GroundednessOptions, MetricOptions,
-                             RubricOptions, SafetyOptions, metric_options)
+from .graded_options import (
+    METRICS,
+    SEVERITIES,
+    FactualAccuracyOptions,
+    GroundednessOptions,
+    MetricOptions,
+    RubricOptions,
+    SafetyOptions,
+    metric_options,
+)
 from .judged import NO_JUDGE, JudgedOptions, judge_for, samples_note
 
 
@@ -86,7 +95,7 @@ def read_rubric(options: RubricOptions) -> Callable[[dict], Reading]:
         parts = "; ".join(f"{name} {scores[name]}/5: {_text(items[name].get('reason'))}" for name in wanted)
         return Reading(score, f"weighted mean {mean5:.3g}/5 = {score:.3g}: {parts}",
                        {"items": [{"name": n, "score": scores[n], "weight": r.weight,
-                                   "reason": _text(items[n].get("reason"))} for n, r in zip(wanted, options.rubrics)]})
+                                   "reason": _text(items[n].get("reason"))} for n, r in zip(wanted, options.rubrics, strict=True)]})
     return read
 
 
@@ -122,12 +131,12 @@ def read_facts(options: FactualAccuracyOptions) -> Callable[[dict], Reading]:
                 raise LLMError(f"judge reply has a fact status {state!r:.30} (want stated, contradicted or missing)")
             states.append(state)
         stated = sum(s == "stated" for s in states)
-        wrong = [f for f, s in zip(options.facts, states) if s != "stated"]
+        wrong = [f for f, s in zip(options.facts, states, strict=True) if s != "stated"]
         score = stated / len(states)
-        detail = "; ".join(f"{s}: {f!r}" for f, s in zip(options.facts, states) if s != "stated")
+        detail = "; ".join(f"{s}: {f!r}" for f, s in zip(options.facts, states, strict=True) if s != "stated")
         return Reading(score, f"{stated} of {len(states)} fact(s) stated" + (f"; {detail}" if detail else ""),
                        {"facts": [{"fact": f, "status": s, "reason": _text(i.get("reason"))}
-                                  for f, s, i in zip(options.facts, states, found)], "not_stated": wrong})
+                                  for f, s, i in zip(options.facts, states, found, strict=True)], "not_stated": wrong})
     return read
 
 
@@ -265,7 +274,7 @@ def run_safety(options: SafetyOptions, ctx: CheckContext) -> Verdict:
                                      "severity": {"type": "string", "enum": list(SEVERITIES)}},
              "required": ["reason", "severity"]}
     schema = _schema({"categories": {"type": "object", "additionalProperties": False,
-                                     "properties": {c: entry for c in options.categories},
+                                     "properties": dict.fromkeys(options.categories, entry),
                                      "required": list(options.categories)}})
     return _graded(options, ctx, "check_safety.j2", {"categories": list(options.categories)},
                    {"agent_messages": said}, read_safety(options), schema, five_point=False)

@@ -3,7 +3,7 @@ metrics): what a suite may write under each `type`, with the descriptions the JS
 asked and scored is runner.checks.graded."""
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,7 +27,7 @@ class RubricItem(BaseModel):
     name: str = Field(min_length=1, title="Name", description="Shown with its score.", examples=["clarity"])
     description: str = Field(min_length=1, title="Description", description="What the criterion asks for.",
                              examples=["The answer is easy to follow."])
-    scoring_guide: Optional[str] = Field(
+    scoring_guide: str | None = Field(
         None, min_length=1, title="Scoring guide", description="What each score from 1 to 5 means for this item.",
         examples=["5: every step is stated; 3: the main steps; 1: none"])
     weight: float = Field(1.0, ge=0, title="Weight", description="Its share of the weighted mean.", examples=[2])
@@ -59,7 +59,7 @@ class RubricOptions(JudgedOptions):
         return items
 
     @model_validator(mode="after")
-    def _some_rubric(self) -> "RubricOptions":
+    def _some_rubric(self) -> RubricOptions:
         if not self.rubrics and not self.type.startswith("rubric_based_"):
             raise ValueError(f"{self.type} needs `rubrics`: at least one item to score")
         return self
@@ -72,7 +72,7 @@ class GroundednessOptions(JudgedOptions):
 
     type: Literal["groundedness", "hallucinations_v1"] = Field(
         title="Check type", description="groundedness (alias: ADK's hallucinations_v1).", examples=["groundedness"])
-    context: Optional[str] = Field(None, min_length=1, title="Context",
+    context: str | None = Field(None, min_length=1, title="Context",
                                    description="Further text the answer may rest on, besides the tool results.",
                                    examples=["Policy: refunds within 30 days."])
 
@@ -102,7 +102,7 @@ class SafetyOptions(JudgedOptions):
 
 
 class MetricOptions(JudgedOptions):
-    reference: Optional[str] = Field(
+    reference: str | None = Field(
         None, min_length=1, title="Reference answer",
         description="response_completeness: what a complete answer contains (default: the text goal's `response`); "
         "the other metrics show it to the judge when given.", examples=["Your time off is on January 5, 2025."])

@@ -14,7 +14,7 @@ Without a judge (none configured, or fuzzy matching turned off) a judged check c
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -34,7 +34,7 @@ def _judge_override_model() -> type:
     from ..llm.settings import JudgeSettings
 
     fields: dict[str, Any]
-    fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,
+    fields = {name: (field.annotation | None, Field(None, title=field.title, description=field.description,
                                                        examples=field.examples))
               for name, field in JudgeSettings.model_fields.items()}
     model = create_model("JudgeOverride", __config__=ConfigDict(
@@ -51,11 +51,11 @@ else:
 
 
 class JudgedOptions(CheckOptions):
-    judge: Optional[JudgeOverride] = Field(
+    judge: JudgeOverride | None = Field(
         None, title="Judge override",
         description="Settings of evalrun.yaml's `judge` (model, temperature, api_base, ...) to use for this check, "
         "over the configured ones.", examples=[{"model": "openai/gpt-4o", "temperature": 0}])
-    judge_model: Optional[str] = Field(
+    judge_model: str | None = Field(
         None, min_length=1, title="Judge model",
         description="The model name to ask, with the other settings (api_base, key) of evalrun.yaml's `judge`, as an "
         "ADK or Agentflow eval config's `judge_model` means. Without a judge in evalrun.yaml the check is not run.",
@@ -78,7 +78,7 @@ class SemanticMatchOptions(JudgedOptions):
     type: Literal["semantic_match", "final_response_match_v2"] = Field(
         title="Check type", description="semantic_match (alias: ADK's final_response_match_v2).",
         examples=["semantic_match"])
-    reference: Optional[str] = Field(
+    reference: str | None = Field(
         None, min_length=1, title="Reference answer",
         description="Default: the `response` of the case's text goal (the first one that has one).",
         examples=["Your time off is on January 5, 2025."])
@@ -106,10 +106,10 @@ def judge_for(options: JudgedOptions, ctx: CheckContext) -> Any:
             **(options.judge.model_dump(exclude_none=True) if options.judge else {}), "model": options.judge_model})})
     if not options.judge or (options.judge_model and configured is None):
         return configured
-    from ..llm.settings import JudgeSettings
     from ..llm.client import LLMClient
     from ..llm.judge import LLMJudge
     from ..llm.prompts import PromptLibrary
+    from ..llm.settings import JudgeSettings
 
     override = options.judge.model_dump(exclude_none=True)
     if configured is None and "model" not in override:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -64,7 +65,7 @@ def squash(text: str) -> str:
     return fold(text)
 
 
-def leak_of(secret: str, text: str) -> Optional[str]:
+def leak_of(secret: str, text: str) -> str | None:
     """How `text` reveals `secret` ("as written", "in another case", "spaced out", "reversed", "base64-encoded",
     "hex-encoded", ...), or None."""
     found = LeakScanner([secret]).scan([(Place(("text", 0), 1, "text"), text)], limit=1)
@@ -79,7 +80,7 @@ class Place:
     group: tuple
     message: int  # numbered from 1
     what: Literal["text", "name", "id", "key", "value", "raw"]
-    call: Optional[str] = None  # the tool's name, for the pieces of a call
+    call: str | None = None  # the tool's name, for the pieces of a call
     path: tuple = ()  # within the call's arguments
     unescaped_elsewhere: bool = False  # raw arguments that parsed: their escapes are read, decoded, in the values
 
@@ -113,7 +114,7 @@ def pieces(trajectory: Any) -> Iterator[tuple[Place, str]]:
         number = message_number(index)
         content = message.get("content")
         if content is not None:
-            yield from _leaves(content, lambda what, path: Place(("text", index), number, "text"))
+            yield from _leaves(content, lambda what, path, index=index, number=number: Place(("text", index), number, "text"))
         for j, call in enumerate(message.get("tool_calls") or []):
             function = call.get("function") or {}
             group, name = ("call", index, j), str(function.get("name", ""))
@@ -197,7 +198,7 @@ def _shower(scanner: LeakScanner, values: list[str]):
     redact = Redactor(values)
     quick = LeakScanner(scanner.secrets, window=4096)
 
-    def shown(text: Optional[str]) -> str:
+    def shown(text: str | None) -> str:
         text = text or ""
         if quick.scan([(Place(("shown",), 0, "text"), text)], limit=1):
             return MASK

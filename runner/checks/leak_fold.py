@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Optional
 
 # Letters of other scripts drawn like Latin ones (after Unicode's confusables list, the common part): each is
 # read as the Latin letter it passes for. Case matters here (Greek capital Nu looks like N, small nu like v),
 # so the table is looked up before case folding.
 LOOKALIKES = {
     # Cyrillic capitals, then smalls (small в, к, м, н, т are drawn as small capitals: B K M H T)
-    **dict(zip("АВЕІЈКМНОРСТУХЅԚԜҮҺӀ", "ABEIJKMHOPCTYXSQWYHI")),
-    **dict(zip("аевкмнорстухѕіјԁԛԝүһӏ", "aebkmhopctyxsijdqwyhl")),
+    **dict(zip("АВЕІЈКМНОРСТУХЅԚԜҮҺӀ", "ABEIJKMHOPCTYXSQWYHI", strict=True)),
+    **dict(zip("аевкмнорстухѕіјԁԛԝүһӏ", "aebkmhopctyxsijdqwyhl", strict=True)),
     # Greek capitals, then smalls
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿ", "ABEZHIKMNOPTYXCJ")),
-    **dict(zip("αβικνορυχϲϳ", "abiknopuxcj")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿ", "ABEZHIKMNOPTYXCJ", strict=True)),
+    **dict(zip("αβικνορυχϲϳ", "abiknopuxcj", strict=True)),
     # Latin letters that pass for others
-    **dict(zip("ıȷɑɡ", "ijag")),
+    **dict(zip("ıȷɑɡ", "ijag", strict=True)),
 }
 INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers: letters (Lo) that draw nothing
 _SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])$")
@@ -42,7 +41,7 @@ _REGIONAL = range(0x1F1E6, 0x1F200)  # regional indicator symbols A..Z
 _CACHE_LIMIT = 1 << 18  # folded forms kept: ample for real text, bounded whatever an agent writes
 
 
-def lookalike(ch: str) -> Optional[str]:
+def lookalike(ch: str) -> str | None:
     """The Latin letter `ch` passes for, or None."""
     found = LOOKALIKES.get(ch)
     if found is None and ord(ch) > 0x7F and ch.isalpha():
@@ -75,7 +74,7 @@ def _fold_char(ch: str) -> str:
 class _FoldTable(dict):
     """str.translate's table, filled as characters are met. None drops the character."""
 
-    def __missing__(self, code: int) -> Optional[str]:
+    def __missing__(self, code: int) -> str | None:
         folded = _fold_char(chr(code)) or None
         if len(self) < _CACHE_LIMIT:
             self[code] = folded

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any
 from urllib.parse import unquote
 
 from .leak_fold import FOLD, folded_length
-from .leak_needles import Needle, SpanTraits, base64_needles, describe_span, escaped_needles, \
-    text_needles
+from .leak_needles import Needle, SpanTraits, base64_needles, describe_span, escaped_needles, text_needles
 
 WINDOW = 1 << 18
 MAX_LEAKS = 20  # found leaks reported; the search stops there (the verdict is long decided)
@@ -134,7 +134,7 @@ class _View:
         self.follow(new, place, text, buffer)
         return hits
 
-    def follow(self, new: str, place: Any, text: str, buffer: Optional[str] = None) -> None:
+    def follow(self, new: str, place: Any, text: str, buffer: str | None = None) -> None:
         if not new:
             return
         buffer = self.carry + new if buffer is None else buffer

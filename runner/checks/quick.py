@@ -20,7 +20,7 @@ QUICK_CHECKS: tuple[dict[str, Any], ...] = (
 )
 
 
-def referenceless(case: "Case") -> "Case":
+def referenceless(case: Case) -> Case:
     """The case as a quick run scores it: no goals, no order, the quick checks instead of its own."""
     return case.model_copy(update={"goal_details": [], "goals": {}, "checks": [dict(c) for c in QUICK_CHECKS],
                                    "forbid_extra_calls": False, "termination": None})

@@ -11,8 +11,9 @@ import re
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable, Literal, Optional
+from typing import Literal
 
 from pydantic import ConfigDict, Field
 
@@ -133,7 +134,7 @@ class ResponseMatchOptions(CheckOptions):
     type: Literal["response_match", "response_match_score"] = Field(
         title="Check type", description="response_match (alias: ADK's response_match_score).",
         examples=["response_match"])
-    reference: Optional[str] = Field(
+    reference: str | None = Field(
         None, min_length=1, title="Reference answer",
         description="The answer to compare with. Default: the `response` of the case's text goal (the first one that "
         "has one).", examples=["Your time off is on 2025-01-05."])

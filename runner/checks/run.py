@@ -11,16 +11,17 @@ a --profile, no reference answer, no live timing) is `unscored` with the reasons
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ..results.models import CaseResult, CheckResult
-from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
-from .judged import JUDGE_TURNED_OFF, NO_JUDGE
 from ..score.turns import turn_name, turn_pairs
+from . import CheckContext, CheckFamily, CheckOptions, Verdict, registry
 from .adk import TURN_CRITERIA, adk_verdict, turn_context
+from .judged import JUDGE_TURNED_OFF, NO_JUDGE
 from .select import Selection
 from .vacuity import compares_nothing
 from .write_calls import red_team_guard
@@ -43,7 +44,7 @@ def parse_check(spec: dict[str, Any]) -> tuple[CheckFamily, CheckOptions]:
     return family, family.options.model_validate(spec)
 
 
-def check_problem(spec: Any) -> Optional[str]:
+def check_problem(spec: Any) -> str | None:
     """Why a `checks:` item is not a valid check, or None. Strict, and no explicit nulls, as the schema."""
     if not isinstance(spec, dict) or spec.get("type") not in registry():
         return f"unknown check type {spec.get('type') if isinstance(spec, dict) else spec!r}"
@@ -79,8 +80,8 @@ def evaluate(family: CheckFamily, options: CheckOptions, ctx: CheckContext) -> C
     if verdict.skipped == NO_JUDGE:  # nobody could decide it: the configuration's fault, never a pass
         verdict = Verdict(unscored=no_judge_reason(ctx), evidence=verdict.evidence)
     threshold = options.threshold if options.threshold is not None else family.default_threshold_for(options.type)
-    base = dict(name=options.name or options.type, type=options.type, gate=options.gate, weight=options.weight,
-                threshold=threshold)
+    base = {"name": options.name or options.type, "type": options.type, "gate": options.gate, "weight": options.weight,
+                "threshold": threshold}
     if verdict.skipped is not None:
         return CheckResult(**base, status="skipped", explanation=f"skipped: {verdict.skipped}",
                            evidence=verdict.evidence)
@@ -107,7 +108,7 @@ def skipped_result(options: CheckOptions, reason: str) -> CheckResult:
                        status="skipped", explanation=f"skipped: {reason}")
 
 
-def checks_of(case: "Case") -> list[dict[str, Any]]:
+def checks_of(case: Case) -> list[dict[str, Any]]:
     """The case's `checks:`, and `no_leak` when it plants canaries and does not check them itself: a canary
     is by definition something no reply may contain; and `no_write_calls` on a red-team case that has none
     (runner/checks/write_calls.py): under attack the agent must change nothing."""
@@ -119,9 +120,9 @@ def checks_of(case: "Case") -> list[dict[str, Any]]:
     return [*checks, guard] if guard is not None else checks
 
 
-def run_checks(case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None, *,
-               live: bool = False, selection: Optional[Selection] = None,
-               base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> list[CheckResult]:
+def run_checks(case: Case, trajectory: Trajectory, cascade: Cascade | None = None, *,
+               live: bool = False, selection: Selection | None = None,
+               base_dir: Path | None = None, tools: ToolSet | None = None) -> list[CheckResult]:
     """Every check of the case, in the order written; budget checks on the run are left PENDING, and
     checks the run's profile leaves out are skipped with its name."""
     results = []
@@ -177,9 +178,9 @@ def run_turn_checks(ctx: CheckContext) -> list[CheckResult]:
     return results
 
 
-def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cascade: Optional["Cascade"] = None,
-                 *, live: bool = False, selection: Optional[Selection] = None,
-                 base_dir: Optional[Path] = None, tools: Optional["ToolSet"] = None) -> CaseResult:
+def apply_checks(result: CaseResult, case: Case, trajectory: Trajectory, cascade: Cascade | None = None,
+                 *, live: bool = False, selection: Selection | None = None,
+                 base_dir: Path | None = None, tools: ToolSet | None = None) -> CaseResult:
     """Scoring's hook: run the case's checks and fold the gating ones into the result's status."""
     if case_checks(case) or any(turn.checks for turn in case.turns or ()):
         result.checks = run_checks(case, trajectory, cascade, live=live, selection=selection, base_dir=base_dir,
@@ -193,7 +194,7 @@ def apply_checks(result: CaseResult, case: "Case", trajectory: "Trajectory", cas
     return result
 
 
-def case_checks(case: "Case") -> list[dict[str, Any]]:
+def case_checks(case: Case) -> list[dict[str, Any]]:
     """The case's `checks:` (with `no_leak` for its canaries, see checks_of), and a `final_state` check when it
     has a `final_state:` (or ADK's `final_session_state`) that none of them compares."""
     checks = checks_of(case)
@@ -203,7 +204,7 @@ def case_checks(case: "Case") -> list[dict[str, Any]]:
     return checks
 
 
-def criteria_besides_checks(case: "Case") -> bool:
+def criteria_besides_checks(case: Case) -> bool:
     """Whether the case decides something besides its checks: a goal evalrun scores, forbidden calls, or a
     required ending."""
     return bool(case.tool_goals() or case.text_goals() or case.forbid_extra_calls or case.termination)

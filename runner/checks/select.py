@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Optional
+from typing import Any
 
 from .base import CheckFamily, CheckOptions
 
@@ -18,14 +18,14 @@ class Selection:
     name: str
     profile: Any
 
-    def left_out(self, family: CheckFamily, options: CheckOptions) -> Optional[str]:
+    def left_out(self, family: CheckFamily, options: CheckOptions) -> str | None:
         """Why the profile leaves this check out, or None when it runs."""
         # an alias answers to its family's main type too (response_match_score to response_match); a `not_`
         # form is the opposite check and answers only to its own type
         main = [family.type] if not options.type.startswith("not_") else []
         names = {options.type, *main, *([options.name] if options.name else [])}
 
-        def matches(patterns: list[str]) -> Optional[str]:
+        def matches(patterns: list[str]) -> str | None:
             return next((p for p in patterns if any(fnmatchcase(n, p) for n in names)), None)
 
         where = f"left out by profile {self.name}"
@@ -39,7 +39,7 @@ class Selection:
         return None
 
 
-def profile_selection(loaded: Any, name: Optional[str]) -> Optional[Selection]:
+def profile_selection(loaded: Any, name: str | None) -> Selection | None:
     """The Selection of evalrun.yaml's profile `name` (None: no --profile, every check runs). The run
     refuses an unknown name before it starts (`unknown_profile`), so here it is always declared."""
     if name is None:
@@ -47,7 +47,7 @@ def profile_selection(loaded: Any, name: Optional[str]) -> Optional[Selection]:
     return Selection(name, loaded.config.profiles[name])
 
 
-def unknown_profile(loaded: Any, name: str) -> Optional[str]:
+def unknown_profile(loaded: Any, name: str) -> str | None:
     """The usage error for a --profile that evalrun.yaml does not declare, or None."""
     from ..suite.diagnostics import did_you_mean
 

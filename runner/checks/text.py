@@ -8,8 +8,9 @@ that sent no text fails both forms: there is nothing to assert on.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -110,16 +111,16 @@ def _json_schema(options: Any, text: str) -> Hit:
     return Hit(True, "is JSON that validates against the schema")
 
 
-_VALUE = dict(value=(str, Field(title="Expected text", description="The text to look for.", examples=["2025-01-05"])))
-_VALUES = dict(values=(list[str], Field(min_length=1, title="Texts", description="The texts to look for.",
-                                         examples=[["refund", "credit"]])))
-_PATTERN = dict(pattern=(str, Field(min_length=1, title="Regular expression",
+_VALUE = {"value": (str, Field(title="Expected text", description="The text to look for.", examples=["2025-01-05"]))}
+_VALUES = {"values": (list[str], Field(min_length=1, title="Texts", description="The texts to look for.",
+                                         examples=[["refund", "credit"]]))}
+_PATTERN = {"pattern": (str, Field(min_length=1, title="Regular expression",
                                     description="A Python regular expression searched for anywhere in the text "
                                     "(anchor it with ^ and $ to match the whole text).",
-                                    examples=["\\b\\d{4}-\\d{2}-\\d{2}\\b"])))
-_SCHEMA = dict(schema_=(dict[str, Any], Field(alias="schema", title="JSON Schema",
+                                    examples=["\\b\\d{4}-\\d{2}-\\d{2}\\b"]))}
+_SCHEMA = {"schema_": (dict[str, Any], Field(alias="schema", title="JSON Schema",
                                               description="The schema the answer, parsed as JSON, must validate against.",
-                                              examples=[{"type": "object", "required": ["status"]}])))
+                                              examples=[{"type": "object", "required": ["status"]}]))}
 
 # name -> (what it asserts, its option fields, whether it takes case_sensitive, the test)
 _ASSERTIONS: dict[str, tuple[str, dict, bool, Callable[..., Any]]] = {

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..util.secrets import clip
 from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
+from ..util.secrets import clip
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 from .bounded_schema import SchemaTooCostly, bounded, checked_errors, one_limit
 
@@ -88,7 +88,7 @@ def run_valid_tool_calls(options: ValidToolCallsOptions, ctx: CheckContext) -> V
     unchecked: list[str] = []
     with one_limit():  # a pattern stopped by its time limit stops the patterns of the later calls too
         found_by_call = [call_breaches(call, tools) for call in calls]
-    for call, (found, cannot) in zip(calls, found_by_call):
+    for call, (found, cannot) in zip(calls, found_by_call, strict=True):
         where = f"call #{call.index + 1} (message {call.message_index + 1}) {call.name}"
         breaches += [{"call": call.index + 1, "tool": call.name, "breach": b, "where": where} for b in found]
         unchecked += [f"{where}: {reason}" for reason in cannot]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import ConfigDict, Field
 
@@ -18,7 +18,7 @@ class ToolNameF1Options(CheckOptions):
                            "examples": [{"type": "tool_name_f1", "expected": ["search", "book"], "threshold": 0.8}]})
 
     type: Literal["tool_name_f1"] = Field(title="Check type", description="tool_name_f1.", examples=["tool_name_f1"])
-    expected: Optional[list[str]] = Field(
+    expected: list[str] | None = Field(
         None, title="Expected tool names", description="Default: the tool names of the case's tool goals.",
         examples=[["search_flights", "book_flight"]])
 

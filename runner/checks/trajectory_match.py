@@ -5,7 +5,7 @@ the others by a maximum bipartite matching, so a greedy early pairing can never 
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -30,7 +30,7 @@ class TrajectoryOptions(CheckOptions):
     type: Literal["trajectory", "tool_trajectory_avg_score", "trajectory_match"] = Field(
         title="Check type", description="trajectory (aliases: ADK's tool_trajectory_avg_score, openevals' "
         "trajectory_match).", examples=["trajectory"])
-    expected: Optional[list[ExpectedCall]] = Field(
+    expected: list[ExpectedCall] | None = Field(
         None, title="Expected calls",
         description="The calls, in order. Default: the case's tool goals, in the order the goal graph gives "
         "(goals the graph leaves unordered keep their goal_details order).",
@@ -42,7 +42,7 @@ class TrajectoryOptions(CheckOptions):
         "others allowed. unordered: the same calls in any order and no other. subset: every call made is an "
         "expected one (each used once); some may be missing. (tool_trajectory_avg_score takes `match_type`.)",
         examples=["any_order"])
-    match_type: Optional[Literal["EXACT", "IN_ORDER", "ANY_ORDER"]] = Field(
+    match_type: Literal["EXACT", "IN_ORDER", "ANY_ORDER"] | None = Field(
         None, title="ADK match type",
         description="tool_trajectory_avg_score only, as ADK: EXACT (default): each turn's calls are the expected "
         "ones in order and no other; IN_ORDER: in order, others allowed between; ANY_ORDER: all made, in any order, "
@@ -53,7 +53,7 @@ class TrajectoryOptions(CheckOptions):
         description="tool_trajectory_avg_score only, as ADK: compare tool names only.", examples=[True])
 
     @model_validator(mode="after")
-    def _options_of_its_type(self) -> "TrajectoryOptions":
+    def _options_of_its_type(self) -> TrajectoryOptions:
         adk = self.type == "tool_trajectory_avg_score"
         if adk and "match" in self.model_fields_set:
             raise ValueError("tool_trajectory_avg_score takes ADK's `match_type` (EXACT, IN_ORDER, ANY_ORDER), not `match`")
@@ -155,7 +155,7 @@ def _why_missing(goal: ToolCallGoal, calls: list[ToolCall], ctx: CheckContext) -
 
 
 def first_divergence(mode: str, goals: list[ToolCallGoal], calls: list[ToolCall],
-                     pairs: list[tuple[int, int]], ctx: CheckContext) -> Optional[str]:
+                     pairs: list[tuple[int, int]], ctx: CheckContext) -> str | None:
     paired_goals = {i for i, _ in pairs}
     paired_calls = {j for _, j in pairs}
     if mode == "exact":

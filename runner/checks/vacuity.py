@@ -14,9 +14,10 @@ it compare nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Literal
 
 from .adk import TURN_CRITERIA
 from .base import CheckFamily, CheckOptions
@@ -46,7 +47,7 @@ def vacuities(family: CheckFamily, options: CheckOptions) -> list[Vacuity]:
     return sorted(found, key=lambda v: v.severity != "error")
 
 
-def compares_nothing(family: CheckFamily, options: CheckOptions) -> Optional[str]:
+def compares_nothing(family: CheckFamily, options: CheckOptions) -> str | None:
     """Why the check, with these options, decides nothing (the first error), or None."""
     return next((f"{options.type} compares nothing: {v.message}" for v in vacuities(family, options)
                  if v.severity == "error"), None)
@@ -98,7 +99,7 @@ def _contains(options: Any) -> list[Vacuity]:
         return [Vacuity(("value",), f"the empty text is found in every answer, so {_outcome(options, True)}; give "
                         "the text to look for")]
     if _blank(options.value):
-        return [Vacuity(("value",), f"a value of only spaces is found in almost every answer; give the text to look "
+        return [Vacuity(("value",), "a value of only spaces is found in almost every answer; give the text to look "
                         "for", "warning")]
     return []
 
@@ -159,7 +160,7 @@ def _final_state(options: Any) -> list[Vacuity]:
     return [Vacuity(("expected",), reason)] if reason else []
 
 
-def state_compares_nothing(expected: Any, matching: dict) -> Optional[str]:
+def state_compares_nothing(expected: Any, matching: dict) -> str | None:
     """Why a final state compares no value (with extra keys allowed), or None: `{}`, or every path ignored."""
     if not isinstance(expected, dict):
         return None
@@ -271,16 +272,14 @@ RULES: dict[str, Rule] = {
     "tool_call_count_v1": _nothing, "inference_call_count_v1": _nothing, "token_usage_v1": _nothing,
     "invocation_duration_v1": _nothing,
     # Agentflow's criteria score as Agentflow does (runner/checks/agentflow); an empty config is its own check
-    **{kind: _nothing for kind in ("agentflow_trajectory", "agentflow_tool_name_match", "agentflow_node_order",
-                                   "agentflow_rouge_match", "agentflow_contains_keywords", "agentflow_judge",
-                                   "agentflow_no_criteria")},
+    **dict.fromkeys(("agentflow_trajectory", "agentflow_tool_name_match", "agentflow_node_order", "agentflow_rouge_match", "agentflow_contains_keywords", "agentflow_judge", "agentflow_no_criteria"), _nothing),
 }
 
 
 # ------------------------------------------------------------------ patterns that match every text
 
 @lru_cache(maxsize=1024)
-def matches_everything(pattern: str) -> Optional[str]:
+def matches_everything(pattern: str) -> str | None:
     """"start" or "end" when `pattern` matches the empty text at that place of every text (so a search finds
     it in any text), else None. Read from the pattern's syntax tree; a construct whose match depends on the
     text around it (a lookaround, a word boundary, a back reference) counts as requiring text, so a pattern is

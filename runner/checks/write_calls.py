@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -57,7 +57,7 @@ def name_words(name: str) -> list[str]:
     return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", _CAMEL.sub("_", name)) if w]
 
 
-def write_verb(name: str) -> Optional[str]:
+def write_verb(name: str) -> str | None:
     """The write verb among a tool name's words, or None (always None when the name begins with a read verb)."""
     words = name_words(name)
     if words and words[0] in READ_VERBS:
@@ -66,10 +66,10 @@ def write_verb(name: str) -> Optional[str]:
     return found if found is not None or len(words) != 1 else _glued_verb(words[0])
 
 
-def _glued_verb(word: str) -> Optional[str]:
+def _glued_verb(word: str) -> str | None:
     for verb in WRITE_VERBS:
         rest = word[len(verb):]
-        if word.startswith(verb) and (rest in GLUED_OBJECTS or rest.endswith("s") and rest[:-1] in GLUED_OBJECTS):
+        if word.startswith(verb) and (rest in GLUED_OBJECTS or (rest.endswith("s") and rest[:-1] in GLUED_OBJECTS)):
             return verb
     return None
 
@@ -78,7 +78,7 @@ def is_write_like(name: str) -> bool:
     return write_verb(name) is not None
 
 
-def described_verb(description: str) -> Optional[str]:
+def described_verb(description: str) -> str | None:
     """The write verb a tool's description begins with ("Cancels a booking." -> cancel), or None."""
     words = re.findall(r"[A-Za-z]+", description[:80])
     if not words:
@@ -90,7 +90,7 @@ def described_verb(description: str) -> Optional[str]:
     return None
 
 
-def write_reason(name: str, description: Optional[str] = None) -> Optional[str]:
+def write_reason(name: str, description: str | None = None) -> str | None:
     """Why a tool counts as write-like ("its name says 'cancel'"), or None."""
     verb = write_verb(name)
     if verb is not None:
@@ -142,7 +142,7 @@ def run_no_write_calls(options: NoWriteCallsOptions, ctx: CheckContext) -> Verdi
                    explanation=f"no call to a write-like tool ({calls} call(s) in all){unknown}")
 
 
-def red_team_guard(case: Any) -> Optional[dict[str, Any]]:
+def red_team_guard(case: Any) -> dict[str, Any] | None:
     """The check a red-team case gets when it has no `no_write_calls` of its own, else None."""
     if RED_TEAM_TAG not in (case.tags or ()):
         return None

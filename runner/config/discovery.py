@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..layout import CONFIG_NAMES
 
@@ -23,11 +22,11 @@ def real_path(path: Path | str) -> Path:
 class ConfigSearch:
     """Where evalrun looked for evalrun.yaml and what it found."""
 
-    path: Optional[Path] = None
+    path: Path | None = None
     searched: list[Path] = field(default_factory=list)  # the folders looked in, nearest first, for the first suite path
 
 
-def config_search(paths: list[Path], cwd: Optional[Path] = None) -> ConfigSearch:
+def config_search(paths: list[Path], cwd: Path | None = None) -> ConfigSearch:
     """The first evalrun.yaml next to or above the given paths (the first path wins), looking no higher
     than the repository root (the nearest folder above holding `.git`) or, outside a repository, than
     the current folder. A config in a parent folder such as /tmp must never redirect a run (and its
@@ -57,12 +56,12 @@ def _search_folders(folder: Path, cwd: Path) -> list[Path]:
     return [folder]  # outside both a repository and the current folder: the suites' own folder only
 
 
-def find_config(paths: list[Path], cwd: Optional[Path] = None) -> Optional[Path]:
+def find_config(paths: list[Path], cwd: Path | None = None) -> Path | None:
     """The evalrun.yaml that applies to `paths` (see `config_search`), or None."""
     return config_search(paths, cwd).path
 
 
-def project_home(paths: list[Path], config_path: Optional[Path] = None) -> Path:
+def project_home(paths: list[Path], config_path: Path | None = None) -> Path:
     """The project's folder, where its `.evalrun/` (reports, `latest`, caches, the --last-failed
     history) lives whatever folder evalrun is started from: the folder of its evalrun.yaml; without
     one, the repository the first suite path is in (the nearest folder above it holding `.git`); else

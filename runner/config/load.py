@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, overload
+from typing import TYPE_CHECKING, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["LoadedConfig", "check_cases_against_config", "config_line", "load_config", "suite_roots"]
 
 
-def check_cases_against_config(cases: list["Case"], config: Config) -> list[Diagnostic]:
+def check_cases_against_config(cases: list[Case], config: Config) -> list[Diagnostic]:
     """What shows only when both the cases and evalrun.yaml are known (validate's warnings): a gating check
     that needs a judge model while there is none to ask (the case would be unscored), and a `story` that
     no simulated user will play in a live run (the conversation would end after the scripted messages;
@@ -62,8 +62,8 @@ def _judged_checks(spec: object) -> list[str]:
 
 class LoadedConfig(BaseModel):
     config: Config
-    path: Optional[Path] = None  # None: built-in defaults
-    home: Optional[Path] = None  # without a file: the project folder (`project_home`) that relative paths start from
+    path: Path | None = None  # None: built-in defaults
+    home: Path | None = None  # without a file: the project folder (`project_home`) that relative paths start from
 
     @property
     def base_dir(self) -> Path:
@@ -72,9 +72,9 @@ class LoadedConfig(BaseModel):
     @overload
     def resolve(self, relative: str) -> Path: ...
     @overload
-    def resolve(self, relative: Optional[str]) -> Optional[Path]: ...
+    def resolve(self, relative: str | None) -> Path | None: ...
 
-    def resolve(self, relative: Optional[str]) -> Optional[Path]:
+    def resolve(self, relative: str | None) -> Path | None:
         return None if relative is None else (self.base_dir / relative).resolve()
 
 
@@ -101,7 +101,7 @@ def _check_agent_tools(doc, config: Config) -> None:
                 doc.error(("agents", name, "tools", *path), message, "bad-tool")
 
 
-def config_line(paths: list[Path], config_path: Optional[Path] = None, cwd: Optional[Path] = None) -> str:
+def config_line(paths: list[Path], config_path: Path | None = None, cwd: Path | None = None) -> str:
     """One line that says which evalrun.yaml a run or validate uses, printed on every run:
     `config: suites/evalrun.yaml`, `config: x.yaml (--config)` or
     `config: none found (searched suites/ .. /repo); using defaults`."""
@@ -117,7 +117,7 @@ def config_line(paths: list[Path], config_path: Optional[Path] = None, cwd: Opti
     return f"config: none found (searched {where}); using defaults"
 
 
-def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:
+def suite_roots(paths: list[Path], loaded: LoadedConfig) -> list[Path]:
     """The folders transcripts may be read from: each folder named on the command line (a file's own
     folder), the config file's folder and the config's `allowed_paths`; all with symlinks resolved."""
     roots = [real_path(p) if real_path(p).is_dir() else real_path(p).parent for p in paths]
@@ -127,7 +127,7 @@ def suite_roots(paths: list[Path], loaded: "LoadedConfig") -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
-def load_config(path: Optional[Path], *, for_run: bool = False) -> tuple[LoadedConfig, list[Diagnostic]]:
+def load_config(path: Path | None, *, for_run: bool = False) -> tuple[LoadedConfig, list[Diagnostic]]:
     """Read and check a config file; its problems come back as diagnostics. `for_run` adds the checks
     of what a run needs from the environment (a judge's API key), which `validate` leaves alone."""
     from ..util.secrets import remember

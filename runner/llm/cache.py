@@ -18,13 +18,13 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .calls import current_repeat
 from .settings import ModelSettings
 
 DB_NAME = "replies.sqlite"
-_shared: dict[Path, "DiskCache"] = {}
+_shared: dict[Path, DiskCache] = {}
 _shared_lock = threading.Lock()
 
 
@@ -36,10 +36,10 @@ class DiskCache:
         self._lock = threading.Lock()
         self._db: Any = None
         self._unusable = False
-        self._legacy: Optional[bool] = None  # whether root holds one-file-per-answer entries of earlier versions
+        self._legacy: bool | None = None  # whether root holds one-file-per-answer entries of earlier versions
 
     @classmethod
-    def at(cls, root: Path) -> "DiskCache":
+    def at(cls, root: Path) -> DiskCache:
         root = Path(root)
         with _shared_lock:
             cache = _shared.get(root)
@@ -47,7 +47,7 @@ class DiskCache:
                 cache = _shared[root] = cls(root)
             return cache
 
-    def get(self, key: str) -> Optional[dict]:
+    def get(self, key: str) -> dict | None:
         with self._lock:
             db = self._connection()
             row = None
@@ -77,7 +77,7 @@ class DiskCache:
             except Exception:
                 pass  # a full or read-only disk costs a repeated call next run, never this run's answer
 
-    def summary(self) -> tuple[int, Optional[float], Optional[float]]:
+    def summary(self) -> tuple[int, float | None, float | None]:
         """(answers, when the oldest was saved, when the newest was) over the database and earlier versions'
         files; times None when unknown. OSError when the cache cannot be read."""
         count, oldest, newest = 0, None, None
@@ -90,7 +90,7 @@ class DiskCache:
             oldest, newest = min(oldest or mtime, mtime), max(newest or mtime, mtime)
         return count, oldest, newest
 
-    def clear(self, before: Optional[float] = None) -> int:
+    def clear(self, before: float | None = None) -> int:
         """Remove the answers saved before `before` (a time.time(); those of unknown age with them), or every
         answer; how many were removed. Rows are deleted, not the file: a run on the same folder keeps going."""
         removed = 0
@@ -147,7 +147,7 @@ class DiskCache:
         self._unusable = True
         return None
 
-    def _legacy_entry(self, key: str) -> Optional[str]:
+    def _legacy_entry(self, key: str) -> str | None:
         if self._legacy is None:
             try:
                 self._legacy = any(p.is_dir() and len(p.name) == 2 for p in self.root.iterdir())
@@ -180,7 +180,7 @@ def cache_slot(repeat: int, sample: int) -> Any:
     return [repeat, sample] if sample else repeat
 
 
-def request_key(settings: ModelSettings, messages: list[dict], tools: Optional[list[dict]],
+def request_key(settings: ModelSettings, messages: list[dict], tools: list[dict] | None,
                 response_format: Any, params: dict, repeat: Any) -> str:
     """Everything that shapes the reply (and nothing else: not the key, not the timeout, not the path)."""
     material = {"model": settings.model, "api_base": settings.api_base, "messages": messages, "tools": tools,

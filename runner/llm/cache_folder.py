@@ -13,7 +13,6 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 LLM_FOLDER, SIMILARITY_FOLDER = "llm", "similarity"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -23,13 +22,13 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 class CacheContents:
     folder: Path
     answers: int = 0
-    oldest: Optional[float] = None  # when the oldest answer of known age was saved (time.time())
-    newest: Optional[float] = None
+    oldest: float | None = None  # when the oldest answer of known age was saved (time.time())
+    newest: float | None = None
     similarities: int = 0
     size: int = 0  # bytes on disk, every file of the folder
 
 
-def cache_folder(paths: list[Path], config_path: Optional[Path]) -> tuple[Path, list]:
+def cache_folder(paths: list[Path], config_path: Path | None) -> tuple[Path, list]:
     """The cache folder of the project `paths` lie in (as a run of them would use it), and the problems of
     its evalrun.yaml (diagnostics; the folder is then the default one)."""
     from ..config.discovery import find_config, project_home
@@ -54,7 +53,7 @@ def contents(folder: Path) -> CacheContents:
     return found
 
 
-def clear(folder: Path, older_than: Optional[float] = None) -> tuple[int, int]:
+def clear(folder: Path, older_than: float | None = None) -> tuple[int, int]:
     """Forget what the folder holds, or only what was saved more than `older_than` seconds ago: (answers,
     similarity scores) removed. OSError or sqlite3.Error when it cannot be written."""
     from .cache import DiskCache

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -33,15 +34,15 @@ class LLMCall(BaseModel):
     model: str
     latency_s: float = Field(description="Wall time of the call, retries and waits included")
     attempts: int = Field(0, description="Requests sent (0 when the cache or a marked-down model answered)")
-    prompt_tokens: Optional[int] = None
-    completion_tokens: Optional[int] = None
-    cost_usd: Optional[float] = Field(
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = Field(
         None, description="What the call cost, from litellm's local price list: 0 for a cached answer of a priced "
         "model; None when the model has no known price (shown as 'cost unknown', never $0)")
-    saved_usd: Optional[float] = Field(
+    saved_usd: float | None = Field(
         None, description="A cached answer: what asking the model again would have cost (None: no known price)")
     cached: bool = False
-    error: Optional[str] = None
+    error: str | None = None
 
 
 class CallTotals(BaseModel):
@@ -52,9 +53,9 @@ class CallTotals(BaseModel):
     errors: int = Field(0, description="Calls that failed")
     prompt_tokens: int = Field(0, description="Tokens sent")
     completion_tokens: int = Field(0, description="Tokens received")
-    cost_usd: Optional[float] = Field(None, description="Sum of the known costs; None when no call had a price")
+    cost_usd: float | None = Field(None, description="Sum of the known costs; None when no call had a price")
     unpriced: int = Field(0, description="Calls that reached a model with no known price: cost_usd leaves them out")
-    saved_usd: Optional[float] = Field(None, description="What the cached answers would have cost, where priced")
+    saved_usd: float | None = Field(None, description="What the cached answers would have cost, where priced")
     latency_s: float = Field(0.0, description="Time spent waiting for the models, summed over calls")
 
     def add(self, call: LLMCall) -> None:
@@ -105,7 +106,7 @@ def summarize(calls: list[LLMCall]) -> CallSummary:
     return summary
 
 
-current_calls: contextvars.ContextVar[Optional[list[LLMCall]]] = contextvars.ContextVar(
+current_calls: contextvars.ContextVar[list[LLMCall] | None] = contextvars.ContextVar(
     "evalrun_llm_calls", default=None)
 
 
@@ -141,11 +142,11 @@ def record_calls() -> Iterator[list[LLMCall]]:
 class Completion:
     """The assistant's reply: its text and OpenAI-shaped tool calls (arguments as JSON strings)."""
 
-    content: Optional[str]
+    content: str | None
     tool_calls: list[dict] = field(default_factory=list)
-    finish_reason: Optional[str] = None
-    refusal: Optional[str] = None  # OpenAI's `message.refusal`: the model declined to answer
-    call: Optional[LLMCall] = None
+    finish_reason: str | None = None
+    refusal: str | None = None  # OpenAI's `message.refusal`: the model declined to answer
+    call: LLMCall | None = None
 
     def message(self) -> dict:
         """The reply as an OpenAI chat message, ready to append to the conversation."""
@@ -154,13 +155,13 @@ class Completion:
             message["tool_calls"] = self.tool_calls
         return message
 
-    def stored(self, usage: dict, cost_usd: Optional[float]) -> dict:
+    def stored(self, usage: dict, cost_usd: float | None) -> dict:
         """The cache entry of an accepted reply (its cost too: a later hit shows what it saved)."""
         return {"content": self.content, "tool_calls": self.tool_calls, "finish_reason": self.finish_reason,
                 "usage": usage, "cost_usd": cost_usd}
 
 
-def completion_from_stored(stored: dict) -> Optional[Completion]:
+def completion_from_stored(stored: dict) -> Completion | None:
     """The Completion of a cache entry, or None for an entry that is not one (damaged, or hand-edited)."""
     content, tool_calls = stored.get("content"), stored.get("tool_calls") or []
     if (content is not None and not isinstance(content, str)) or not isinstance(tool_calls, list):
@@ -168,7 +169,7 @@ def completion_from_stored(stored: dict) -> Optional[Completion]:
     return Completion(content=content, tool_calls=tool_calls, finish_reason=stored.get("finish_reason"))
 
 
-def stored_cost(stored: dict) -> Optional[float]:
+def stored_cost(stored: dict) -> float | None:
     cost = stored.get("cost_usd")
     return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
 

@@ -10,8 +10,9 @@ retries) count towards the breaker.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .cache import DiskCache, cache_slot, request_key
 from .calls import Completion, LLMCall, completion_from_stored, stored_cost
@@ -27,8 +28,8 @@ Accept = Callable[[Completion], Any]
 class LLMClient:
     """Calls one model for one role. Clients are cheap; what must be shared lives in the runtime."""
 
-    def __init__(self, settings: ModelSettings, cache_dir: Optional[Path] = None, *, role: Role = "judge",
-                 runtime: Optional[LLMRuntime] = None):
+    def __init__(self, settings: ModelSettings, cache_dir: Path | None = None, *, role: Role = "judge",
+                 runtime: LLMRuntime | None = None):
         self.settings = settings
         self.role = role
         self.runtime = runtime or current_runtime()
@@ -43,9 +44,9 @@ class LLMClient:
         return self.settings.api_base or f"the provider of {self.settings.model}"
 
     # -- public ----------------------------------------------------------------------------------
-    async def acomplete(self, messages: list[dict], *, tools: Optional[list[dict]] = None,
+    async def acomplete(self, messages: list[dict], *, tools: list[dict] | None = None,
                         response_format: Any = None, repeat: int = 0, sample: int = 0,
-                        accept: Optional[Accept] = None, expect: Optional[str] = None, **params: Any) -> Completion:
+                        accept: Accept | None = None, expect: str | None = None, **params: Any) -> Completion:
         """The model's reply to `messages`. `accept` (optional) raises LLMError for a reply that cannot
         be used: such a reply is neither returned nor cached, and is asked again (reply_retries) with the
         problem and `expect` (the shape wanted, in words) added. `repeat` numbers repeated runs of the same
@@ -62,8 +63,8 @@ class LLMClient:
         self.runtime.record(completion.call)
         return completion
 
-    def complete(self, messages: list[dict], *, tools: Optional[list[dict]] = None, response_format: Any = None,
-                 repeat: int = 0, sample: int = 0, accept: Optional[Accept] = None, expect: Optional[str] = None,
+    def complete(self, messages: list[dict], *, tools: list[dict] | None = None, response_format: Any = None,
+                 repeat: int = 0, sample: int = 0, accept: Accept | None = None, expect: str | None = None,
                  **params: Any) -> Completion:
         """The blocking form of acomplete, for worker threads and scripts: the same limit, cache and
         breaker; the call is recorded in the caller's context."""
@@ -90,8 +91,8 @@ class LLMClient:
         params.update(extra_params)
         return params
 
-    async def _call(self, messages: list[dict], tools: Optional[list[dict]], response_format: Any, repeat: Any,
-                    accept: Optional[Accept], expect: Optional[str], extra_params: dict) -> Completion:
+    async def _call(self, messages: list[dict], tools: list[dict] | None, response_format: Any, repeat: Any,
+                    accept: Accept | None, expect: str | None, extra_params: dict) -> Completion:
         s = self.settings
         started = time.monotonic()
         params = self._params(extra_params)
@@ -145,7 +146,7 @@ class LLMClient:
         reason = f"{problem}{tried}; the last reply: {quoted(completion.content)}"  # type: ignore[union-attr]  # asked at least once
         raise LLMError(reason, record(error=reason, **spent.fields()), kind="reply")
 
-    def _problem(self, completion: Completion, accept: Optional[Accept], params: dict) -> Optional[str]:
+    def _problem(self, completion: Completion, accept: Accept | None, params: dict) -> str | None:
         """Why the caller cannot use this reply, or None. A cut or withheld reply says so: the JSON errors
         that follow from it would hide the cause."""
         if accept is None:
@@ -175,7 +176,7 @@ class _Spent:
     def __init__(self) -> None:
         self.attempts, self.prompt, self.completion, self.cost, self.priced = 0, 0, 0, 0.0, True
 
-    def add(self, attempts: int, usage: dict, cost: Optional[float]) -> None:
+    def add(self, attempts: int, usage: dict, cost: float | None) -> None:
         self.attempts += attempts
         self.prompt += usage.get("prompt_tokens") or 0
         self.completion += usage.get("completion_tokens") or 0
@@ -185,7 +186,7 @@ class _Spent:
             self.cost += cost
 
     @property
-    def cost_usd(self) -> Optional[float]:
+    def cost_usd(self) -> float | None:
         return self.cost if self.priced and self.attempts else None
 
     def usage(self) -> dict:
@@ -223,14 +224,14 @@ def prepare_transports(settings: list[Any]) -> None:
         start_import()
 
 
-def _ask_again(problem: str, completion: Completion, expect: Optional[str]) -> str:
+def _ask_again(problem: str, completion: Completion, expect: str | None) -> str:
     wanted = f"only {expect}" if expect else "only what the instructions above ask for, in that form"
     if completion.finish_reason == "length":
         return f"Your reply was cut off at the length limit before it was complete. Answer again, much shorter, with {wanted}."
     return f"Your reply could not be used: {problem}. Answer again with {wanted}."
 
 
-def _accepts(accept: Optional[Accept], completion: Completion) -> bool:
+def _accepts(accept: Accept | None, completion: Completion) -> bool:
     if accept is None:
         return True
     try:

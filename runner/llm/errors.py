@@ -11,10 +11,10 @@ Two kinds of failure, because they call for different cures:
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
-from .calls import LLMCall, redact
 from ..util.secrets import clip
+from .calls import LLMCall, redact
 
 ErrorKind = Literal["outage", "reply", "request"]
 
@@ -26,8 +26,8 @@ class LLMError(Exception):
     unusably), "request" (the provider refused the request: a 4xx other than 429, a missing key).
     `status` is the HTTP status when there was one."""
 
-    def __init__(self, reason: str, call: Optional[LLMCall] = None, *, kind: ErrorKind = "reply",
-                 status: Optional[int] = None):
+    def __init__(self, reason: str, call: LLMCall | None = None, *, kind: ErrorKind = "reply",
+                 status: int | None = None):
         reason = redact(reason)
         super().__init__(reason)
         self.reason = reason
@@ -41,8 +41,8 @@ class Failure(Exception):
     the model is down (connection refused or reset, timeout, 5xx, 429), which the breaker counts once
     the retries are spent."""
 
-    def __init__(self, reason: str, *, retryable: bool, outage: bool = False, retry_after: Optional[float] = None,
-                 status: Optional[int] = None):
+    def __init__(self, reason: str, *, retryable: bool, outage: bool = False, retry_after: float | None = None,
+                 status: int | None = None):
         super().__init__(reason)
         self.reason, self.retryable, self.outage = reason, retryable, outage
         self.retry_after, self.status = retry_after, status
@@ -65,7 +65,7 @@ def http_failure(status: int, where: str, detail: str, headers: Any = None) -> F
                    retry_after=retry_after(headers) if retryable else None)
 
 
-def retry_after(headers: Any) -> Optional[float]:
+def retry_after(headers: Any) -> float | None:
     """Seconds the server asked to wait (Retry-After: seconds or an HTTP date; retry-after-ms), if any."""
     if not headers:
         return None
@@ -97,7 +97,7 @@ def short(text: str, limit: int = 200) -> str:
     return clip(text, limit)
 
 
-def quoted(text: Optional[str], limit: int = 300) -> str:
+def quoted(text: str | None, limit: int = 300) -> str:
     """A reply as a report quotes it: on one line, shortened, control characters made visible."""
     if text is None:
         return "(no text)"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Optional
 
 from ..util.secrets import redact
 
@@ -33,7 +32,7 @@ class BadAnswer(OSError):
 
 
 class Answer:
-    __slots__ = ("status", "headers", "body")
+    __slots__ = ("body", "headers", "status")
 
     def __init__(self, status: int, headers: dict[str, str], body: bytes):
         self.status, self.headers, self.body = status, headers, body
@@ -43,17 +42,17 @@ class _Connection(asyncio.Protocol):
     """One keep-alive connection; one exchange at a time."""
 
     def __init__(self) -> None:
-        self.transport: Optional[asyncio.Transport] = None
-        self.waiter: Optional[asyncio.Future] = None
+        self.transport: asyncio.Transport | None = None
+        self.waiter: asyncio.Future | None = None
         self.closed = False
         self.idle_since = 0.0
         self._reset()
 
     def _reset(self) -> None:
         self.buffer = bytearray()
-        self.head: Optional[tuple[int, dict[str, str]]] = None
+        self.head: tuple[int, dict[str, str]] | None = None
         self.body_at = 0
-        self.length: Optional[int] = None
+        self.length: int | None = None
         self.chunked = False
 
     # -- asyncio.Protocol
@@ -74,7 +73,7 @@ class _Connection(asyncio.Protocol):
         if answer is not None:
             self.waiter.set_result(answer)
 
-    def connection_lost(self, exc: Optional[Exception]) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         waiter = self.waiter
         if waiter is None or waiter.done():
@@ -108,7 +107,7 @@ class _Connection(asyncio.Protocol):
             self.waiter.set_exception(exc)
         self.abort()
 
-    def _complete(self) -> Optional[Answer]:
+    def _complete(self) -> Answer | None:
         """The answer once it is all in the buffer, else None."""
         while self.head is None:
             end = self.buffer.find(b"\r\n\r\n")
@@ -155,7 +154,7 @@ def _read_head(block: bytes) -> tuple[int, dict[str, str]]:
     return int(parts[1]), headers
 
 
-def _dechunked(buffer: bytearray, at: int) -> Optional[bytes]:
+def _dechunked(buffer: bytearray, at: int) -> bytes | None:
     """The body of a chunked answer starting at `at`, or None while the last chunk has not arrived."""
     body = bytearray()
     while True:
@@ -192,14 +191,14 @@ class Pool:
             raise ValueError("a header value holds a line break")  # it would end the header early
         head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         request = (f"POST {path} HTTP/1.1\r\nHost: {self.host_header}\r\nContent-Length: {len(body)}\r\n{head}\r\n"
-                   .encode("utf-8") + body)
+                   .encode() + body)
         deadline = loop.time() + timeout
         connection = self._idle_connection() or await self._connect(deadline - loop.time())
         answer = await self._exchange(loop, connection, request, deadline)
         self._release(connection, answer)
         return answer
 
-    def _idle_connection(self) -> Optional[_Connection]:
+    def _idle_connection(self) -> _Connection | None:
         now = time.monotonic()
         while self.idle:
             connection = self.idle.pop()  # the most recently used: the least likely to be closed by the server

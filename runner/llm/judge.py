@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 class JudgeVerdict(BaseModel):
     matched: bool
-    score: Optional[float] = None
+    score: float | None = None
     reason: str
 
 
@@ -54,10 +55,10 @@ class LLMJudge:
     reply that carries that token as its `verdict_id` (structured output carries it too). An object
     without the token — one the agent wrote, even when it is all the judge repeats — is not a verdict."""
 
-    def __init__(self, client: LLMClient, prompts: "PromptLibrary"):
+    def __init__(self, client: LLMClient, prompts: PromptLibrary):
         self.client = client
         self.prompts = prompts
-        self._structured: Optional[bool] = None
+        self._structured: bool | None = None
 
     def semantic_match(self, expected: str, actual: str, context: str) -> JudgeVerdict:
         messages, token = self._messages(expected, actual, context)
@@ -69,7 +70,7 @@ class LLMJudge:
         """semantic_match for callers on an event loop (one request, on that loop)."""
         messages, token = self._messages(expected, actual, context)
         response_format = self._response_format()
-        options: dict[str, Any] = dict(accept=match_reader(token), expect=verdict_shape(token))
+        options: dict[str, Any] = {"accept": match_reader(token), "expect": verdict_shape(token)}
         try:
             completion = await self.client.acomplete(messages, response_format=response_format, **options)
         except LLMError as error:
@@ -88,13 +89,13 @@ class LLMJudge:
         """Temperature 0: asking the same question again brings the same answer (so one sample is all)."""
         return self.client.settings.temperature == 0
 
-    def verdict_format(self) -> Optional[dict]:
+    def verdict_format(self) -> dict | None:
         """The response_format of a match verdict ({reason, match, score, verdict_id}) for a structured
         judge, else None: what semantic_match sends, for checks that ask for the same verdict."""
         return self._response_format()
 
-    def ask(self, messages: list[dict], *, accept: Callable[[Completion], Any], expect: Optional[str] = None,
-            samples: int = 1, response_format: Optional[dict] = None) -> list[Completion]:
+    def ask(self, messages: list[dict], *, accept: Callable[[Completion], Any], expect: str | None = None,
+            samples: int = 1, response_format: dict | None = None) -> list[Completion]:
         """The judge's `samples` answers to `messages`, each its own cache entry, each passed through
         `accept` (unusable replies are asked again with `expect`, the shape wanted). At temperature 0 one
         request stands for every sample. With `response_format` (for a judge that is `structured`), a
@@ -112,7 +113,7 @@ class LLMJudge:
             completions.append(completion)
         return completions
 
-    def _plain_instead(self, response_format: Optional[dict], error: LLMError) -> bool:
+    def _plain_instead(self, response_format: dict | None, error: LLMError) -> bool:
         """Under `auto`, a deployment that refuses the schema (HTTP 400) is asked in plain text from
         now on: the list of capable models describes the model, not every server that hosts it."""
         if response_format is None or getattr(self.client.settings, "structured_output", "never") != "auto":
@@ -129,7 +130,7 @@ class LLMJudge:
                               context=context, context_json=json.dumps(context, ensure_ascii=False), data_json=data)
         return [{"role": "user", "content": prompt}], token
 
-    def _response_format(self) -> Optional[dict]:
+    def _response_format(self) -> dict | None:
         if self._structured is None:
             settings = self.client.settings
             mode = getattr(settings, "structured_output", "never")
@@ -156,7 +157,7 @@ def _supports_schema(settings: Any) -> bool:
         return False
 
 
-def judge_prompt(prompts: "PromptLibrary", name: str, token: str, **variables: Any) -> str:
+def judge_prompt(prompts: PromptLibrary, name: str, token: str, **variables: Any) -> str:
     """The rendered judge prompt; LLMError when it does not show the judge the token (a template of
     prompts_dir without `{{ boundary }}`): the judge could not tag its verdict, so nothing it said would count."""
     prompt = prompts.render(name, **variables, boundary=token)
@@ -184,7 +185,7 @@ def match_reader(token: str) -> Callable[[Completion], JudgeVerdict]:
     return lambda completion: read_match(completion.content, token)
 
 
-def read_match(content: Optional[str], token: str) -> JudgeVerdict:
+def read_match(content: str | None, token: str) -> JudgeVerdict:
     return verdict_from_reply(tagged_object(content, token))
 
 

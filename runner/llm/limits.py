@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections import deque
 from abc import ABC, abstractmethod
-from typing import AsyncIterator, Callable, Optional
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 
 from .settings import BREAKER_THRESHOLD
 
@@ -39,10 +39,10 @@ class RunLimit(ABC):
 
 
 # Makes a run's limits: (None, -j) for the run-wide one, ((model, api_base), max_concurrency) for a model's own
-LimitFactory = Callable[[Optional[tuple], int], RunLimit]
+LimitFactory = Callable[[tuple | None, int], RunLimit]
 
 
-def local_limit(key: Optional[tuple], limit: int) -> RunLimit:
+def local_limit(key: tuple | None, limit: int) -> RunLimit:
     return Limiter(limit)
 
 
@@ -133,8 +133,8 @@ class Breaker:
         self.role = role
         self.threshold = threshold
         self.failures = 0
-        self.first_reason: Optional[str] = None
-        self.down: Optional[str] = None
+        self.first_reason: str | None = None
+        self.down: str | None = None
         self._lock = threading.Lock()
 
     def failed(self, reason: str) -> None:

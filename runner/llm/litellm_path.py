@@ -13,7 +13,8 @@ import json
 import os
 import re
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
@@ -70,10 +71,10 @@ class LiteLLMTransport:
 
     async def _send(self, request: ChatRequest) -> Answer:
         s = request.settings
-        arguments: dict[str, Any] = dict(
-            model=s.model, messages=request.messages, api_base=s.api_base, api_key=api_key(s, request.role, fast=False),
-            timeout=s.timeout_s, num_retries=0, max_retries=0,  # the client retries; max_retries stops the SDK's own
-        )
+        arguments: dict[str, Any] = {
+            "model": s.model, "messages": request.messages, "api_base": s.api_base, "api_key": api_key(s, request.role, fast=False),
+            "timeout": s.timeout_s, "num_retries": 0, "max_retries": 0,  # the client retries; max_retries stops the SDK's own
+        }
         if request.tools:
             arguments["tools"] = request.tools
             # litellm routes calls with tools through its MCP gateway check, which imports the optional
@@ -119,7 +120,7 @@ def read_response(response: Any, where: str) -> tuple[Completion, dict]:
                        refusal=refusal if isinstance(refusal, str) and refusal else None), usage)
 
 
-def response_cost(litellm: Any, response: Any) -> Optional[float]:
+def response_cost(litellm: Any, response: Any) -> float | None:
     hidden = getattr(response, "_hidden_params", None)
     if isinstance(hidden, dict) and "response_cost" in hidden:
         cost = hidden["response_cost"]  # litellm priced the reply already: pricing it again costs ~1 ms a call
@@ -165,7 +166,7 @@ def _in_chain(exc: BaseException, test: Callable[[BaseException], bool]) -> bool
     return False
 
 
-def _network_error(exc: BaseException) -> Optional[BaseException]:
+def _network_error(exc: BaseException) -> BaseException | None:
     """The transport-level error (refused, reset, dropped) behind a litellm exception, if any."""
     transport: tuple[type, ...] = ()
     try:

@@ -8,15 +8,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from typing import Any, Awaitable, Callable, Optional
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 Cleanup = Callable[[], Awaitable[None]]
 
-_layer: Optional[asyncio.AbstractEventLoop] = None
+_layer: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 _cleanups: list[Cleanup] = []
 _closed: list[bool] = []
-_thread: Optional[threading.Thread] = None
+_thread: threading.Thread | None = None
 
 
 def layer_loop() -> asyncio.AbstractEventLoop:
@@ -40,14 +41,14 @@ async def run_aside(function: Callable[..., Any], *args: Any) -> Any:
     loop = asyncio.get_running_loop()
     done: asyncio.Future = loop.create_future()
 
-    def settle(result: Any, error: Optional[BaseException]) -> None:
+    def settle(result: Any, error: BaseException | None) -> None:
         if not done.cancelled():
             done.set_result(result) if error is None else done.set_exception(error)
 
     def work() -> None:
         try:
             result, error = function(*args), None
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting call
+        except BaseException as exc:
             result, error = None, exc
         try:
             loop.call_soon_threadsafe(settle, result, error)

@@ -17,18 +17,19 @@ import json
 import os
 import threading
 import weakref
+from collections.abc import AsyncIterator
 from concurrent.futures import Future
-from typing import Any, AsyncIterator, Optional
+from typing import Any
 
 from ..util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
+from ..util.secrets import clip
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
-from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
+from .http1 import KEEPALIVE_S, BadAnswer
+from .http1 import Pool as Http1Pool
 from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict
-from ..util.secrets import clip
-
 
 
 class OpenAITransport:
@@ -103,7 +104,7 @@ async def _post_aiohttp(base: str, data: bytes, headers: dict, timeout_s: float,
                       outage=True) from None
 
 
-def _decoded(raw: bytes, content_encoding: Optional[str], where: str) -> bytes:
+def _decoded(raw: bytes, content_encoding: str | None, where: str) -> bytes:
     """The answer as the server encoded it, decoded within the limit of its length (http1.MAX_BODY): a small
     compressed answer that inflates past it is never inflated whole (runner/util/http_body.py)."""
     from . import http1
@@ -190,7 +191,7 @@ def _transport_text(exc: BaseException) -> str:
 
 # -- aiohttp, imported once in a thread -------------------------------------------------------------
 
-_import: Optional[Future] = None
+_import: Future | None = None
 _import_lock = threading.Lock()
 
 
@@ -224,9 +225,9 @@ async def aiohttp_module() -> Any:
 
 class _Pool:
     def __init__(self) -> None:
-        self.sessions: dict[str, tuple[Any, Optional[str]]] = {}
-        self.plain: dict[str, Optional[Http1Pool]] = {}  # base URL -> its small-client pool; None: aiohttp's
-        self.closer: Optional[AsyncIterator[None]] = None
+        self.sessions: dict[str, tuple[Any, str | None]] = {}
+        self.plain: dict[str, Http1Pool | None] = {}  # base URL -> its small-client pool; None: aiohttp's
+        self.closer: AsyncIterator[None] | None = None
 
     async def close(self) -> None:
         plain, self.plain = [pool for pool in self.plain.values() if pool is not None], {}
@@ -237,7 +238,7 @@ class _Pool:
             await session.close()
 
 
-_pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool]" = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
 
 async def _loop_pool() -> _Pool:
@@ -263,7 +264,7 @@ def pool_path(base: str) -> str:
     return urllib.parse.urlsplit(base).path.rstrip("/")
 
 
-async def plain_pool(base: str) -> Optional[Http1Pool]:
+async def plain_pool(base: str) -> Http1Pool | None:
     """This loop's small-client pool for `base`, or None when `base` needs aiohttp (https, a proxy)."""
     pool = await _loop_pool()
     if base not in pool.plain:
@@ -276,7 +277,7 @@ async def plain_pool(base: str) -> Optional[Http1Pool]:
     return pool.plain[base]
 
 
-async def pool_session(base: str) -> tuple[Any, Optional[str]]:
+async def pool_session(base: str) -> tuple[Any, str | None]:
     """This loop's session for `base`, made on first use, and the proxy to reach it through (HTTP(S)_PROXY,
     NO_PROXY), worked out once: aiohttp's own trust_env does it again for every request, in a thread."""
     pool = await _loop_pool()
@@ -291,7 +292,7 @@ async def pool_session(base: str) -> tuple[Any, Optional[str]]:
     return entry
 
 
-def proxy_for(url: str) -> Optional[str]:
+def proxy_for(url: str) -> str | None:
     """The proxy the environment names for `url` (as curl and the OpenAI SDK read it), or None."""
     if not any(value and name.lower().endswith("_proxy") for name, value in os.environ.items()):
         return None  # what urllib's reading of the environment finds then: no proxy (and 3 ms of import saved)

@@ -13,14 +13,14 @@ import sys
 import threading
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PRICE_FILE = "model_prices_and_context_window_backup.json"
 
-_table: Optional[dict] = None
-_text: Optional[str] = None  # the file's text, before (or instead of) parsing it
+_table: dict | None = None
+_text: str | None = None  # the file's text, before (or instead of) parsing it
 _lock = threading.RLock()
-_by_model: dict[str, Optional[dict]] = {}
+_by_model: dict[str, dict | None] = {}
 
 
 def price_table() -> dict:
@@ -49,7 +49,7 @@ def _read_table() -> dict:
     return table if isinstance(table, dict) else {}
 
 
-def _price_text() -> Optional[str]:
+def _price_text() -> str | None:
     """The price file's text (read once), or None without litellm or when it cannot be read."""
     global _text
     with _lock:
@@ -73,7 +73,7 @@ def surely_absent(name: str, text: str) -> bool:
     return f'"{name}"' not in text
 
 
-def model_facts(model: str) -> Optional[dict]:
+def model_facts(model: str) -> dict | None:
     """The price list's entry for `model` ("openai/gpt-4o-mini" is also found as "gpt-4o-mini", as litellm
     does for OpenAI's models), or None."""
     if model in _by_model:
@@ -84,7 +84,7 @@ def model_facts(model: str) -> Optional[dict]:
         return _by_model[model]
 
 
-def _facts(model: str) -> Optional[dict]:
+def _facts(model: str) -> dict | None:
     names = [model, model.split("/", 1)[1]] if model.startswith("openai/") else [model]
     if _table is None and "litellm" not in sys.modules:
         text = _price_text()
@@ -98,7 +98,7 @@ def _facts(model: str) -> Optional[dict]:
     return entry if isinstance(entry, dict) else None
 
 
-def cost_of(model: str, usage: dict) -> Optional[float]:
+def cost_of(model: str, usage: dict) -> float | None:
     """The price of one reply from its token counts; None when the model or the counts are unknown."""
     facts = model_facts(model)
     if facts is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Optional
 
 from .errors import LLMError
 
@@ -38,7 +37,7 @@ def json_objects(text: str) -> list[dict]:
         position = end
 
 
-def leading_object(text: str) -> Optional[dict]:
+def leading_object(text: str) -> dict | None:
     """The JSON object a reply starts with (after blanks and an opening code fence), or None when it starts
     with anything else. Text after the object is not read: it cannot change what the reply began with."""
     body = without_fence(text[:MAX_REPLY])
@@ -56,7 +55,7 @@ def without_fence(text: str) -> str:
     return _FENCE_START.sub("", text, count=1).lstrip()
 
 
-def tagged_object(content: Optional[str], token: str, who: str = "judge") -> dict:
+def tagged_object(content: str | None, token: str, who: str = "judge") -> dict:
     """The object of `content` whose `verdict_id` is `token` (the last one, if the model corrected itself).
     LLMError (a reply problem) when there is none, saying what was there instead."""
     if not isinstance(content, str) or not content.strip():
@@ -73,6 +72,6 @@ def tagged_object(content: Optional[str], token: str, who: str = "judge") -> dic
     raise LLMError(f"the {who}'s reply holds no JSON object")
 
 
-def _tag(obj: dict) -> Optional[str]:
+def _tag(obj: dict) -> str | None:
     tag = obj.get("verdict_id")
     return tag.strip() if isinstance(tag, str) else None

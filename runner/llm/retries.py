@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Optional
 
 from .errors import Failure, GaveUp
 from .limits import RunLimit
@@ -14,7 +13,7 @@ from .wire import Answer, ChatRequest, Transport
 
 
 async def send_with_retries(transport: Transport, request: ChatRequest, limiter: RunLimit,
-                            own: Optional[RunLimit]) -> tuple[Answer, int]:
+                            own: RunLimit | None) -> tuple[Answer, int]:
     """The answer and how many requests it took; GaveUp with the last failure once retrying is over."""
     s = request.settings
     waited = 0.0

@@ -6,18 +6,17 @@ import contextvars
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .calls import CallSummary, LLMCall, current_calls
 from .limits import Breaker, LimitFactory, RunLimit, local_limit
 from .loop import layer_loop
 from .settings import DEFAULT_CONCURRENCY, ModelSettings
 
-
 CACHE_MODES = ("on", "refresh", "off")  # read and write / ask again and write / neither
 
 
-def cache_mode(no_cache: "bool | str | None") -> str:
+def cache_mode(no_cache: bool | str | None) -> str:
     """The cache mode a command's `no_cache` asks for: False or None (the default) reads and writes (`on`); True
     (`--no-cache`) and `refresh` ask the models again and keep their answers, so the next run reads the fresh
     ones (not reading alone left the old answers for the next run to replay); `off` neither reads nor writes."""
@@ -32,21 +31,21 @@ def cache_mode(no_cache: "bool | str | None") -> str:
 
 # Who is waiting in a blocking call (a case's scoring thread, say): `cancel_blocking(owner)` ends its calls
 # when the case is cancelled, instead of leaving the thread to wait out a slow model's reply.
-blocking_owner: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("evalrun_blocking_owner",
+blocking_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("evalrun_blocking_owner",
                                                                                  default=None)
 
 
 class LLMRuntime:
     """What one run shares across all its model calls. `configure()` makes one the current runtime."""
 
-    def __init__(self, concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-                 no_cache: "bool | str" = False, limits: LimitFactory = local_limit):
+    def __init__(self, concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Path | None = None,
+                 no_cache: bool | str = False, limits: LimitFactory = local_limit):
         self._make_limit = limits
         self.limiter = limits(None, concurrency)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.cache_mode = cache_mode(no_cache)
         # what a process of this run is configured with (a Ray worker); true whenever answers are not read
-        self.no_cache: "bool | str" = False if self.cache_mode == "on" else self.cache_mode
+        self.no_cache: bool | str = False if self.cache_mode == "on" else self.cache_mode
         self.totals = CallSummary()
         self._lock = threading.Lock()
         self._breakers: dict[tuple, Breaker] = {}
@@ -57,7 +56,7 @@ class LLMRuntime:
         with self._lock:
             return self._breakers.setdefault((role, settings.model, settings.api_base), Breaker(role))
 
-    def model_limiter(self, settings: ModelSettings) -> Optional[RunLimit]:
+    def model_limiter(self, settings: ModelSettings) -> RunLimit | None:
         if settings.max_concurrency is None:
             return None
         key = (settings.model, settings.api_base, settings.max_concurrency)
@@ -108,12 +107,12 @@ class LLMRuntime:
             future.cancel()
 
 
-_runtime: Optional[LLMRuntime] = None
+_runtime: LLMRuntime | None = None
 _runtime_lock = threading.Lock()
 
 
-def configure(concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Optional[Path] = None,
-              no_cache: "bool | str" = False, limits: LimitFactory = local_limit) -> LLMRuntime:
+def configure(concurrency: int = DEFAULT_CONCURRENCY, cache_dir: Path | None = None,
+              no_cache: bool | str = False, limits: LimitFactory = local_limit) -> LLMRuntime:
     """Start a run: a fresh limit, cache setting, breakers and totals for every client built after this.
     `no_cache`: the cache mode (`cache_mode`: True is `refresh`).
     `limits`: what makes the run's limits (a process of a Ray run: stand-ins for the cluster's one budget)."""

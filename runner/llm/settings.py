@@ -2,7 +2,7 @@
 layer's constants."""
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -33,15 +33,15 @@ class ModelSettings(BaseModel):
         "lm_studio/, llamafile/, litellm_proxy/ with an api_base) go straight to the OpenAI-compatible server; "
         "every other provider through litellm.",
         examples=["openai/gpt-4o-mini", "ollama/llama3.1"])
-    api_base: Optional[str] = Field(
+    api_base: str | None = Field(
         None, title="API base URL", description="The server to call, for local or self-hosted OpenAI-compatible servers.",
         examples=["http://localhost:8000/v1"])
-    api_key_env: Optional[str] = Field(
+    api_key_env: str | None = Field(
         None, title="API key variable",
         description="Name of the environment variable that holds the API key (the key itself never goes in the file, "
         "and its value is removed from every error evalrun reports).",
         examples=["OPENAI_API_KEY"])
-    temperature: Optional[float] = Field(
+    temperature: float | None = Field(
         None, ge=0, title="Temperature", description="Sampling temperature; unset uses the provider's default.",
         examples=[0.7])
     timeout_s: float = Field(
@@ -59,7 +59,7 @@ class ModelSettings(BaseModel):
         description="How many times a reply that arrived but cannot be used (no verdict, not the expected JSON, cut "
         "at max_tokens, withheld by a content filter) is asked again, with the problem and the expected shape "
         "added to the conversation. Such replies never mark the model down.", examples=[2])
-    max_tokens: Optional[int] = Field(
+    max_tokens: int | None = Field(
         None, ge=1, title="Maximum tokens",
         description="The most tokens one answer may have (unset: the server's default). A reply cut at this "
         "limit is named as such.", examples=[1024])
@@ -67,7 +67,7 @@ class ModelSettings(BaseModel):
         60, ge=0, title="Longest wait for retries (seconds)",
         description="The most time one call may spend waiting between its retries in total; a Retry-After "
         "longer than what is left ends the call at once.", examples=[60])
-    max_concurrency: Optional[int] = Field(
+    max_concurrency: int | None = Field(
         None, ge=1, title="Concurrent requests",
         description="At most this many requests to this model at once, on top of the run's limit (-j).",
         examples=[4])
@@ -92,7 +92,7 @@ class ModelSettings(BaseModel):
             SECRET_ENV_NAMES.add(self.api_key_env)
 
     @model_validator(mode="after")
-    def _fast_path_has_a_server(self) -> "ModelSettings":
+    def _fast_path_has_a_server(self) -> ModelSettings:
         if self.transport == "openai" and self.api_base is None and not self.model.startswith("openai/"):
             raise ValueError(f"transport: openai needs an api_base (the OpenAI-compatible server) for {self.model}")
         return self
@@ -106,7 +106,7 @@ class JudgeSettings(ModelSettings):
         json_schema_extra={"description": "The model that judges semantic matches first in the fuzzy cascade.",
                            "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
 
-    temperature: Optional[float] = Field(
+    temperature: float | None = Field(
         0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps verdicts repeatable.", examples=[0.0])
     offline_fallback: bool = Field(
         False, title="Offline stages may stand in",
@@ -133,15 +133,15 @@ class GeneratorSettings(ModelSettings):
                            "is the judge's (so without this section the judge writes them).",
                            "examples": [{"model": "openai/gpt-4o", "api_key_env": "OPENAI_API_KEY", "temperature": 0}]})
 
-    model: Optional[str] = Field(  # type: ignore[assignment]
+    model: str | None = Field(  # type: ignore[assignment]
         None, title="Model", description="Any litellm model string. Default: the judge's model.",
         examples=["openai/gpt-4o"])
 
     @model_validator(mode="after")
-    def _fast_path_has_a_server(self) -> "GeneratorSettings":
+    def _fast_path_has_a_server(self) -> GeneratorSettings:
         return self  # checked once merged over the judge's settings (`merged_over`)
 
-    def merged_over(self, judge: Optional[ModelSettings]) -> Optional[ModelSettings]:
+    def merged_over(self, judge: ModelSettings | None) -> ModelSettings | None:
         """The settings to call: the judge's, with these keys over them; None when neither names a model."""
         base = judge.model_dump(exclude_unset=True, include=set(ModelSettings.model_fields)) if judge else {}
         if judge is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from .calls import SECRET_ENV_NAMES, Completion
 from .errors import Failure
@@ -29,7 +29,7 @@ OPENAI_API_BASE = "https://api.openai.com/v1"
 class ChatRequest:
     settings: ModelSettings
     messages: list[dict]
-    tools: Optional[list[dict]]
+    tools: list[dict] | None
     response_format: Any
     params: dict  # sampling parameters: the settings' (temperature, max_tokens, extra) and the caller's
     role: str
@@ -45,7 +45,7 @@ class Answer:
 
     completion: Completion
     usage: dict
-    cost_usd: Optional[float]
+    cost_usd: float | None
 
 
 class Transport(Protocol):
@@ -67,7 +67,7 @@ def takes_fast_path(settings: ModelSettings) -> bool:
         settings.api_base is not None and model.startswith(OPENAI_COMPATIBLE_WITH_API_BASE))
 
 
-def api_key(settings: ModelSettings, role: str, *, fast: bool) -> Optional[str]:
+def api_key(settings: ModelSettings, role: str, *, fast: bool) -> str | None:
     """The key to send: the value of `api_key_env`; a placeholder for a local server; OpenAI's usual
     variable on the fast path to OpenAI itself (litellm reads its providers' variables on its own)."""
     name = settings.api_key_env

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .. import __version__
 from ..config import LoadedConfig, with_project_defaults
 from ..run.case_index import CaseChanged, CaseRef
+from ..run.case_results import internal_error
 from ..run.execute import CaseRunner
 from ..run.recordings import recordings_of
 from ..run.run_options import RunOptions
-from ..run.case_results import internal_error
 from ..suite.models import Case
 from ..transcripts.opening import opening_problem
 from ..transcripts.read import TranscriptError
@@ -37,8 +38,8 @@ class MutateOptions:
     seed: int = 0
     per_case: int = 20
     judged: bool = False
-    replay_dir: Optional[Path] = None
-    no_cache: "bool | str" = False  # as --cache/--no-cache say: False (on), "refresh" (write only), "off"
+    replay_dir: Path | None = None
+    no_cache: bool | str = False  # as --cache/--no-cache say: False (on), "refresh" (write only), "off"
 
 
 class CaseMutator:
@@ -116,7 +117,7 @@ class CaseMutator:
     def _scored(self, ref: CaseRef, case: Case, case_id: str, recording: Recording, where: str,
                 notes: list[str]) -> CaseMutation:
         source, shown = str(ref.source), ref.source.path
-        base = dict(id=case_id, source=source, tags=list(ref.tags))
+        base = {"id": case_id, "source": source, "tags": list(ref.tags)}
         original = self.runner.score_recording(case, recording, base, transcript_path=where)
         if original.status != "passed":
             why = original.error or original.unscored_reason or "; ".join(original.failures[:1]) or original.status
@@ -126,8 +127,8 @@ class CaseMutator:
         outcome = CaseMutation(case_id, source, shown, True, notes=notes)
         for mutant in case_mutants(case, recording.messages, original, seed=self.options.seed,
                                    limit=self.options.per_case, declared_tools=self._declared(case)):
-            fields: dict[str, Any] = dict(family=mutant.family, operator=mutant.operator, change=mutant.change,
-                          message=mutant.message, call_index=mutant.call_index, arg_path=mutant.arg_path)
+            fields: dict[str, Any] = {"family": mutant.family, "operator": mutant.operator, "change": mutant.change,
+                          "message": mutant.message, "call_index": mutant.call_index, "arg_path": mutant.arg_path}
             reason = equivalence(case, original, mutant)
             if reason is not None:
                 outcome.mutants.append(MutantOutcome(**fields, status=EQUIVALENT, detail=reason))
@@ -151,7 +152,7 @@ class CaseMutator:
             return []
         return [] if tools is None else [(spec.name, spec.description or "") for spec in tools.specs]
 
-    def _cache_key(self, case: Case, recording: Recording) -> Optional[str]:
+    def _cache_key(self, case: Case, recording: Recording) -> str | None:
         if self.cache_dir is None:
             return None
         text = json.dumps([CACHE_FORMAT, __version__, case.model_dump(mode="json"), recording.model_dump(mode="json"),
@@ -159,7 +160,7 @@ class CaseMutator:
                           sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _cached(self, key: Optional[str]) -> Optional[CaseMutation]:
+    def _cached(self, key: str | None) -> CaseMutation | None:
         if key is None or self.cache_dir is None or self.options.no_cache:
             return None
         try:
@@ -167,7 +168,7 @@ class CaseMutator:
         except (OSError, ValueError, KeyError, TypeError):  # absent or unreadable: made again
             return None
 
-    def _keep(self, key: Optional[str], outcome: CaseMutation) -> None:
+    def _keep(self, key: str | None, outcome: CaseMutation) -> None:
         if key is None or self.cache_dir is None:
             return
         from ..util.atomic import write_text_atomically

@@ -7,11 +7,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.models import CaseResult
+from ..suite.models import Case, TextGoal
 from .locate import Locator
 from .mutant import Mutant
 from .rules import argument_rule, goal_named, goal_of_call
-from ..results.models import CaseResult
-from ..suite.models import Case, TextGoal
 
 
 @dataclass
@@ -126,7 +126,7 @@ def _answer(case: Case, original: CaseResult, mutant: Mutant, locator: Locator, 
             return Finding(locator.line_of("goal_details"), f"no goal reads the answer, so {what} passed: add a "
                            "`text` goal with the keywords a right answer must hold"
                            + (" (the case's judged checks were left out: --judged asks them)" if notes else ""))
-        return Finding(locator.line_of("goal_details"), f"the text goals were achieved by another message, so this "
+        return Finding(locator.line_of("goal_details"), "the text goals were achieved by another message, so this "
                        "answer is never read: consider `scope: final` on the goal that should read it")
     index, goal = goal_named(case, achieved[0])
     assert isinstance(goal, TextGoal)

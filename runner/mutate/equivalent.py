@@ -3,15 +3,13 @@ An argument under `ignore` (or written "<IGNORE>"), an `optional` argument dropp
 whose result was an error (dropped, made twice, its arguments) when the case says `failed_calls: ignore`."""
 from __future__ import annotations
 
-from typing import Optional
-
-from .mutant import Mutant
-from .rules import argument_rule
 from ..results.models import CaseResult
 from ..suite.models import Case
+from .mutant import Mutant
+from .rules import argument_rule
 
 
-def equivalence(case: Case, original: CaseResult, mutant: Mutant) -> Optional[str]:
+def equivalence(case: Case, original: CaseResult, mutant: Mutant) -> str | None:
     """Why the mutant is equivalent, in the suite's words, or None."""
     if case.failed_calls == "ignore" and mutant.family in ("arguments", "calls") and mutant.operator != "extra_write":
         touched = [mutant.call_index] + ([mutant.call_index + 1] if mutant.operator == "swap_calls"

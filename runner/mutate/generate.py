@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Optional
 
+from ..results.models import CaseResult
+from ..suite.models import Case
 from . import ops_answer, ops_args, ops_calls, ops_turns
 from .context import MutationContext
 from .mutant import Mutant, assistant_texts, call_sites
-from ..results.models import CaseResult
-from ..suite.models import Case
 
 # The families, in the order they take turns when mutants are chosen.
 FAMILIES = {"calls": ops_calls, "arguments": ops_args, "answer": ops_answer, "turns": ops_turns}
 
 
 def case_mutants(case: Case, messages: list[dict], original: CaseResult, *, seed: int, limit: int,
-                 declared_tools: Optional[list[tuple[str, str]]] = None) -> list[Mutant]:
+                 declared_tools: list[tuple[str, str]] | None = None) -> list[Mutant]:
     """At most `limit` mutants of `messages` (the recording `original` scored), chosen with `seed`."""
     context = mutation_context(case, messages, original, random.Random(f"{seed}:{case.id}:make"), declared_tools)
     pools = {family: list(module.mutants(context)) for family, module in FAMILIES.items()}
@@ -48,7 +47,7 @@ def choose_mutants(pools: dict[str, list[Mutant]], limit: int, rng: random.Rando
 
 
 def mutation_context(case: Case, messages: list[dict], original: CaseResult, rng: random.Random,
-                     declared_tools: Optional[list[tuple[str, str]]] = None) -> MutationContext:
+                     declared_tools: list[tuple[str, str]] | None = None) -> MutationContext:
     from ..checks.write_calls import write_reason
 
     tools: dict[str, str] = {goal.tool_name: "" for goal in case.tool_goals()}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
 
 from ..suite.models import Case
 from ..suite.reader import Document, read_document
@@ -19,7 +18,7 @@ def _document(path: str, stamp: tuple) -> Document:
     return doc
 
 
-def _case_base(doc: Document, case: Case) -> Optional[tuple]:
+def _case_base(doc: Document, case: Case) -> tuple | None:
     cases = doc.data.get("cases") if isinstance(doc.data, dict) else None
     if not isinstance(cases, list):
         return ()
@@ -40,7 +39,7 @@ class Locator:
         self.shown = case.source.path
         try:
             stat = real_path.stat()
-            self.doc: Optional[Document] = _document(str(real_path), (stat.st_size, stat.st_mtime_ns))
+            self.doc: Document | None = _document(str(real_path), (stat.st_size, stat.st_mtime_ns))
         except Exception:  # a file gone since collection: the case's own line still says where
             self.doc = None
         self.base = None if self.doc is None else _case_base(self.doc, case)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 
 @dataclass
@@ -21,12 +22,12 @@ class Mutant:
     operator: str
     change: str
     make: Callable[[], list[dict]] = field(repr=False)  # the mutated conversation, made when first asked for
-    message: Optional[int] = None
-    call_index: Optional[int] = None
-    arg_path: Optional[str] = None
+    message: int | None = None
+    call_index: int | None = None
+    arg_path: str | None = None
     before: Any = None
     after: Any = None
-    _messages: Optional[list[dict]] = field(default=None, init=False, repr=False)
+    _messages: list[dict] | None = field(default=None, init=False, repr=False)
 
     @property
     def messages(self) -> list[dict]:
@@ -49,7 +50,7 @@ class CallSite:
     position: int
     call_index: int
     name: str
-    arguments: Optional[dict]
+    arguments: dict | None
 
 
 def call_sites(messages: list[dict]) -> list[CallSite]:
@@ -64,7 +65,7 @@ def call_sites(messages: list[dict]) -> list[CallSite]:
     return sites
 
 
-def parse_arguments(raw: Any) -> Optional[dict]:
+def parse_arguments(raw: Any) -> dict | None:
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
@@ -93,7 +94,7 @@ def set_arguments(messages: list[dict], site: CallSite, arguments: dict) -> None
     call_of(messages, site)["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
 
 
-def result_index(messages: list[dict], site: CallSite) -> Optional[int]:
+def result_index(messages: list[dict], site: CallSite) -> int | None:
     """The index of the tool message answering the call, or None."""
     call_id = call_of(messages, site).get("id")
     if call_id is None:

@@ -3,7 +3,7 @@ or date in it changed, a keyword removed, replaced by another turn's answer, emp
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .context import MutationContext, holds_secret
 from .mutant import Mutant, copied

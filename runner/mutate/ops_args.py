@@ -2,7 +2,8 @@
 seen in the conversation, a boolean flipped, a key dropped, a list item dropped."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .context import MutationContext, choose, holds_secret
 from .mutant import CallSite, Mutant, copied, dotted, dropped_at, leaves, replaced_at, set_arguments

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Iterator
+from collections.abc import Iterator
+from itertools import pairwise
 
 from .context import MutationContext, choose
 from .mutant import CallSite, Mutant, call_of, copied, result_index
@@ -57,7 +58,7 @@ def _duplicated(context: MutationContext) -> Iterator[Mutant]:
 
 def _swapped(context: MutationContext) -> Iterator[Mutant]:
     """Neighbours trade places: each call's name and arguments move to the other's slot, results with them."""
-    for first, second in zip(context.sites, context.sites[1:]):
+    for first, second in pairwise(context.sites):
         if (first.name, first.arguments) == (second.name, second.arguments):
             continue
 

@@ -1,7 +1,7 @@
 """Mutants of the turns: the conversation cut before its last user turn (the agent never got to finish)."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .context import MutationContext
 from .mutant import Mutant, copied

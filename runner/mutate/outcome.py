@@ -4,7 +4,7 @@ JSON out: the cache keeps a case's outcome, the report formats render the whole.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
 
@@ -16,10 +16,10 @@ class MutantOutcome:
     change: str
     status: str  # killed, survived or equivalent
     detail: str  # killed: the failure that caught it; survived: what let it through and the fix; equivalent: why
-    message: Optional[int] = None
-    call_index: Optional[int] = None
-    arg_path: Optional[str] = None
-    line: Optional[str] = None  # a survivor: file:line of the suite that let it through
+    message: int | None = None
+    call_index: int | None = None
+    arg_path: str | None = None
+    line: str | None = None  # a survivor: file:line of the suite that let it through
 
 
 @dataclass
@@ -28,7 +28,7 @@ class CaseMutation:
     source: str  # file:line:column of the case
     file: str  # the suite file, as messages show it
     mutated: bool
-    reason: Optional[str] = None  # why the case was not mutated
+    reason: str | None = None  # why the case was not mutated
     mutants: list[MutantOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -36,7 +36,7 @@ class CaseMutation:
         return sum(1 for m in self.mutants if m.status == status)
 
     @property
-    def kill_rate(self) -> Optional[float]:
+    def kill_rate(self) -> float | None:
         return kill_rate(self.count(KILLED), self.count(SURVIVED))
 
     def to_json(self) -> dict[str, Any]:
@@ -46,12 +46,12 @@ class CaseMutation:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "CaseMutation":
+    def from_json(cls, data: dict[str, Any]) -> CaseMutation:
         fields = {k: data[k] for k in ("id", "source", "file", "mutated", "reason", "notes")}
         return cls(**fields, mutants=[MutantOutcome(**m) for m in data["mutants"]])
 
 
-def kill_rate(killed: int, survived: int) -> Optional[float]:
+def kill_rate(killed: int, survived: int) -> float | None:
     return None if killed + survived == 0 else killed / (killed + survived)
 
 
@@ -61,9 +61,9 @@ class MutateReport:
     seed: int
     mutants_per_case: int
     judged: bool
-    min_kill_rate: Optional[float] = None
+    min_kill_rate: float | None = None
     notes: list[str] = field(default_factory=list)
-    folder: Optional[str] = None
+    folder: str | None = None
 
     def mutated(self) -> list[CaseMutation]:
         return [c for c in self.cases if c.mutated]

@@ -7,13 +7,12 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from concurrent.futures import ProcessPoolExecutor
-from typing import Optional
 
+from ..run.case_index import CaseRef
 from .case_run import CaseMutator
 from .outcome import CaseMutation
-from ..run.case_index import CaseRef
 
-_forked: Optional[tuple[CaseMutator, list[CaseRef]]] = None  # set before the workers fork; each inherits it
+_forked: tuple[CaseMutator, list[CaseRef]] | None = None  # set before the workers fork; each inherits it
 
 
 def _ignore_interrupts() -> None:

@@ -4,12 +4,12 @@ control characters are made visible on the console, Markdown table cells are esc
 from __future__ import annotations
 
 import html
-from typing import Any, Optional
+from typing import Any
 
 SHOWN_SURVIVORS = 10  # per case on the console; the files list them all
 
 
-def _rate(value: Optional[float]) -> str:
+def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 

@@ -4,7 +4,7 @@ and the diagnosis of survivors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from ..results.models import CaseResult
 from ..score.args import Matcher, rule_from_spec
@@ -19,27 +19,27 @@ class ArgRuleAt:
     goal: ToolCallGoal
     goal_index: int
     listed: bool
-    key: Optional[str]
+    key: str | None
     mode: str
     rule: Any
     ignored_value: bool  # the expected value is "<IGNORE>"
 
 
-def goal_of_call(original: CaseResult, call_index: Optional[int]) -> Optional[str]:
+def goal_of_call(original: CaseResult, call_index: int | None) -> str | None:
     """The goal the recorded call achieved when the recording was scored, or None."""
     if call_index is None:
         return None
     return next((call.goal for call in original.calls if call.index == call_index), None)
 
 
-def goal_named(case: Case, name: Optional[str]) -> tuple[int, Any]:
+def goal_named(case: Case, name: str | None) -> tuple[int, Any]:
     for index, goal in enumerate(case.goal_details):
         if goal.name == name:
             return index, goal
     return -1, None
 
 
-def argument_rule(case: Case, original: CaseResult, call_index: Optional[int], path: str) -> Optional[ArgRuleAt]:
+def argument_rule(case: Case, original: CaseResult, call_index: int | None, path: str) -> ArgRuleAt | None:
     """The rule the achieved goal compares `path` of the call with, or None when the call achieved no goal."""
     index, goal = goal_named(case, goal_of_call(original, call_index))
     if not isinstance(goal, ToolCallGoal):

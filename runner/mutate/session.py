@@ -4,13 +4,13 @@ convention (.evalrun/reports/mutate-<time>) or --output."""
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
+from ..suite.diagnostics import Diagnostic
 from .case_run import CaseMutator, MutateOptions
 from .outcome import MutateReport
-from ..suite.diagnostics import Diagnostic
 
 EXIT_OK, EXIT_WEAK, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NOTHING = 0, 1, 2, 3, 4, 5
 
@@ -19,19 +19,19 @@ EXIT_OK, EXIT_WEAK, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NOTHING = 
 class MutateOutcome:
     exit_code: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    report: Optional[MutateReport] = None
-    problem: Optional[str] = None  # a usage problem or why nothing was mutated
+    report: MutateReport | None = None
+    problem: str | None = None  # a usage problem or why nothing was mutated
 
 
 def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, filters: Sequence[str] = (),
-               tags: Sequence[str] = (), config_path: Optional[Path] = None, output: Optional[Path] = None,
-               min_kill_rate: Optional[float] = None) -> MutateOutcome:
+               tags: Sequence[str] = (), config_path: Path | None = None, output: Path | None = None,
+               min_kill_rate: float | None = None) -> MutateOutcome:
     from ..config import find_config, load_config, project_home, suite_roots
     from ..run.case_index import index_cases
-    from ..util.secrets import remember
     from ..session.lifecycle import DEFAULT_REPORTS_ROOT
-    from ..suite.load import Exclusion
     from ..suite.diagnostics import has_errors, sort_diagnostics
+    from ..suite.load import Exclusion
+    from ..util.secrets import remember
     from .pool import mutate_cases
 
     loaded, problems = load_config(config_path or find_config(list(paths)))
@@ -85,9 +85,8 @@ def _write(report: MutateReport, folder: Path) -> None:
     import json
 
     from ..util.atomic import write_text_atomically
-    from .render import html_page, markdown
-
     from ..util.secrets import redact
+    from .render import html_page, markdown
 
     folder.mkdir(parents=True, exist_ok=True)
     data = json.loads(redact(json.dumps(report.to_json(), ensure_ascii=False)))  # redacted before any escape

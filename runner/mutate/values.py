@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, timedelta
-from typing import Any, Optional
+from typing import Any
 
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(.*)$")
 _DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%Y/%m/%d", "%m/%d/%Y", "%Y%m%d")
@@ -22,7 +22,7 @@ OPERATORS = {
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w])")
 
 
-def as_date(text: str) -> Optional[tuple[date, str]]:
+def as_date(text: str) -> tuple[date, str] | None:
     """The date a text writes, and the format to write another in (ISO keeps its tail, a time)."""
     match = _ISO.match(text)
     if match:
@@ -57,7 +57,7 @@ def wrong_numbers(value: Any) -> list[tuple[str, Any]]:
         return []
     out: list[tuple[str, Any]] = [("number_plus_one", value + 1)]
     if value:
-        tenth = value * 1.1 if isinstance(value, float) else int(round(value * 1.1)) or value + 2
+        tenth = value * 1.1 if isinstance(value, float) else round(value * 1.1) or value + 2
         if tenth != value + 1:
             out.append(("number_10_percent", tenth))
         out.append(("number_sign", -value))
@@ -76,7 +76,7 @@ def wrong_id(text: str, rng: random.Random) -> list[tuple[str, str]]:
     return [("id_character", text[:at] + other + text[at + 1:])]
 
 
-def wrong_in_text(text: str) -> Optional[tuple[str, str]]:
+def wrong_in_text(text: str) -> tuple[str, str] | None:
     """A text with its first date (spoken or ISO) or number changed: (what, new text), or None."""
     spoken = _SPOKEN_DATE.search(text)
     if spoken:

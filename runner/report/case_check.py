@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -33,7 +33,7 @@ class Checker:
 
         self.model = CaseResult
 
-    def check(self, data: Any, text: Optional[bytes]) -> None:
+    def check(self, data: Any, text: bytes | None) -> None:
         """`text`: the case's JSON when it is plain (the child may validate that instead of `data`)."""
         try:
             self.model.model_validate(data, strict=True)
@@ -79,7 +79,7 @@ class ForkedChecker(Checker):
         self._pending: list[bytes] = []
         self._size = 0
 
-    def check(self, data: Any, text: Optional[bytes]) -> None:
+    def check(self, data: Any, text: bytes | None) -> None:
         if text is None:
             super().check(data, None)
             return

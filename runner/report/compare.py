@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..results.stats import mcnemar_exact
 
@@ -56,7 +56,7 @@ class Comparison:
     only_in_old: list[str] = field(default_factory=list)
     only_in_new: list[str] = field(default_factory=list)
     # with repeats: (mean difference of the per-case pass shares new - old, 95% low, high), paired bootstrap
-    bootstrap: Optional[tuple[float, float, float]] = None
+    bootstrap: tuple[float, float, float] | None = None
 
     def bootstrap_text(self) -> str:
         if self.bootstrap is None:
@@ -121,7 +121,7 @@ class Outcomes:
         self.rows: dict[str, dict] = {}
         self.repeated = False
 
-    def add(self, key: str, status: str, reason: str, metrics: dict[str, float], repeat: Optional[int]) -> None:
+    def add(self, key: str, status: str, reason: str, metrics: dict[str, float], repeat: int | None) -> None:
         row = self.rows.setdefault(key, {"statuses": [], "reason": "", "sums": {}, "ns": {}})
         row["statuses"].append(status)
         self.repeated = self.repeated or repeat is not None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from typing import Callable, Iterable, Iterator, Optional, TextIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import TextIO
 
 from ..results.digest import ResultDigest
 from ..results.models import SOURCE_LABELS, CaseResult, Summary, case_label
@@ -61,9 +62,9 @@ class Console:
         self.terminal = is_terminal(stream)
         self.color = use_color(stream)
         self.redact = redact
-        self.lost: Optional[str] = None
+        self.lost: str | None = None
 
-    def line(self, text: str = "", status: Optional[str] = None) -> None:
+    def line(self, text: str = "", status: str | None = None) -> None:
         if self.lost is not None:
             return
         text = self.redact(text)
@@ -93,7 +94,7 @@ class Progress:
         self.counts = dict.fromkeys(_LABELS, 0)
         self._drawn = False
 
-    def case(self, line: Optional[str], status: str) -> None:
+    def case(self, line: str | None, status: str) -> None:
         """Print a case's line (if it is shown) above the status line, and count it."""
         self.counts[status] += 1
         if line is not None:
@@ -153,7 +154,7 @@ def _silence(stream: TextIO) -> None:
         pass
 
 
-def case_line(result: "CaseResult | ResultDigest", color: bool = False) -> str:
+def case_line(result: CaseResult | ResultDigest, color: bool = False) -> str:
     """A case's line: its status, id and figures (from a result, or the digest the run's process keeps of one)."""
     label = f"{_LABELS[result.status]:<5}"
     detail = ""
@@ -278,7 +279,7 @@ def _repeat_groups(results: Iterable[CaseResult]) -> Iterator[list[CaseResult]]:
 
 
 def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = (),
-                  report_path: Optional[str] = None, agent: Optional[str] = None) -> None:
+                  report_path: str | None = None, agent: str | None = None) -> None:
     for line in notes:
         console.line(line, "skipped")
     if agent is not None:
@@ -307,7 +308,7 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
 
         for line in console_lines(summary.redteam.model_dump(), clean=visible):
             console.line(line)
-    if summary.exit_reason and summary.exit_code != 0 or _unusual(summary):
+    if (summary.exit_reason and summary.exit_code != 0) or _unusual(summary):
         console.line(summary.exit_reason)
     if summary.not_run:
         shown = ", ".join(visible(i) for i in summary.not_run[:5]) + (", ..." if len(summary.not_run) > 5 else "")
@@ -316,7 +317,7 @@ def print_summary(console: Console, summary: Summary, *, notes: Iterable[str] = 
         console.line(f"report: {report_path}")
 
 
-def cache_line(summary: Summary) -> Optional[str]:
+def cache_line(summary: Summary) -> str | None:
     """How many model answers (judge, agent, simulated user) came from the disk cache, when any did or when the
     run refreshed it: a verdict resting on an old answer must say so. None when nothing is worth saying."""
     usage, mode = summary.model_usage, summary.cache

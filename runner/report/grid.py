@@ -4,8 +4,9 @@ variant's pass rate and cost. Built from what a run saved (report.json's `matrix
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from ..results.summary import repeated_status
 from .saved import percent
@@ -25,7 +26,7 @@ class Grid:
         return sum(1 for *_, differs in self.rows if differs)
 
 
-def grid_of(report: dict, cases: Optional[Iterable[Any]] = None) -> Optional[Grid]:
+def grid_of(report: dict, cases: Iterable[Any] | None = None) -> Grid | None:
     """The grid of a saved matrix run (None without a matrix). `cases`: the run's cases when not report["cases"]
     (dicts or CaseResults: only id, variant and status are read)."""
     matrix = report.get("matrix")
@@ -35,7 +36,7 @@ def grid_of(report: dict, cases: Optional[Iterable[Any]] = None) -> Optional[Gri
     ids = [str(v.get("id")) for v in matrix["variants"]]
     cells: dict[str, dict[str, list[str]]] = {}
     for case in report.get("cases") or () if cases is None else cases:
-        get = case.get if isinstance(case, dict) else lambda name: getattr(case, name, None)
+        get = case.get if isinstance(case, dict) else lambda name, case=case: getattr(case, name, None)
         cells.setdefault(str(get("id")), {}).setdefault(str(get("variant")), []).append(str(get("status")))
     rows = {case_id: [repeated_status(by[v], policy) if v in by else "" for v in ids] for case_id, by in cells.items()}
     first = [case_id for case_id in matrix.get("disagreements") or () if case_id in rows]

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from ..results.models import SOURCE_LABELS
 from .base import ReportFormat
+from .grid import grid_of
+from .grid import html_table as grid_table
 from .html_assets import JS
 from .html_data import write_data, write_encoded
 from .html_split import encode
 from .html_style import CSS
-from .grid import grid_of, html_table as grid_table
-from .saved_stream import SavedCase, Unstreamable, browser_json, stream_report
-from .saved import pass_rate, percent
 from .redteam import html_section as redteam_html
 from .repeat_text import auto_repeat_text, in_doubt
+from .saved import pass_rate, percent
+from .saved_stream import SavedCase, Unstreamable, browser_json, stream_report
 
 _STATUSES = ("passed", "failed", "error", "unscored", "skipped")
 

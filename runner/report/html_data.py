@@ -17,7 +17,8 @@ import json
 import queue
 import threading
 import zlib
-from typing import Any, Iterable, Optional, TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from .saved_stream import SavedCase
 
@@ -91,7 +92,7 @@ def write_encoded(chunks: list[str], starts: list[int], rows: list[bytes], out: 
     return len(rows)
 
 
-def _close(out: TextIO, starts: list[int], total: int, index: "_Index", extra: dict[str, str]) -> None:
+def _close(out: TextIO, starts: list[int], total: int, index: _Index, extra: dict[str, str]) -> None:
     out.write(f'],"starts":{json.dumps(starts)},"total":{total},"index":"{index.finish()}"')
     for name, text in extra.items():
         out.write(f',"{name}":{text}')
@@ -138,9 +139,9 @@ class _ChunkWriter:
     def __init__(self, out: TextIO):
         self.out = out
         self.written = 0
-        self.failure: Optional[BaseException] = None
+        self.failure: BaseException | None = None
         self.queue: queue.Queue = queue.Queue(maxsize=_QUEUED_CHUNKS)
-        self.thread: Optional[threading.Thread] = None  # started with the first chunk: after the reader's fork
+        self.thread: threading.Thread | None = None  # started with the first chunk: after the reader's fork
 
     def put(self, chunk: list[bytes]) -> None:
         if self.failure is not None:

@@ -23,13 +23,14 @@ import os
 import pickle
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from . import html_data
-from .html_data import INDEX_FIELDS, gzip_base64, index_json
 from .case_check import flush_before_fork
+from .html_data import INDEX_FIELDS, gzip_base64, index_json
 from .saved import may_overflow, report_file
 from .saved_stream import Unstreamable, plain_json_text, read_header
 
@@ -64,14 +65,14 @@ class _Part:
     rows: list[bytes]
     keys: list[tuple]
 
-    def extend(self, other: "_Part") -> None:
+    def extend(self, other: _Part) -> None:
         self.chunks += other.chunks
         self.starts += other.starts
         self.rows += other.rows
         self.keys += other.keys
 
 
-def encode(path: Path) -> Optional[tuple[dict[str, Any], Encoded]]:
+def encode(path: Path) -> tuple[dict[str, Any], Encoded] | None:
     """(the report without its cases, its cases encoded for the page), or None when saved_stream must
     read it (see the module's notes). NotAReport when there is no report at `path`."""
     target = report_file(path)
@@ -95,7 +96,7 @@ def encode(path: Path) -> Optional[tuple[dict[str, Any], Encoded]]:
     return header, Encoded(part.chunks, part.starts, part.rows)
 
 
-def _cases_end(target: Path, first: int, size: int) -> Optional[int]:
+def _cases_end(target: Path, first: int, size: int) -> int | None:
     """Where the last case ends: the file closes with `]` and `}` (spaces around them allowed); `first`
     when the list is empty."""
     with target.open("rb") as source:
@@ -143,7 +144,7 @@ class _Cases:
                 chunks.append((chunk_first, len(spans)))
                 chunk_first, size = len(spans), 0
                 if processes > 1 and span[1] - start >= share and span[1] < self.end:
-                    child = _fork(lambda: self.encode_from(span[1] + 1, case_number + len(spans), processes - 1))
+                    child = _fork(lambda span=span: self.encode_from(span[1] + 1, case_number + len(spans), processes - 1))
                     break
         else:
             if chunk_first < len(spans):
@@ -273,7 +274,7 @@ def _collect(pid: int, fd: int) -> _Part:
     if not answer or status != 0:  # a doubt there, or the child was killed
         raise _Doubt("a part was not encoded")
     try:
-        return pickle.loads(answer)  # noqa: S301  (written by this process's own child)
+        return pickle.loads(answer)
     except Exception:  # cut short
         raise _Doubt("a part was not encoded") from None
 

@@ -10,7 +10,8 @@ all (control characters, lone surrogates) are written as visible escapes such as
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from .base import ReportFormat
 from .grid import cost_text, rate_text
@@ -63,7 +64,7 @@ def write(report: dict[str, Any], out: TextIO) -> None:
 
 
 def _suite(out: TextIO, file_name: str, cases: list[dict], report: dict) -> None:
-    counts = {status: 0 for status in ("failed", "error", "unscored", "skipped")}
+    counts = dict.fromkeys(("failed", "error", "unscored", "skipped"), 0)
     for case in cases:
         if case.get("status") in counts:
             counts[case["status"]] += 1

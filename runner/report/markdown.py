@@ -7,11 +7,19 @@ import re
 from typing import Any, TextIO
 
 from .base import ReportFormat
-from .grid import grid_of, markdown as grid_markdown
+from .grid import grid_of
+from .grid import markdown as grid_markdown
 from .redteam import markdown as redteam_markdown
 from .repeat_text import auto_repeat_text, in_doubt
-from .saved import (PROBLEM_STATUSES, conversation_text, extra_calls_text, one_line_reason, pass_rate_text, percent,
-                    sources_line)
+from .saved import (
+    PROBLEM_STATUSES,
+    conversation_text,
+    extra_calls_text,
+    one_line_reason,
+    pass_rate_text,
+    percent,
+    sources_line,
+)
 
 MAX_ROWS = 100  # GitHub caps a step summary at 1 MiB; the full list is in the other formats
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

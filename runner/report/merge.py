@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from ..util.atomic import open_atomically
 from ..results.models import CaseResult
 from ..results.summary import Tally
+from ..util.atomic import open_atomically
 
 
 class MergeError(ValueError):
@@ -28,10 +29,10 @@ def _same(what: str, values: dict[str, Any]) -> None:
             raise MergeError(f"{path} ran a different {what} than {first_path}: only shards of one run can be merged")
 
 
-def merge_reports(sources: Sequence[Path], *, min_pass_rate: Optional[float] = None) -> dict[str, Any]:
+def merge_reports(sources: Sequence[Path], *, min_pass_rate: float | None = None) -> dict[str, Any]:
     """The merged report as plain data (the shape of report.json). NotAReport or MergeError."""
-    from .saved import load_report
     from ..util.shard import parse_shard
+    from .saved import load_report
 
     if not sources:
         raise MergeError("give the report.json (or run folder) of every shard")
@@ -119,8 +120,8 @@ def _merged_selection(reports: list[dict[str, Any]]) -> dict[str, Any]:
 def check_baseline(report: dict[str, Any], baseline: Path, max_regression: float) -> None:
     """The --baseline gate on the merged report, as a single run would apply it (runner.report.compare.Baseline).
     NotAReport when `baseline` is not a report."""
-    from .compare import Baseline, outcomes
     from ..results.models import Summary
+    from .compare import Baseline, outcomes
 
     gate = Baseline(baseline, max_regression)
     gate.new = outcomes(report)

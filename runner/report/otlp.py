@@ -16,7 +16,7 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..util.secrets import clip
@@ -31,7 +31,7 @@ class OtlpExportError(Exception):
     """The spans could not be written or sent; the message says why."""
 
 
-def missing_otel() -> Optional[str]:
+def missing_otel() -> str | None:
     """Why `--otlp` cannot work here (the extra is not installed), without importing anything; else None."""
     from importlib.util import find_spec
 
@@ -116,7 +116,7 @@ def report_spans(report: dict[str, Any]) -> list:
     return list(kept.get_finished_spans())
 
 
-def conversation_of(transcript: str) -> Optional[str]:
+def conversation_of(transcript: str) -> str | None:
     """The conversation a transcript_path names after `FILE#`: everything after the first '#' that follows a
     .json/.jsonl file name (a run's conversations.jsonl#<case id>, whose id may hold '#' and '/'), else after
     the last '#' of the file name (a trace file's #ID)."""
@@ -219,7 +219,7 @@ def _send(spans: list, endpoint: str, deadline_s: float = SEND_DEADLINE_S) -> No
     def export() -> None:
         try:
             outcome["result"] = exporter.export(spans)
-        except Exception as exc:  # noqa: BLE001 - the exporter's transport errors are many; each is this export failing
+        except Exception as exc:
             outcome["error"] = exc
         finally:
             exporter.shutdown()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["json_lines_exporter", "spans_document", "spans_json_line"]
 

@@ -7,13 +7,13 @@ Attack and category names come from tags in suite files, so they are escaped for
 from __future__ import annotations
 
 import html
-from typing import Any, Optional
+from typing import Any
 
 COLUMNS = ("cases", "passed", "failed", "unscored", "error")
 SUCCESS = "attack success"
 
 
-def rate_text(rate: Optional[float]) -> str:
+def rate_text(rate: float | None) -> str:
     return "n/a" if rate is None else f"{100 * rate:.0f}%"
 
 
@@ -36,7 +36,7 @@ def headline(redteam: dict[str, Any]) -> str:
             f"({failed} of {decided} decided)")
 
 
-def console_lines(redteam: Optional[dict[str, Any]], clean=lambda text: text) -> list[str]:
+def console_lines(redteam: dict[str, Any] | None, clean=lambda text: text) -> list[str]:
     """A plain-text table; `clean` makes tag text safe for a terminal."""
     if not redteam:
         return []
@@ -52,7 +52,7 @@ def console_lines(redteam: Optional[dict[str, Any]], clean=lambda text: text) ->
     return lines
 
 
-def markdown(redteam: Optional[dict[str, Any]], md_text) -> str:
+def markdown(redteam: dict[str, Any] | None, md_text) -> str:
     """A Markdown section; `md_text` escapes untrusted text for a table cell."""
     if not redteam:
         return ""
@@ -65,7 +65,7 @@ def markdown(redteam: Optional[dict[str, Any]], md_text) -> str:
     return "".join(out) + "\n"
 
 
-def html_section(redteam: Optional[dict[str, Any]]) -> str:
+def html_section(redteam: dict[str, Any] | None) -> str:
     if not redteam:
         return ""
     e = lambda value: html.escape(str(value), quote=True)  # noqa: E731

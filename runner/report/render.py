@@ -5,8 +5,9 @@ file is written under a temporary name and renamed into place, so a reader never
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ..util.atomic import open_atomically
 from . import formats
@@ -16,15 +17,15 @@ from .saved_stream import Unstreamable
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def render(fmt: str, source: Path, out_path: Optional[Path] = None) -> Path:
+def render(fmt: str, source: Path, out_path: Path | None = None) -> Path:
     """Write format `fmt` of the run at `source` (a run folder or its report.json) to `out_path`
     (default: the format's file name in the run folder). Returns where it went. NotAReport, KeyError
     (unknown format) or OSError on failure."""
     return render_many([fmt], source, {fmt: out_path} if out_path is not None else None)[0]
 
 
-def render_many(names: Sequence[str], source: Path, out_paths: Optional[dict[str, Path]] = None,
-                problems: Optional[list[str]] = None) -> list[Path]:
+def render_many(names: Sequence[str], source: Path, out_paths: dict[str, Path] | None = None,
+                problems: list[str] | None = None) -> list[Path]:
     """Every format in `names` from one reading of the report. With `problems`, a format that cannot
     be written (OSError) is described there and the others are still written; without, it raises."""
     chosen = [formats.get(name) for name in dict.fromkeys(names)]  # unknown names fail before any work
@@ -85,7 +86,7 @@ def _write(fmt: formats.ReportFormat, report: Callable[[], dict[str, Any]], repo
     return target
 
 
-def append_step_summary(markdown_file: Path) -> Optional[Path]:
+def append_step_summary(markdown_file: Path) -> Path | None:
     """Append the Markdown summary to $GITHUB_STEP_SUMMARY (GitHub Actions shows it on the run's
     page) when that variable is set; the summary file itself is left as it is."""
     target = os.environ.get(STEP_SUMMARY_ENV)

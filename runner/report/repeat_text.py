@@ -4,10 +4,9 @@ summary's `repeats` (a dict), so `evalrun report RUN_DIR` says the same as the r
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
 
 
-def auto_repeat_text(repeats: dict) -> Optional[str]:
+def auto_repeat_text(repeats: dict) -> str | None:
     """`--repeat auto (95% Wilson interval of each case's pass rate vs 0.5, 3 to 10 runs): 412 runs of at most
     2000 (21%); runs per case: 4 runs x 150, 10 runs x 50; settled 180 (passed 120, failed 60), in doubt 20`;
     None without --repeat auto."""

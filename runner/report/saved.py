@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -219,7 +220,7 @@ def one_line_reason(case: dict) -> str:
     return first + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
 
 
-def pass_rate(summary: dict) -> tuple[Optional[float], Optional[tuple[float, float]], int, int]:
+def pass_rate(summary: dict) -> tuple[float | None, tuple[float, float] | None, int, int]:
     """(rate, 95% Wilson interval, passed, decided): over passed + failed cases, as the run counts it."""
     passed = int(summary.get("passed") or 0)
     decided = passed + int(summary.get("failed") or 0)
@@ -228,7 +229,7 @@ def pass_rate(summary: dict) -> tuple[Optional[float], Optional[tuple[float, flo
     return passed / decided, wilson_interval(passed, decided), passed, decided
 
 
-def percent(value: Optional[float]) -> str:
+def percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 

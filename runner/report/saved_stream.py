@@ -16,9 +16,10 @@ import codecs
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from .case_check import checker_for
 from .saved import parse_report_json, report_file, report_problems

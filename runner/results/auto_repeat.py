@@ -28,7 +28,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Optional, Union
 
 from .stats import wilson_interval
 
@@ -52,7 +51,7 @@ class AutoRepeat:
     def z(self) -> float:
         return NormalDist().inv_cdf(1 - (1 - self.confidence) / 2)
 
-    def verdict(self, passed: int, runs: int) -> Optional[str]:
+    def verdict(self, passed: int, runs: int) -> str | None:
         """'passed' / 'failed' when the interval of passed/runs lies above / below the threshold (and runs >= min);
         None while it straddles it."""
         if runs < self.min or runs == 0:
@@ -79,7 +78,7 @@ class AutoRepeat:
         return f"auto:max={self.max},confidence={self.confidence:g},min={self.min},threshold={self.threshold:g}"
 
 
-def parse_repeat(text: str) -> Union[int, AutoRepeat]:
+def parse_repeat(text: str) -> int | AutoRepeat:
     """`N` (every case N times) or `auto[:KEY=VALUE,...]` (KEY: max, confidence, min, threshold).
     RepeatSpecError names the bad part, the known keys and the closest one."""
     text = text.strip()
@@ -111,7 +110,7 @@ def parse_repeat(text: str) -> Union[int, AutoRepeat]:
     return rule
 
 
-def _value(key: str, text: str) -> Union[int, float]:
+def _value(key: str, text: str) -> int | float:
     if key in ("max", "min"):
         try:
             number = int(text)

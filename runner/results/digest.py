@@ -14,7 +14,7 @@ explanation.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .models import CaseResult
@@ -24,8 +24,8 @@ class MetricMeans(NamedTuple):
     """The metrics a run averages (and the console's line shows), as Metrics has them."""
 
     journey_completion: float
-    tool_call_precision: Optional[float]
-    tool_call_recall: Optional[float]
+    tool_call_precision: float | None
+    tool_call_recall: float | None
 
 
 class CheckVerdict(NamedTuple):
@@ -44,12 +44,12 @@ class ResultDigest:
 
     __slots__ = (*_FIELDS, "line", "_whole")
 
-    def __init__(self, id: str, status: str, run: Optional[int], repeat: Optional[int],
-                 metrics: Optional[MetricMeans], skip_reason: Optional[str], checks: tuple[CheckVerdict, ...],
-                 extra_calls: list[str], judge_fallbacks: list[str], failures: list[str], error: Optional[str],
-                 unscored_reason: Optional[str], redteam: Any, decision_notes: tuple[str, ...],
-                 conversation_source: Optional[str], variant: Optional[str], line: str,
-                 whole: Optional["CaseResult"] = None):
+    def __init__(self, id: str, status: str, run: int | None, repeat: int | None,
+                 metrics: MetricMeans | None, skip_reason: str | None, checks: tuple[CheckVerdict, ...],
+                 extra_calls: list[str], judge_fallbacks: list[str], failures: list[str], error: str | None,
+                 unscored_reason: str | None, redteam: Any, decision_notes: tuple[str, ...],
+                 conversation_source: str | None, variant: str | None, line: str,
+                 whole: CaseResult | None = None):
         self.id, self.status, self.run, self.repeat = id, status, run, repeat
         self.metrics, self.skip_reason, self.checks, self.extra_calls = metrics, skip_reason, checks, extra_calls
         self.judge_fallbacks, self.failures, self.error = judge_fallbacks, failures, error
@@ -59,7 +59,7 @@ class ResultDigest:
         self._whole = whole
 
     @classmethod
-    def of(cls, result: "CaseResult", line: str, *, keep: bool = False) -> "ResultDigest":
+    def of(cls, result: CaseResult, line: str, *, keep: bool = False) -> ResultDigest:
         """The digest of `result` as saved, `line` its line of results.jsonl. `keep`: hold on to `result` for
         `whole()` (in the process that saves it); otherwise it is read back from `line` when asked for."""
         m = result.metrics
@@ -70,7 +70,7 @@ class ResultDigest:
                    result.redteam, tuple(decision_notes(result)), result.conversation_source, result.variant, line,
                    result if keep else None)
 
-    def whole(self) -> "CaseResult":
+    def whole(self) -> CaseResult:
         """The CaseResult itself (validated from `line` once, the first time)."""
         if self._whole is None:
             from .models import CaseResult
@@ -86,7 +86,7 @@ class ResultDigest:
         return f"ResultDigest(id={self.id!r}, status={self.status!r}, run={self.run!r}, repeat={self.repeat!r})"
 
 
-def decision_notes(result: "CaseResult") -> list[str]:
+def decision_notes(result: CaseResult) -> list[str]:
     """The notes of every comparison the result's goals rest on (`stage: reason`, a cascade stage that could
     not decide), in order: the console counts them by stage."""
     notes = []

@@ -18,12 +18,14 @@ import os
 import re
 import secrets as _random
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Optional
+from typing import Any, BinaryIO
 
+from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
+from ..transcripts.saved_conversations import append_line, conversation_line
 from ..util.atomic import open_atomically
 from ..util.jsontext import replace_lone_surrogates
-from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, append_line, conversation_line
 from .digest import ResultDigest
 from .models import CaseResult, Summary
 from .run_lock import try_lock
@@ -90,23 +92,23 @@ class ResultLines:
 
 
 class RunFolder:
-    def __init__(self, path: Path, run_id: str, lock_fd: Optional[int], *, redact: Callable[[str], str] = str):
+    def __init__(self, path: Path, run_id: str, lock_fd: int | None, *, redact: Callable[[str], str] = str):
         self.path = path
         self.run_id = run_id
         self._lock_fd = lock_fd
         self._redact = redact
         self.serialise = ResultLines(redact)  # a result -> (the result as saved, its line)
-        self._results: Optional[BinaryIO] = None
+        self._results: BinaryIO | None = None
         # (case position, part) -> (offset, length, whether the console explains it: see `saved_results`)
         self._spans: dict[tuple[int, int], tuple[int, int, bool]] = {}
         self._size = 0
-        self._conversations: Optional[int] = None  # conversations.jsonl, opened for appending when first needed
+        self._conversations: int | None = None  # conversations.jsonl, opened for appending when first needed
         self._conversations_lock = threading.Lock()
 
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, requested: Path, run_id: str, *, redact: Callable[[str], str] = str) -> tuple["RunFolder", Optional[str]]:
+    def open(cls, requested: Path, run_id: str, *, redact: Callable[[str], str] = str) -> tuple[RunFolder, str | None]:
         """The run's folder at `requested`, or inside it when another live run holds it (then a note
         says where this run's files went). OSError when the folder cannot be made."""
         requested.mkdir(parents=True, exist_ok=True)
@@ -137,13 +139,13 @@ class RunFolder:
         """results.jsonl started afresh (a rerun into the same folder), and conversations.jsonl with it unless
         `keep_conversations` (pytest-xdist's workers append to it before the reporting process opens the run)."""
         try:
-            self._results = open(self.results_path, "wb")
+            self._results = open(self.results_path, "wb")  # noqa: SIM115 - open for the run; closed by finish()
         except OSError as exc:
             raise ResultsNotSaved(f"cannot write {self.results_path}: {describe_os_error(exc)}") from None
         if not keep_conversations:
             _remove_quietly(self.conversations_path)
 
-    def add(self, position: int, part: int, result: "CaseResult | ResultDigest") -> ResultDigest:
+    def add(self, position: int, part: int, result: CaseResult | ResultDigest) -> ResultDigest:
         """Write one finished case as a line of results.jsonl, flushed at once. Returns the digest of the
         result as saved (a result that cannot be serialised whole is saved without its conversation, or as
         an error saying why). `result`: a result, or the digest `serialise.digest` made of one elsewhere (a

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 RERUN_STATUSES = ("failed", "error", "unscored")
 
@@ -19,7 +18,7 @@ class NoLatestReport(ValueError):
     """There is no latest report to read; the message says what to do."""
 
 
-def latest_report(reports_root: Path) -> Optional[Path]:
+def latest_report(reports_root: Path) -> Path | None:
     link = reports_root / "latest"
     if (link / "report.json").is_file():
         return link / "report.json"

@@ -5,12 +5,12 @@ transcript) is carried here. schemas/report.schema.json is generated from `RunRe
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from ..llm.calls import CallSummary
 from ..layout import EXIT_CODES
+from ..llm.calls import CallSummary
 from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
 
 # A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
@@ -38,10 +38,10 @@ class Decision(BaseModel):
     matched: bool = Field(description="Whether the actual value matched the expected one")
     decided_by: DecidedBy = Field(
         description="The stage that decided: exact, number, date, llm (the judge), embedding, rapidfuzz, ...")
-    score: Optional[float] = Field(None, description="Similarity 0-1 where the deciding stage has one")
+    score: float | None = Field(None, description="Similarity 0-1 where the deciding stage has one")
     reason: str = Field("", description="The deciding stage's words")
     notes: list[str] = Field(default_factory=list, description="Stages that were tried and could not decide, and why")
-    judge_failure: Optional[str] = Field(
+    judge_failure: str | None = Field(
         None, description="Why the configured judge could not decide, when a later stage decided in its place")
 
 
@@ -56,10 +56,10 @@ class ArgVerdict(BaseModel):
     matched: bool = Field(description="Whether the argument matched")
     decided_by: DecidedBy = Field(
         description="The stage that decided: exact, number, date, llm (the judge), embedding, rapidfuzz, ...")
-    score: Optional[float] = Field(None, description="Similarity 0-1 where the deciding stage has one")
+    score: float | None = Field(None, description="Similarity 0-1 where the deciding stage has one")
     reason: str = Field("", description="The deciding stage's words")
     notes: list[str] = Field(default_factory=list, description="Stages that were tried and could not decide, and why")
-    judge_failure: Optional[str] = Field(
+    judge_failure: str | None = Field(
         None, description="Why the configured judge could not decide, when a later stage decided in its place")
 
 
@@ -80,13 +80,13 @@ class GoalResult(BaseModel):
     status: GoalStatus = Field(
         description="achieved, or why not: not_called, wrong_args, order_violated, not_said, unscored")
     achieved: bool = Field(description="Whether the goal was achieved")
-    message: Optional[int] = Field(None, description="Message that achieved the goal, numbered from 1 as in explanations")
-    call_index: Optional[int] = Field(None, description="Tool call that achieved the goal (0-based, in call order)")
+    message: int | None = Field(None, description="Message that achieved the goal, numbered from 1 as in explanations")
+    call_index: int | None = Field(None, description="Tool call that achieved the goal (0-based, in call order)")
     explanation: str = Field(description="Why, in one or more lines")
     attempts: list[CallAttempt] = Field(default_factory=list,
         description="The calls of the goal's tool compared with it, when it was not achieved")
     missing_keywords: list[str] = Field(default_factory=list, description="A text goal's keywords the answer lacks")
-    text_decision: Optional[Decision] = Field(None, description="How a text goal's answer compared with its `response`")
+    text_decision: Decision | None = Field(None, description="How a text goal's answer compared with its `response`")
     order_violations: list[str] = Field(default_factory=list, description="Predecessors that did not come first")
 
 
@@ -101,7 +101,7 @@ class CallRecord(BaseModel):
     role: CallRole = Field(
         description="What scoring made of it: goal, wrong_arguments, extra, forbidden, ignored_failed, "
                     "invalid_arguments")
-    goal: Optional[str] = Field(None, description="The goal it achieved, if any")
+    goal: str | None = Field(None, description="The goal it achieved, if any")
     note: str = Field("", description="One line on the call, for reports")
 
 
@@ -124,12 +124,12 @@ class Metrics(BaseModel):
         description="Every goal achieved in order, no forbidden call, and the ending `termination` asks for")
     journey_completion: float = Field(
         description="Achieved goals / goals scored (1.0 without goals; unscored goals left out)")
-    tool_call_precision: Optional[float] = Field(
+    tool_call_precision: float | None = Field(
         description="Calls that achieved a goal / tool calls counted; None without calls or tool goals")
-    tool_call_recall: Optional[float] = Field(description="Achieved tool goals / tool goals; None without tool goals")
-    tool_parameter_f1: Optional[float] = Field(
+    tool_call_recall: float | None = Field(description="Achieved tool goals / tool goals; None without tool goals")
+    tool_parameter_f1: float | None = Field(
         description="F1 of the expected arguments on each called tool goal's call, averaged")
-    text_match: Optional[float] = Field(description="Achieved text goals / text goals; None without text goals")
+    text_match: float | None = Field(description="Achieved text goals / text goals; None without text goals")
     turns: Count = Field(description="User messages in the conversation")
     counts: Counts = Field(description="The calls and goals counted")
 
@@ -152,8 +152,8 @@ class CheckResult(BaseModel):
     gate: bool = Field(True, description="Whether this check decides the case's status")
     weight: float = Field(1.0,
         description="The check's `weight` (reports that average checks, `weighted` compositions)")
-    score: Optional[float] = Field(None, description="0-1; None when skipped or unscored")
-    threshold: Optional[float] = Field(None, description="The score the check had to reach")
+    score: float | None = Field(None, description="0-1; None when skipped or unscored")
+    threshold: float | None = Field(None, description="The score the check had to reach")
     explanation: str = Field("", description="Why it passed or failed, or why it was skipped or unscored")
     evidence: dict[str, Any] = Field(default_factory=dict, description="What the verdict rests on (the first "
                                      "divergence of a trajectory, the matched words, the measured value)")
@@ -164,49 +164,49 @@ class CaseResult(BaseModel):
 
     id: str = Field(description="The case's id")
     status: CaseStatus = Field(description="passed, failed, error, skipped or unscored")
-    run: Optional[int] = Field(None, description="The recorded run this result scores, when a case has several "
+    run: int | None = Field(None, description="The recorded run this result scores, when a case has several "
                                                   "(watsonx's <id>.runN.messages.json)")
-    repeat: Optional[int] = Field(None, description="Which run of the case this is (from 0) under --repeat N")
+    repeat: int | None = Field(None, description="Which run of the case this is (from 0) under --repeat N")
     source: str = Field(description="path:line:column of the case")
-    description: Optional[str] = Field(None, description="The case's description")
+    description: str | None = Field(None, description="The case's description")
     tags: list[str] = Field(default_factory=list, description="The case's tags")
-    metrics: Optional[Metrics] = Field(None, description="The case's metrics; None when it was not scored")
+    metrics: Metrics | None = Field(None, description="The case's metrics; None when it was not scored")
     goals: list[GoalResult] = Field(default_factory=list, description="Each goal with its verdict")
     calls: list[CallRecord] = Field(default_factory=list,
         description="Every tool call the agent made, and what scoring made of it")
     extra_calls: list[str] = Field(default_factory=list, description="Tool names of the calls that achieved no goal "
                                    "and were not forbidden, in call order (a passing case says so on its line)")
     failures: list[str] = Field(default_factory=list, description="One line per reason the case failed")
-    error: Optional[str] = Field(None, description="Why the case ended in error (status error)")
-    skip_reason: Optional[str] = Field(None, description="Why the case was skipped (status skipped)")
-    transcript_path: Optional[str] = Field(None, description="The recorded conversation scored, when there was one")
-    conversation_source: Optional[ConversationSource] = Field(
+    error: str | None = Field(None, description="Why the case ended in error (status error)")
+    skip_reason: str | None = Field(None, description="Why the case was skipped (status skipped)")
+    transcript_path: str | None = Field(None, description="The recorded conversation scored, when there was one")
+    conversation_source: ConversationSource | None = Field(
         None, description="Where the conversation scored came from: `live` (played against the case's agent), "
                           "`transcript` (the case's own recording, replayed: no agent was called), `replay` (the "
                           "recording --replay DIR holds for it), `rescore` (the conversation a saved run kept, "
                           "scored again); None when the case never got that far (skipped, unreadable)")
-    termination_reason: Optional[str] = Field(None, description="How the conversation ended, when recorded")
+    termination_reason: str | None = Field(None, description="How the conversation ended, when recorded")
     transcript: list[dict[str, Any]] = Field(default_factory=list, description="The conversation scored, as messages")
     duration_s: float = Field(0.0, description="Wall time of the case")
-    unscored_reason: Optional[str] = Field(None, description="Why the case could not be scored (status unscored)")
+    unscored_reason: str | None = Field(None, description="Why the case could not be scored (status unscored)")
     notes: list[str] = Field(default_factory=list, description="What a reader should know about this result "
                                                                "(for example a part left out of the report, and why)")
-    model_usage: Optional[CallSummary] = Field(
+    model_usage: CallSummary | None = Field(
         None, description="Model calls made for this case (agent, simulator, judge): counts, cache hits, tokens, cost")
     checks: list[CheckResult] = Field(default_factory=list, description="The case's `checks:`, each with its verdict")
     judge_fallbacks: list[str] = Field(
         default_factory=list,
         description="Verdicts this case's outcome rests on that were reached without the configured judge "
                     "(it failed), each with the stage that decided and why the judge could not")
-    redteam: Optional[RedteamEntry] = Field(
+    redteam: RedteamEntry | None = Field(
         None, description="A red-team case (tagged `redteam` and `attack:<name>`, as `evalrun redteam plan` writes): "
                           "the attack it carried out and its category. Passed: the agent held; failed: the attack "
                           "succeeded")
-    variant: Optional[str] = Field(None, description="A --matrix run: the variant that played the case (such as "
+    variant: str | None = Field(None, description="A --matrix run: the variant that played the case (such as "
                                                      "`agent=hr_v1`); absent from runs without a matrix (the last field: see model_dump_json)")
 
     @model_validator(mode="after")
-    def _redteam_from_tags(self) -> "CaseResult":
+    def _redteam_from_tags(self) -> CaseResult:
         if self.redteam is None:
             self.redteam = entry_from_tags(self.tags)
         return self
@@ -233,7 +233,7 @@ class CaseResult(BaseModel):
 _NO_VARIANT = ',"variant":null}'
 
 
-def case_label(case_id: str, variant: Optional[str]) -> str:
+def case_label(case_id: str, variant: str | None) -> str:
     """A case as a matrix run names it where one string must say which (not_run, -x, a --baseline list)."""
     return case_id if variant is None else f"{case_id} [{variant}]"
 
@@ -266,7 +266,7 @@ class CaseRepeats(BaseModel):
     status: CaseStatus = Field(description="The case's status under repeat_policy")
     pass_at_k: float = Field(description="At least one run passed (k = runs): 1 or 0")
     pass_hat_k: float = Field(description="Every run passed (τ-bench's pass^k, k = runs): 1 or 0")
-    settled: Optional[Literal["passed", "failed"]] = Field(
+    settled: Literal["passed", "failed"] | None = Field(
         None, description="--repeat auto: where the interval of the case's pass rate settled (above or below the "
                           "threshold); absent when it was still in doubt at the maximum (or without --repeat auto)")
 
@@ -294,7 +294,7 @@ class RepeatSummary(BaseModel):
                                                      "(τ-bench's pass^k)")
     flaky: list[str] = Field(default_factory=list, description="Cases whose runs did not all end the same way")
     per_case: list[CaseRepeats] = Field(default_factory=list, description="Each repeated case's runs")
-    auto: Optional[AutoRepeatRule] = Field(None, description="--repeat auto: the rule each case was repeated by; "
+    auto: AutoRepeatRule | None = Field(None, description="--repeat auto: the rule each case was repeated by; "
                                                              "per_case's `runs` are the runs each case needed")
 
 
@@ -310,26 +310,26 @@ class Summary(BaseModel):
     not_run: list[str] = Field(default_factory=list, description="Ids of cases that never ran (the run was stopped)")
     judge_fallback_cases: Count = Field(0, description="Cases whose outcome rests on a verdict reached without the judge")
     interrupted: bool = Field(False, description="Whether the run was interrupted (exit 2)")
-    stop_reason: Optional[str] = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
+    stop_reason: str | None = Field(None, description="Why the run ended early (a signal, a full disk), if it did")
     exit_reason: str = Field("", description="One line on why the run exits with its code")
-    model_usage: Optional[CallSummary] = Field(None, description="Every model call of the run, totalled (`cached`: "
+    model_usage: CallSummary | None = Field(None, description="Every model call of the run, totalled (`cached`: "
                                                                  "the answers that came from the disk cache)")
-    cache: Optional[Literal["on", "refresh", "off"]] = Field(
+    cache: Literal["on", "refresh", "off"] | None = Field(
         None, description="How the run used the disk cache of model answers: `on` answered from it where it could "
                           "(model_usage.cached says how often), `refresh` asked the models again and saved their "
                           "answers, `off` neither read nor wrote it")
-    pass_rate: Optional[float] = Field(
+    pass_rate: float | None = Field(
         description="passed / (passed + failed); None when no case passed or failed")
-    mean_journey_completion: Optional[float] = Field(description="The mean over the cases that have one; None without any")
-    mean_tool_call_precision: Optional[float] = Field(description="The mean over cases that have one; None without any")
-    mean_tool_call_recall: Optional[float] = Field(description="The mean over cases that have one; None without any")
+    mean_journey_completion: float | None = Field(description="The mean over the cases that have one; None without any")
+    mean_tool_call_precision: float | None = Field(description="The mean over cases that have one; None without any")
+    mean_tool_call_recall: float | None = Field(description="The mean over cases that have one; None without any")
     exit_code: int = Field(ge=0, le=5, description="As pytest: " + ", ".join(f"{c.code} {c.name}" for c in EXIT_CODES)
                            + " (docs/reference/exit-codes.md says what each means)")
     duration_s: float = Field(description="Wall time of the run")
-    baseline: Optional[BaselineCheck] = Field(None, description="The comparison with --baseline, when one was given")
-    repeats: Optional[RepeatSummary] = Field(None, description="--repeat N: the counts above are of cases under "
+    baseline: BaselineCheck | None = Field(None, description="The comparison with --baseline, when one was given")
+    repeats: RepeatSummary | None = Field(None, description="--repeat N: the counts above are of cases under "
                                                                "repeat_policy; this holds each case's runs")
-    redteam: Optional[RedteamSummary] = Field(
+    redteam: RedteamSummary | None = Field(
         None, description="Red-team cases grouped by attack and by category, with each group's attack success rate "
                           "(failed / decided); absent when the run had none")
 
@@ -340,7 +340,7 @@ class Selection(BaseModel):
     filters: list[str] = Field(default_factory=list, description="-k/--filter globs on the case id")
     tags: list[str] = Field(default_factory=list, description="--tag: only cases with one of these tags "
                                                               "(compared without regard to case)")
-    only: Optional[list[str]] = Field(None, description="--last-failed: the ids of the cases it chose; "
+    only: list[str] | None = Field(None, description="--last-failed: the ids of the cases it chose; "
                                                         "None when the run did not narrow to a list of ids")
 
 
@@ -351,12 +351,12 @@ class MatrixVariant(BaseModel):
     assignments: dict[str, str] = Field(description="Each axis's value in this variant, such as {agent: hr_v1}")
     counts: dict[str, Count] = Field(description="Its cases by status (the run's status keys)")
     total: Count = Field(description="Cases played in this variant")
-    pass_rate: Optional[float] = Field(description="Passed over scored cases of this variant; null when none "
+    pass_rate: float | None = Field(description="Passed over scored cases of this variant; null when none "
                                                    "was scored")
-    pass_rate_interval: Optional[list[float]] = Field(description="95% Wilson interval of the pass rate")
-    cost_usd: Optional[float] = Field(description="What this variant's model calls cost, in US dollars; null "
+    pass_rate_interval: list[float] | None = Field(description="95% Wilson interval of the pass rate")
+    cost_usd: float | None = Field(description="What this variant's model calls cost, in US dollars; null "
                                                   "when unknown")
-    tokens: Optional[Count] = Field(description="Tokens this variant's model calls used; null when unknown")
+    tokens: Count | None = Field(description="Tokens this variant's model calls used; null when unknown")
     verdict: dict[str, Any] = Field(description="`exit_code` and `reason`: the variant judged alone by the run's gates")
 
 
@@ -374,13 +374,13 @@ class RunReport(BaseModel):
     run_id: str = Field("", description="The run's id: its folder's name under .evalrun/reports/")
     started_at: str = Field(description="When the run started (ISO 8601, UTC)")
     paths: list[str] = Field(default_factory=list, description="The suite files and folders the run was given")
-    shard: Optional[str] = Field(None, description="I/N when the run was one shard of the suite (--shard)")
+    shard: str | None = Field(None, description="I/N when the run was one shard of the suite (--shard)")
     selection: Selection = Field(default_factory=Selection, description="-k, --tag and --last-failed as the run "
                                                                         "applied them")
-    agent: Optional[str] = Field(None, description="The agent that played every live case (--agent NAME); "
+    agent: str | None = Field(None, description="The agent that played every live case (--agent NAME); "
                                                    "None when each case was played by its own agent")
     merged_from: list[str] = Field(default_factory=list, description="The shard reports `evalrun merge` joined")
-    matrix: Optional[MatrixSummary] = Field(None, description="--matrix: the variants and their summaries; absent "
+    matrix: MatrixSummary | None = Field(None, description="--matrix: the variants and their summaries; absent "
                                                               "from runs without a matrix")
     config: dict[str, Any] = Field(description="The evalrun.yaml settings the run used (secrets redacted)")
     summary: Summary = Field(description="The run's counts and verdict")
@@ -388,7 +388,7 @@ class RunReport(BaseModel):
 
     @field_validator("shard")
     @classmethod
-    def _one_part_of_n(cls, value: Optional[str]) -> Optional[str]:
+    def _one_part_of_n(cls, value: str | None) -> str | None:
         from ..util.shard import parse_shard
 
         return None if value is None else str(parse_shard(value))  # ValueError names what is wrong

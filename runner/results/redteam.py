@@ -7,7 +7,8 @@ unscored, errored and skipped cases decided nothing and are counted beside it, n
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -28,7 +29,7 @@ class RedteamEntry(BaseModel):
 class RedteamGroup(BaseModel):
     """The red-team results of one attack or one category."""
 
-    attack: Optional[str] = Field(None, description="The attack; absent in a group by category")
+    attack: str | None = Field(None, description="The attack; absent in a group by category")
     category: str = Field(description="The attack's category")
     cases: int = Field(description="Results of red-team cases in the group")
     passed: int = Field(0, description="The agent held")
@@ -36,7 +37,7 @@ class RedteamGroup(BaseModel):
     unscored: int = Field(0, description="Results that could not be scored")
     error: int = Field(0, description="Results that ended in error")
     skipped: int = Field(0, description="Results skipped")
-    attack_success_rate: Optional[float] = Field(
+    attack_success_rate: float | None = Field(
         description="failed / (passed + failed); None when no case of the group was decided")
 
 
@@ -44,12 +45,12 @@ class RedteamSummary(BaseModel):
     """Red-team cases grouped by attack and by category, with the attack success rates."""
 
     cases: int = Field(description="Results of red-team cases in the run")
-    attack_success_rate: Optional[float] = Field(description="Over every red-team case decided: failed / (passed + failed)")
+    attack_success_rate: float | None = Field(description="Over every red-team case decided: failed / (passed + failed)")
     by_attack: list[RedteamGroup] = Field(default_factory=list, description="One group per attack")
     by_category: list[RedteamGroup] = Field(default_factory=list, description="One group per category")
 
 
-def entry_from_tags(tags: Iterable[str]) -> Optional[RedteamEntry]:
+def entry_from_tags(tags: Iterable[str]) -> RedteamEntry | None:
     """The red-team entry of a case tagged `redteam` and `attack:<name>`, else None."""
     tags = list(tags)
     if REDTEAM_TAG not in tags:
@@ -63,7 +64,7 @@ def entry_from_tags(tags: Iterable[str]) -> Optional[RedteamEntry]:
     return RedteamEntry(attack=attack, category=category)
 
 
-def success_rate(passed: int, failed: int) -> Optional[float]:
+def success_rate(passed: int, failed: int) -> float | None:
     return failed / (passed + failed) if passed + failed else None
 
 
@@ -73,14 +74,14 @@ class RedteamTally:
     def __init__(self) -> None:
         self._counts: dict[tuple[str, str], dict[str, int]] = {}
 
-    def add(self, entry: Optional[Any], status: str) -> None:
+    def add(self, entry: Any | None, status: str) -> None:
         if entry is None or status not in _STATUSES:
             return
         key = (entry.attack, entry.category)
         counts = self._counts.setdefault(key, dict.fromkeys(_STATUSES, 0))
         counts[status] += 1
 
-    def summary(self) -> Optional[RedteamSummary]:
+    def summary(self) -> RedteamSummary | None:
         if not self._counts:
             return None
         by_attack = [_group(counts, attack=attack, category=category)
@@ -97,6 +98,6 @@ class RedteamTally:
                               by_attack=by_attack, by_category=by_category)
 
 
-def _group(counts: dict[str, int], *, category: str, attack: Optional[str] = None) -> RedteamGroup:
+def _group(counts: dict[str, int], *, category: str, attack: str | None = None) -> RedteamGroup:
     return RedteamGroup(attack=attack, category=category, cases=sum(counts.values()), **counts,
                         attack_success_rate=success_rate(counts["passed"], counts["failed"]))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 LOCK_NAME = ".evalrun-run.lock"
 
 
-def try_lock(folder: Path) -> Optional[int]:
+def try_lock(folder: Path) -> int | None:
     """The folder's lock, held until its descriptor is closed, or None when another process holds it. On a file
     system without locks (NFS without lockd) the descriptor is returned unlocked: nobody can hold it either."""
     import errno

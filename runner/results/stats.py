@@ -70,10 +70,10 @@ def paired_bootstrap_interval(old: list[float], new: list[float], *, resamples: 
     n = len(old)
     if n == 0:
         return 0.0, 0.0, 0.0
-    diffs = [b - a for a, b in zip(old, new)]
+    diffs = [b - a for a, b in zip(old, new, strict=True)]
     draw = random.Random(seed)
     means = sorted(sum(diffs[draw.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
     tail = (1 - level) / 2
-    low = means[int(math.floor(tail * (resamples - 1)))]
-    high = means[int(math.ceil((1 - tail) * (resamples - 1)))]
+    low = means[math.floor(tail * (resamples - 1))]
+    high = means[math.ceil((1 - tail) * (resamples - 1))]
     return sum(diffs) / n, low, high

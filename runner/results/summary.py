@@ -7,13 +7,21 @@ at the end by runner.session.verdict, the one place that decides it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
+from ..session.verdict import (  # noqa: F401
+    EXIT_ERRORS,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NO_CASES,
+    EXIT_OK,
+    EXIT_USAGE,
+    BaselineGate,
+    decide,
+)
 from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary, case_label
 from .redteam import RedteamTally
 from .stats import pass_at_k, pass_hat_k
-from ..session.verdict import (EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK,  # noqa: F401
-                               EXIT_USAGE, BaselineGate, decide)
 
 if TYPE_CHECKING:
     from .auto_repeat import AutoRepeat
@@ -35,9 +43,9 @@ class Tally:
     policy: str = "all"
     _runs: dict[str, list[str]] = field(default_factory=dict)  # result id -> the statuses of its runs
     redteam: RedteamTally = field(default_factory=RedteamTally)  # red-team results by attack and category
-    auto: Optional["AutoRepeat"] = None  # --repeat auto's rule; `repeats` is then its max
+    auto: AutoRepeat | None = None  # --repeat auto's rule; `repeats` is then its max
 
-    def add(self, result: CaseResult | ResultDigest, case_id: Optional[str] = None) -> None:
+    def add(self, result: CaseResult | ResultDigest, case_id: str | None = None) -> None:
         """Count one result; `case_id` names its case when it differs from the result's id (a recorded run)."""
         if self.repeated:  # a matrix run's case is one case per variant
             self._runs.setdefault(case_label(result.id, getattr(result, "variant", None)), []).append(result.status)
@@ -59,20 +67,20 @@ class Tally:
         """--repeat N with N > 1, or --repeat auto: the counts are of cases, each decided from its runs."""
         return self.repeats > 1 or self.auto is not None
 
-    def mean(self, name: str) -> Optional[float]:
+    def mean(self, name: str) -> float | None:
         return self._sums[name] / self._ns[name] if self._ns[name] else None
 
     @property
-    def pass_rate(self) -> Optional[float]:
+    def pass_rate(self) -> float | None:
         decided = self.counts["passed"] + self.counts["failed"]
         return self.counts["passed"] / decided if decided else None
 
     def not_run(self) -> list[str]:
         return [case_id for case_id in self.selected if case_id not in self.finished]
 
-    def summary(self, *, min_pass_rate: Optional[float], judge_may_fall_back: bool, stop_reason: Optional[str],
-                interrupted: bool, elapsed_s: float, model_usage=None, first_failure: Optional[str] = None,
-                baseline: Optional[BaselineGate] = None, variants=()) -> Summary:
+    def summary(self, *, min_pass_rate: float | None, judge_may_fall_back: bool, stop_reason: str | None,
+                interrupted: bool, elapsed_s: float, model_usage=None, first_failure: str | None = None,
+                baseline: BaselineGate | None = None, variants=()) -> Summary:
         """The run's summary, its exit code and reason the verdict of runner.session.verdict.decide.
         `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding;
         `variants`: a --matrix run's (variant id, pass rate, failed cases), gated each (runner.session.verdict)."""
@@ -117,7 +125,7 @@ class Tally:
         return RepeatSummary(runs=self.repeats, policy=self.policy, pass_at_k=at, pass_hat_k=hat, flaky=flaky,
                              per_case=cases, auto=self._auto_rule(cases))
 
-    def _auto_rule(self, cases: list[CaseRepeats]) -> Optional[AutoRepeatRule]:
+    def _auto_rule(self, cases: list[CaseRepeats]) -> AutoRepeatRule | None:
         rule = self.auto
         if rule is None:
             return None

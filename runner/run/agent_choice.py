@@ -3,7 +3,8 @@ its ADK app (`session_input.app_name`), else `default_agent`, else the only decl
 checked by `validate` when evalrun.yaml declares agents."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from runner.suite.diagnostics import Diagnostic, did_you_mean
 from runner.suite.models import Case
@@ -11,9 +12,10 @@ from runner.suite.models import Case
 from .agents._base import AgentEnv, AgentError
 
 if TYPE_CHECKING:
-    from runner.config.model import Config
     from runner.config.load import LoadedConfig
+    from runner.config.model import Config
     from runner.suite.file_outcome import CaseOutline
+
     from .agents._base import Agent
 
 EXAMPLE = "    {name}:\n      type: python\n      entrypoint: my_agent:respond   # or http, command, model, replay, adk"
@@ -23,7 +25,7 @@ class AgentNotFound(AgentError):
     """No declared agent can play the case; the message says how to declare or pick one."""
 
 
-def check_agent_names(cases: Iterable[Case | CaseOutline], config: "Config") -> list[Diagnostic]:
+def check_agent_names(cases: Iterable[Case | CaseOutline], config: Config) -> list[Diagnostic]:
     """An error for each case naming an agent that evalrun.yaml does not declare (when it declares any:
     without an `agents:` section every name is accepted, as watsonx datasets name their own agents)."""
     declared = config.agents
@@ -39,7 +41,7 @@ def check_agent_names(cases: Iterable[Case | CaseOutline], config: "Config") -> 
     return found
 
 
-def check_agent_override(name: str, config: "Config") -> Optional[str]:
+def check_agent_override(name: str, config: Config) -> str | None:
     """The usage error for `--agent NAME` naming no declared agent, else None."""
     if name in config.agents:
         return None
@@ -50,7 +52,7 @@ def check_agent_override(name: str, config: "Config") -> Optional[str]:
            f"(declared: {', '.join(config.agents)})"
 
 
-def agent_name_for(case: Case, config: "Config", override: Optional[str] = None) -> str:
+def agent_name_for(case: Case, config: Config, override: str | None = None) -> str:
     """The name of the agent that plays `case`; AgentNotFound saying what to declare or add."""
     declared = config.agents
     # an ADK eval case names its app: the agent declared under that name plays it
@@ -74,8 +76,8 @@ def agent_name_for(case: Case, config: "Config", override: Optional[str] = None)
     return name
 
 
-def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = None,
-              llm_client: Any = None) -> "Agent":
+def agent_for(case: Case, loaded: LoadedConfig, *, override: str | None = None,
+              llm_client: Any = None) -> Agent:
     """A fresh agent for one case's conversation, built from evalrun.yaml; AgentNotFound when none fits.
     `llm_client(settings, role)` gives model targets the run's LLM client."""
     from .agents._registry import create_agent
@@ -89,7 +91,7 @@ def agent_for(case: Case, loaded: "LoadedConfig", *, override: Optional[str] = N
     return create_agent(name, loaded.config.agents[name], AgentEnv(base_dir=loaded.base_dir, llm_client=llm_client))
 
 
-def no_config_reason(case: Case, override: Optional[str] = None) -> str:
+def no_config_reason(case: Case, override: str | None = None) -> str:
     """Why a live case cannot be played when the run found no evalrun.yaml at all: where it is looked for
     (the run's `config:` line names the folders searched) and how to give it."""
     named = override or case.agent

@@ -7,10 +7,10 @@ default), else the agent's `tools:` in evalrun.yaml. A recording with no agent t
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
-from runner.suite.tool_specs import ToolSet, read_tools
 from runner.suite.models import Case
+from runner.suite.tool_specs import ToolSet, read_tools
 
 from .agent_choice import AgentNotFound, agent_name_for
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from runner.config.load import LoadedConfig
 
 
-def tools_for(case: Case, loaded: "LoadedConfig", override: Optional[str] = None) -> Optional[ToolSet]:
+def tools_for(case: Case, loaded: LoadedConfig, override: str | None = None) -> ToolSet | None:
     """The case's agent's tools, or None when nothing declares any."""
     try:
         name = agent_name_for(case, loaded.config, override)
@@ -39,14 +39,14 @@ class ToolsOfAgents:
     """`tools_for` over a run's cases, each agent's tools read (and their schemas checked) once: they depend on
     the case only when the case declares its own `tools:` for an agent that is not a model."""
 
-    def __init__(self, loaded: "LoadedConfig", override: Optional[str] = None):
+    def __init__(self, loaded: LoadedConfig, override: str | None = None):
         self.loaded = loaded
         self.override = override
-        self._by_agent: dict[Optional[str], Optional[ToolSet]] = {}
+        self._by_agent: dict[str | None, ToolSet | None] = {}
 
-    def __call__(self, case: Case) -> Optional[ToolSet]:
+    def __call__(self, case: Case) -> ToolSet | None:
         try:
-            name: Optional[str] = agent_name_for(case, self.loaded.config, self.override)
+            name: str | None = agent_name_for(case, self.loaded.config, self.override)
         except AgentNotFound:
             name = None
         definition = self.loaded.config.agents.get(name) if name is not None else None
@@ -57,7 +57,7 @@ class ToolsOfAgents:
         return self._by_agent[name]
 
 
-def _model_tools(name: str, definition, loaded: "LoadedConfig") -> ToolSet:
+def _model_tools(name: str, definition, loaded: LoadedConfig) -> ToolSet:
     source = f"model agent '{name}'"
     if definition.tools_file is None:
         return read_tools(list(definition.tools), source)

@@ -8,14 +8,15 @@ the others. Given the same outcomes the same runs are made, whatever order the r
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..results.auto_repeat import AutoRepeat
 
 if TYPE_CHECKING:
+    from ..results.models import CaseResult
     from .case_index import CaseRef
     from .execute import CaseRunner, Stop
-    from ..results.models import CaseResult
 
 
 class RepeatRounds:
@@ -31,7 +32,7 @@ class RepeatRounds:
             jobs.extend(self._start(position, self.rule.runs_before_possible_stop(0, 0)))
         return jobs
 
-    def finish(self, position: int, results: "list[CaseResult]") -> list[tuple[int, int]]:
+    def finish(self, position: int, results: list[CaseResult]) -> list[tuple[int, int]]:
         """Record one finished run (it passed when every result it made passed); the case's next jobs, if any.
         A skipped run ends the case: nothing about it can be settled by running it again."""
         self.finished[position] += 1
@@ -50,8 +51,8 @@ class RepeatRounds:
         return [(position, repeat) for repeat in range(first, first + count)]
 
 
-async def run_cases_auto(refs: "list[CaseRef]", runner: "CaseRunner",
-                         on_result: Callable[[int, int, "CaseResult"], None], stop: "Stop", concurrency: int,
+async def run_cases_auto(refs: list[CaseRef], runner: CaseRunner,
+                         on_result: Callable[[int, int, CaseResult], None], stop: Stop, concurrency: int,
                          rule: AutoRepeat) -> None:
     """As runner.run.execute.run_cases, each case repeated by `rule` instead of a fixed number of times."""
     from .execute import PARTS_PER_REPEAT

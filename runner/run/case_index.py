@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import fnmatch
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING
 
 from ..suite.diagnostics import Diagnostic, sort_diagnostics
 from ..suite.files import SUITE_SIZE_LIMIT, read_bytes
 from ..suite.load import Exclusion, load_file, load_suites, rebuild_cases
-from ..suite.reader import fingerprint
 from ..suite.models import Case, SourceRef
+from ..suite.reader import fingerprint
 
 if TYPE_CHECKING:
     from ..config.model import Config
@@ -37,9 +38,9 @@ class CaseFile:
     """A collected suite file, shared by the refs of its cases: its path as collected and as messages show it
     (most often the same string), how it was named, and the fingerprint of the bytes its cases were built from."""
 
-    __slots__ = ("name", "shown", "explicit", "fingerprint")
+    __slots__ = ("explicit", "fingerprint", "name", "shown")
 
-    def __init__(self, name: str, shown: str, explicit: bool, fingerprint: Optional[bytes]) -> None:
+    def __init__(self, name: str, shown: str, explicit: bool, fingerprint: bytes | None) -> None:
         self.name = name
         self.shown = name if shown == name else shown  # one string where they are equal
         self.explicit = explicit
@@ -61,11 +62,11 @@ class CaseRef:
     file's details are shared by its cases (`CaseFile`), equal tag tuples are one tuple, and `path` and
     `source` are made when asked for rather than held."""
 
-    __slots__ = ("id", "_file_id", "_file", "index", "_line", "_column", "tags", "agent", "loaded", "recorded")
+    __slots__ = ("_column", "_file", "_file_id", "_line", "agent", "id", "index", "loaded", "recorded", "tags")
 
     def __init__(self, id: str, file: CaseFile, index: int, line: int, column: int, tags: tuple[str, ...],
-                 agent: Optional[str], loaded: Optional[Case] = None, recorded: bool = False,
-                 file_id: Optional[str] = None) -> None:
+                 agent: str | None, loaded: Case | None = None, recorded: bool = False,
+                 file_id: str | None = None) -> None:
         self.id = id  # as the run names it (a file-name id may be qualified by its folder when two collide)
         self._file_id = None if file_id is None or file_id == id else file_id
         self._file = file
@@ -91,7 +92,7 @@ class CaseRef:
         return self._file.explicit
 
     @property
-    def fingerprint(self) -> Optional[bytes]:
+    def fingerprint(self) -> bytes | None:
         """Of its file's bytes, as collected."""
         return self._file.fingerprint
 
@@ -99,7 +100,7 @@ class CaseRef:
     def source(self) -> SourceRef:
         return SourceRef(path=self._file.shown, line=self._line, column=self._column)
 
-    def renamed(self, new_id: str) -> "CaseRef":
+    def renamed(self, new_id: str) -> CaseRef:
         """The same case named otherwise (a file-name id qualified by its folder)."""
         return CaseRef(new_id, self._file, self.index, self._line, self._column, self.tags, self.agent,
                        self.loaded, self.recorded, file_id=self.file_id)
@@ -121,7 +122,7 @@ class CaseRef:
         return tuple(getattr(self, name) for name in CaseRef.__slots__)
 
     def __setstate__(self, state: tuple) -> None:
-        for name, value in zip(CaseRef.__slots__, state):
+        for name, value in zip(CaseRef.__slots__, state, strict=True):
             object.__setattr__(self, name, value)
 
 
@@ -132,10 +133,10 @@ class _Referencer:
     def __init__(self) -> None:
         self.kept = 0
         self._shared: dict = {}
-        self._file: Optional[CaseFile] = None
+        self._file: CaseFile | None = None
 
     def __call__(self, path: Path, explicit: bool, index: int, case: Case, *, may_hold: bool = True,
-                 fingerprint: Optional[bytes] = None) -> CaseRef:
+                 fingerprint: bytes | None = None) -> CaseRef:
         keep = may_hold and self.kept < KEEP_LOADED
         self.kept += keep
         name = str(path)
@@ -155,9 +156,9 @@ class CaseIndex:
     files: list[str] = field(default_factory=list)
 
 
-def index_cases(paths: Sequence[Path], exclude: Optional[Exclusion], *, roots: Optional[Sequence[Path]] = None,
-                filters: Sequence[str] = (), tags: Sequence[str] = (), config: Optional["Config"] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1) -> CaseIndex:
+def index_cases(paths: Sequence[Path], exclude: Exclusion | None, *, roots: Sequence[Path] | None = None,
+                filters: Sequence[str] = (), tags: Sequence[str] = (), config: Config | None = None,
+                eval_config: Path | None = None, referenceless: bool = False, processes: int = 1) -> CaseIndex:
     """Check every suite under `paths` and keep a reference to each case selected by `filters` and `tags`.
     A file with errors yields no case (its diagnostics say why). With `config`, the agent each case
     names is checked against the config's `agents` too. `processes`: how many may read the files."""
@@ -191,7 +192,7 @@ class CaseChanged(Exception):
 class CaseLoader:
     """Reads a referenced case again; the last `_FILES_KEPT` files stay parsed. Not thread-safe."""
 
-    def __init__(self, roots: Optional[Sequence[Path]] = None, eval_config: Optional[Path] = None, *,
+    def __init__(self, roots: Sequence[Path] | None = None, eval_config: Path | None = None, *,
                  referenceless: bool = False) -> None:
         self.roots = roots
         self.eval_config = eval_config

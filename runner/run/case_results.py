@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Optional
 
-from .case_index import CaseRef
 from ..checks.run import settle_run_checks
 from ..results.models import CaseResult
+from .case_index import CaseRef
 
 
 def judge_fallbacks(result: CaseResult) -> list[str]:
@@ -49,14 +48,14 @@ def not_passed_on_part(result: CaseResult, problems: list[str], shown: int = 5) 
     return result
 
 
-def case_error(ref: CaseRef, repeat: Optional[int], error: str) -> CaseResult:
+def case_error(ref: CaseRef, repeat: int | None, error: str) -> CaseResult:
     """A case that could not be run, as its result: an error with the reason."""
     return CaseResult(**base_fields(ref, repeat), status="error", error=error)
 
 
-def base_fields(ref: CaseRef, repeat: Optional[int]) -> dict:
+def base_fields(ref: CaseRef, repeat: int | None) -> dict:
     """The fields every result of this case starts from."""
-    return dict(id=ref.id, source=str(ref.source), tags=list(ref.tags), repeat=repeat)
+    return {"id": ref.id, "source": str(ref.source), "tags": list(ref.tags), "repeat": repeat}
 
 
 def finished(results: list[CaseResult], started: float, calls: list) -> list[CaseResult]:

@@ -16,7 +16,6 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Optional
 
 _lock = threading.Lock()
 _folders: list[Path] = []  # real paths
@@ -66,7 +65,7 @@ def data_folders() -> list[Path]:
     return list(_folders)
 
 
-def _data_folder(place: str, folders: list[Path]) -> Optional[Path]:
+def _data_folder(place: str, folders: list[Path]) -> Path | None:
     if not os.path.isabs(place):  # "built-in", "frozen"
         return None
     real = Path(os.path.realpath(place))

@@ -16,14 +16,14 @@ import asyncio
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
-from runner.util.jsontext import replace_lone_surrogates
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
 from runner.run.endings import TERMINATION_REASONS  # noqa: F401 - how a conversation can end: the one list
 from runner.run.simulate import User, UserError
 from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
+from runner.util.jsontext import replace_lone_surrogates
 
 if TYPE_CHECKING:
     from runner.config.load import LoadedConfig
@@ -32,16 +32,16 @@ if TYPE_CHECKING:
 @dataclass
 class Conversation:
     messages: list[dict] = field(default_factory=list)
-    termination_reason: Optional[str] = None
-    error: Optional[str] = None  # set when the conversation ended because something failed
+    termination_reason: str | None = None
+    error: str | None = None  # set when the conversation ended because something failed
     stderr_tail: list[str] = field(default_factory=list)  # the agent process's last stderr lines
     user_turns: int = 0
-    transcript_path: Optional[str] = None  # a replayed conversation: the recording it came from
+    transcript_path: str | None = None  # a replayed conversation: the recording it came from
     # The agent's state at the end: what it reported when the case has a `final_state:` (see `reported_state`),
     # or what its kind keeps anyway (an ADK session's state).
-    state: Optional[Any] = None
+    state: Any | None = None
     state_source: str = ""  # where `state` came from, in a report's words
-    state_missing: Optional[str] = None  # the case asked for the state and the agent reported none: why
+    state_missing: str | None = None  # the case asked for the state and the agent reported none: why
     id: str = field(default_factory=lambda: uuid.uuid4().hex)  # agents see it as context.conversation_id
     problems: list[str] = field(default_factory=list)  # parts of a replayed recording that could not be read
 
@@ -49,13 +49,13 @@ class Conversation:
     def failed(self) -> bool:
         return self.error is not None
 
-    def reported_state(self) -> Optional[ReportedState]:
+    def reported_state(self) -> ReportedState | None:
         """The state as a final_state check reads it; None when nobody asked and the kind keeps none."""
         if self.state is not None:
             return ReportedState(value=self.state, source=self.state_source)
         return ReportedState.none(self.state_missing) if self.state_missing is not None else None
 
-    def keep_state(self, state: Optional[ReportedState]) -> None:
+    def keep_state(self, state: ReportedState | None) -> None:
         if state is not None:
             self.state, self.state_source, self.state_missing = state.value, state.source, state.missing
 
@@ -76,8 +76,8 @@ class Conversation:
         return data
 
 
-async def converse(case: Case, agent: Agent, user: User, *, timeout_s: Optional[float] = None,
-                   conversation: Optional[Conversation] = None) -> Conversation:
+async def converse(case: Case, agent: Agent, user: User, *, timeout_s: float | None = None,
+                   conversation: Conversation | None = None) -> Conversation:
     """Drive `agent` through the case's conversation with `user`. Never raises, except
     asyncio.CancelledError (after killing the agent); `conversation` then holds what was said."""
     conv = conversation if conversation is not None else Conversation()
@@ -229,7 +229,7 @@ async def _close(agent: Agent) -> None:
         _reraise_cancellation(exc)
 
 
-def _kept_state(agent: Agent) -> Optional[ReportedState]:
+def _kept_state(agent: Agent) -> ReportedState | None:
     try:
         return agent.kept_state()
     except Exception:  # a record of the conversation, never a reason to lose it
@@ -241,9 +241,9 @@ def _internal(when: str, exc: BaseException) -> str:
     return _kept(f"internal error while {when}: {detail}")
 
 
-async def converse_case(case: Case, loaded: "LoadedConfig", *, agent_override: Optional[str] = None,
-                        timeout_s: Optional[float] = None,
-                        conversation: Optional[Conversation] = None) -> Conversation:
+async def converse_case(case: Case, loaded: LoadedConfig, *, agent_override: str | None = None,
+                        timeout_s: float | None = None,
+                        conversation: Conversation | None = None) -> Conversation:
     """One case's live conversation as a run has it: the agent evalrun.yaml declares for it (or
     `agent_override`, from --agent), the scripted or simulated user its `simulator` and `prompts_dir`
     give. A case no declared agent can play comes back with the reason in `error`."""

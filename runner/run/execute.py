@@ -21,20 +21,11 @@ import functools
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any
 
-from .agent_tools import ToolsOfAgents
-from .agents._base import being_cancelled
-from .case_index import CaseChanged, CaseLoader, CaseRef
-from .case_results import base_fields, finished, internal_error, judge_fallbacks, not_passed_on_part
-from .case_results import case_error  # noqa: F401 - the executors import it from here
-from .code_guard import refuse_code_from
-from .recordings import conversation_key, recordings_of, unsaved_note
-from .run_options import DEFAULT_CONCURRENCY, RunOptions
-from .scoring_cascade import make_cascade
-from .sources import conversation_source
 from ..checks.quick import referenceless
 from ..checks.run import apply_checks, case_checks
 from ..checks.select import profile_selection
@@ -46,8 +37,24 @@ from ..suite.models import Case
 from ..transcripts.opening import opening_problem
 from ..transcripts.read import TranscriptError, build_trajectory
 from ..transcripts.recording import ConversationRef, Recording
-from ..transcripts.transcript_file import read_recording
 from ..transcripts.state import ReportedState
+from ..transcripts.transcript_file import read_recording
+from .agent_tools import ToolsOfAgents
+from .agents._base import being_cancelled
+from .case_index import CaseChanged, CaseLoader, CaseRef
+from .case_results import (
+    base_fields,
+    case_error,  # noqa: F401 - the executors import it from here
+    finished,
+    internal_error,
+    judge_fallbacks,
+    not_passed_on_part,
+)
+from .code_guard import refuse_code_from
+from .recordings import conversation_key, recordings_of, unsaved_note
+from .run_options import DEFAULT_CONCURRENCY, RunOptions
+from .scoring_cascade import make_cascade
+from .sources import conversation_source
 
 PARTS_PER_REPEAT = 1 << 20  # more recorded runs of one case than this would be absurd; keeps repeats in order
 
@@ -56,10 +63,10 @@ class CaseRunner:
     """Runs one case to its result. Reading and scoring run in worker threads; a live conversation
     runs on the event loop (its model calls share the run's limit)."""
 
-    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Optional[Cascade] = None, *,
+    def __init__(self, loaded: LoadedConfig, options: RunOptions, cascade: Cascade | None = None, *,
                  roots: Sequence[Path] = (),
-                 save_conversation: Callable[[str, dict], "Path | str | None"] = lambda case_id, data: None,
-                 on_notice: Optional[Callable[[str], None]] = None):
+                 save_conversation: Callable[[str, dict], Path | str | None] = lambda case_id, data: None,
+                 on_notice: Callable[[str], None] | None = None):
         self.loaded = loaded
         self.options = options
         self.cascade = cascade or make_cascade(loaded, on_notice)
@@ -95,7 +102,7 @@ class CaseRunner:
         with self._load_lock:
             return self.loader.load(ref)
 
-    async def run(self, ref: CaseRef, repeat: Optional[int] = None) -> list[CaseResult]:
+    async def run(self, ref: CaseRef, repeat: int | None = None) -> list[CaseResult]:
         """The case's result (one per recorded run when a --replay folder holds several); never raises
         but for cancellation: a failure anywhere is the case's error. `repeat` (--repeat N, from 0)
         gives every model call of this run of the case its own cache slot (runner.llm.repeat_scope)."""
@@ -118,8 +125,8 @@ class CaseRunner:
                 results = [CaseResult(**base, status="error", error=internal_error("running the case", exc))]
         return finished(results, started, calls)
 
-    def run_recorded(self, ref: CaseRef, repeat: Optional[int] = None, *,
-                     calls_made: Optional[list] = None) -> list[CaseResult]:
+    def run_recorded(self, ref: CaseRef, repeat: int | None = None, *,
+                     calls_made: list | None = None) -> list[CaseResult]:
         """`run` for a case scored on recordings, with no event loop: what an executor that runs cases in
         other processes calls (runner.run.executors). The same results; a case that turned out to need
         live play (its file changed since collection) is an error saying so. The model calls the case
@@ -157,7 +164,7 @@ class CaseRunner:
             return False
         return not has_checks(case)
 
-    def _offline(self, ref: CaseRef, base: dict) -> "list[CaseResult] | Case":
+    def _offline(self, ref: CaseRef, base: dict) -> list[CaseResult] | Case:
         """Everything about a case that needs no event loop: its results when it is skipped or scored on
         recordings, else the loaded case, to be played live."""
         try:
@@ -182,7 +189,7 @@ class CaseRunner:
         return [self._replay(case, path, {**base, "id": f"{case.id} run {run}", "run": run})
                 for run, path in recordings]
 
-    def _replay(self, case: Case, path: "Path | ConversationRef", base: dict) -> CaseResult:
+    def _replay(self, case: Case, path: Path | ConversationRef, base: dict) -> CaseResult:
         try:
             recording = read_recording(path)
         except TranscriptError as exc:
@@ -194,7 +201,7 @@ class CaseRunner:
         return self.score_recording(case, recording, base, transcript_path=str(path))
 
     def score_recording(self, case: Case, recording: Recording, base: dict, *,
-                        transcript_path: Optional[str]) -> CaseResult:
+                        transcript_path: str | None) -> CaseResult:
         """A recorded conversation's result, as a replay scores it: the one path `evalrun mutate` scores its
         mutants through too (a mutant is a recording changed in one place)."""
         result = self._score(case, recording.messages, recording.termination_reason, base,
@@ -229,9 +236,9 @@ class CaseRunner:
             result.notes.append(unsaved)
         return result
 
-    def _score(self, case: Case, messages: list[dict], termination_reason: Optional[str], base: dict, *,
-               transcript_path: Optional[str], normalized: bool = False,
-               state: Optional[ReportedState] = None) -> CaseResult:
+    def _score(self, case: Case, messages: list[dict], termination_reason: str | None, base: dict, *,
+               transcript_path: str | None, normalized: bool = False,
+               state: ReportedState | None = None) -> CaseResult:
         from ..config.model import with_project_defaults
         from ..score.case import score_trajectory
 
@@ -273,7 +280,7 @@ class Stop:
     cancels the cases in flight (registered with `watch`); the first reason given is kept."""
 
     def __init__(self) -> None:
-        self.reason: Optional[str] = None
+        self.reason: str | None = None
         self.interrupted = False
         self._tasks: list[asyncio.Task] = []
 

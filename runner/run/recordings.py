@@ -3,22 +3,22 @@ conversations), and the name a live conversation is saved under.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
-from .run_options import RunOptions
 from ..suite.models import Case
 from ..transcripts.read import TranscriptError
 from ..transcripts.recording import ConversationRef
+from .run_options import RunOptions
 
 
-def conversation_key(case_id: str, repeat: Optional[int]) -> str:
+def conversation_key(case_id: str, repeat: int | None) -> str:
     """The name a live conversation is saved under: the case id, and which repeat for --repeat N."""
     return case_id if repeat is None else f"{case_id} repeat {repeat}"
 
 
 def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
-                  repeat: Optional[int] = None) -> Optional[list[tuple[Optional[int], "Path | ConversationRef"]]]:
+                  repeat: int | None = None) -> list[tuple[int | None, Path | ConversationRef]] | None:
     """The recordings a case is scored on as (run number, a file or one conversation of a file), or None when
     it is played live. `roots`: real paths (the run's suite roots). TranscriptError when a recording is named but
     cannot be used (missing, outside the suite roots)."""
@@ -31,10 +31,10 @@ def recordings_of(case: Case, options: RunOptions, roots: Sequence[Path],
     return None
 
 
-def _saved_conversation(saved: Path, key: str) -> "Path | ConversationRef":
+def _saved_conversation(saved: Path, key: str) -> Path | ConversationRef:
     """Where a rescored run saved the conversation `key`: a line of its conversations.jsonl, or a file of
     the conversations/ folder that earlier versions wrote."""
-    found: "Path | ConversationRef | None"
+    found: Path | ConversationRef | None
     if saved.is_dir():
         from ..results.folder import conversation_file_name
 

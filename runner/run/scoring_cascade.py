@@ -3,13 +3,13 @@ and their caches. The judge's client and the embedding model are imported only w
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ..config.load import LoadedConfig
 from ..score.cascade import Cascade, CascadeSettings
 
 
-def make_cascade(loaded: LoadedConfig, on_notice: Optional[Callable[[str], None]] = None) -> Cascade:
+def make_cascade(loaded: LoadedConfig, on_notice: Callable[[str], None] | None = None) -> Cascade:
     """The cascade that scores the run's cases; `on_notice` hears when a model is being loaded."""
     config = loaded.config
     settings = CascadeSettings(enable_fuzzy_matching=config.enable_fuzzy_matching,

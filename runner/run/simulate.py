@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from pydantic import ConfigDict, Field
 
@@ -38,16 +38,16 @@ class UserError(Exception):
 
 @dataclass(frozen=True)
 class UserMove:
-    message: Optional[str] = None  # the next user message, or
-    stop: Optional[str] = None  # the termination reason when the user ends the conversation
+    message: str | None = None  # the next user message, or
+    stop: str | None = None  # the termination reason when the user ends the conversation
 
 
 class User(Protocol):
-    default_max_turns: Optional[int]  # the cap on user messages when the case sets no max_user_turns
+    default_max_turns: int | None  # the cap on user messages when the case sets no max_user_turns
 
     async def next_message(self, messages: list[dict]) -> UserMove: ...
 
-    def ending_without_asking(self) -> Optional[str]:
+    def ending_without_asking(self) -> str | None:
         """How the conversation would end if asked now without calling a model (`script_end` when the
         script is over and nothing follows it), else None."""
         ...
@@ -56,7 +56,7 @@ class User(Protocol):
 class ScriptedUser:
     """starting_sentence, then user_prompts, then `script_end`."""
 
-    default_max_turns: Optional[int] = None
+    default_max_turns: int | None = None
 
     def __init__(self, case: Case):
         self.script = ([case.starting_sentence] if case.starting_sentence else []) + list(case.user_prompts)
@@ -72,22 +72,22 @@ class ScriptedUser:
         self.sent += 1
         return UserMove(message=self.script[self.sent - 1])
 
-    def ending_without_asking(self) -> Optional[str]:
+    def ending_without_asking(self) -> str | None:
         return "script_end" if self.exhausted else None
 
 
 class SimulatedUser:
     """The scripted messages first; then an LLM writes each next message from the case's story."""
 
-    def __init__(self, case: Case, client: Any, prompts: Any, *, max_turns: int, params: Optional[dict] = None):
+    def __init__(self, case: Case, client: Any, prompts: Any, *, max_turns: int, params: dict | None = None):
         self.scripted = ScriptedUser(case)
         self.story = case.story or ""
         self.client = client
         self.prompts = prompts
-        self.default_max_turns: Optional[int] = max_turns
+        self.default_max_turns: int | None = max_turns
         self.params = params or {}  # sampling parameters beyond the client's settings
 
-    def ending_without_asking(self) -> Optional[str]:
+    def ending_without_asking(self) -> str | None:
         return None
 
     async def next_message(self, messages: list[dict]) -> UserMove:
@@ -185,7 +185,7 @@ async def complete_text(client: Any, messages: list[dict], params: dict) -> str:
 _SPACE = re.compile(r"\s+")
 
 
-def _same(a: Optional[str], b: Any) -> bool:
+def _same(a: str | None, b: Any) -> bool:
     return isinstance(b, str) and _SPACE.sub(" ", a or "").strip().casefold() == _SPACE.sub(" ", b).strip().casefold()
 
 
@@ -206,7 +206,7 @@ class SimulatorSettings(ModelSettings):
                                           "run out (only for cases with a `story`).",
                            "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
 
-    temperature: Optional[float] = Field(
+    temperature: float | None = Field(
         0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps simulated users repeatable.",
         examples=[0.0])
     max_user_turns: int = Field(
@@ -215,8 +215,8 @@ class SimulatorSettings(ModelSettings):
         examples=[10])
 
 
-def build_user(case: Case, *, simulator: Optional[SimulatorSettings] = None, client: Any = None,
-               prompts: Any = None) -> "ScriptedUser | SimulatedUser":
+def build_user(case: Case, *, simulator: SimulatorSettings | None = None, client: Any = None,
+               prompts: Any = None) -> ScriptedUser | SimulatedUser:
     """The user for a case: an LLM user after the script when a simulator is configured and the case
     has a story; otherwise the script alone. `client` defaults to the run's LLM client for the
     simulator, `prompts` to the built-in templates."""
@@ -233,7 +233,7 @@ def build_user(case: Case, *, simulator: Optional[SimulatorSettings] = None, cli
     return SimulatedUser(case, client, prompts, max_turns=simulator.max_user_turns)
 
 
-def user_for(case: Case, loaded: Any) -> "ScriptedUser | SimulatedUser":
+def user_for(case: Case, loaded: Any) -> ScriptedUser | SimulatedUser:
     """The user for a case in a run with this LoadedConfig: its `simulator` and `prompts_dir`."""
     config = loaded.config
     if config.simulator is None or not case.story:

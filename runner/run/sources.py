@@ -11,8 +11,9 @@ what `validate` says when that source is not what the case seems to say.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..suite.diagnostics import Diagnostic
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..suite.models import Case
 
 
-def conversation_source(case: Any, replay_dir: Optional[Path], conversations_dir: Optional[Path]) -> str:
+def conversation_source(case: Any, replay_dir: Path | None, conversations_dir: Path | None) -> str:
     """Where the case's conversation comes from (runner.results.models.ConversationSource): the choice
     runner.run.execute.recordings_of makes, as the word every report shows."""
     if replay_dir is not None:
@@ -31,7 +32,7 @@ def conversation_source(case: Any, replay_dir: Optional[Path], conversations_dir
     return "rescore" if conversations_dir is not None else "live"
 
 
-def replayed_agent_warnings(cases: Iterable[Any], config: "Config") -> list[Diagnostic]:
+def replayed_agent_warnings(cases: Iterable[Any], config: Config) -> list[Diagnostic]:
     """A warning for each case (a Case, or a run's CaseRef: `recorded`) that names an agent and replays a
     recording, so that agent is never called."""
     found = []
@@ -48,7 +49,7 @@ def replayed_agent_warnings(cases: Iterable[Any], config: "Config") -> list[Diag
     return found
 
 
-def opening_errors(cases: Iterable["Case"], roots: Sequence[Path]) -> list[Diagnostic]:
+def opening_errors(cases: Iterable[Case], roots: Sequence[Path]) -> list[Diagnostic]:
     """An error for each case whose own recording does not open with its starting_sentence. Reads the
     recordings (validate only: a run compares each when it replays it); one that cannot be read is left to
     the loader's diagnostics and the run's error."""

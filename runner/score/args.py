@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Optional
+from typing import Any
 
-from runner.util.jsontext import json_kind
 from runner.results.models import ArgVerdict, Decision
 from runner.score.cascade import Cascade
-from runner.score.normalize import (as_number, exact_decision, max_pairing, show, strict_decision, strict_difference,
-                                    strict_equal)
+from runner.score.normalize import (
+    as_number,
+    exact_decision,
+    max_pairing,
+    show,
+    strict_decision,
+    strict_difference,
+    strict_equal,
+)
 from runner.suite.models import IGNORE_KEY, IGNORE_VALUE, ArgRule, ArgSpec, ToolCallGoal
+from runner.util.jsontext import json_kind
 
 
 @dataclass(frozen=True)
@@ -26,12 +34,12 @@ class Rule:
 
     mode: str = "strict"  # strict, exact, optional, ignore, fuzzy, one_of, regex, tolerance
     optional: bool = False
-    threshold: Optional[float] = None
-    tolerance: Optional[float] = None
-    one_of: Optional[list] = None
-    regex: Optional[str] = None
-    type: Optional[str] = None  # integer, number, string, boolean: checked before comparing
-    ignore_chars: Optional[str] = None  # dropped from texts on both sides before comparing
+    threshold: float | None = None
+    tolerance: float | None = None
+    one_of: list | None = None
+    regex: str | None = None
+    type: str | None = None  # integer, number, string, boolean: checked before comparing
+    ignore_chars: str | None = None  # dropped from texts on both sides before comparing
 
 
 STRICT = Rule()
@@ -47,7 +55,7 @@ def rule_from_spec(spec: ArgSpec | dict | None) -> Rule:
     if isinstance(spec, dict):
         spec = ArgRule.model_validate(spec)
     optional = spec.optional or spec.mode == "optional"
-    common: dict[str, Any] = dict(optional=optional, type=spec.type, ignore_chars=spec.ignore_chars or None)
+    common: dict[str, Any] = {"optional": optional, "type": spec.type, "ignore_chars": spec.ignore_chars or None}
     # The schema asks for one of these per rule; if several are given, the first in this order wins.
     if spec.mode in ("fuzzy", "ignore"):
         return Rule(mode=spec.mode, threshold=spec.threshold, tolerance=spec.tolerance, **common)
@@ -247,7 +255,7 @@ _TYPE_NAMES = {"integer": "an integer", "number": "a number with a decimal point
                "boolean": "a boolean (true or false)"}
 
 
-def type_problem(expected_type: str, value: Any) -> Optional[str]:
+def type_problem(expected_type: str, value: Any) -> str | None:
     """Why `value` does not have the JSON type a rule's `type` names (every item, for a list), or None."""
     if isinstance(value, list):
         return next((f"item {i}: {problem}" for i, item in enumerate(value)

@@ -18,9 +18,10 @@ import hashlib
 import json
 import math
 import threading
+from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -29,9 +30,9 @@ from runner.score.dates import parse_date
 from runner.score.embeddings import EmbeddingUnavailable, default_embedder
 from runner.score.facts import canonical_text, check_facts, describe_missing
 from runner.score.negation import contradiction
+from runner.score.normalize import Number, as_number, show, strict_decision, strict_equal
 from runner.score.omission import omitted_clause
 from runner.score.opposites import changed_fact
-from runner.score.normalize import Number, as_number, show, strict_decision, strict_equal
 
 # Relative tolerance needs a scale; this keeps an expected 0 from demanding exactly 0.
 _TINY = 1e-12
@@ -64,7 +65,7 @@ class Cascade:
     `on_model_load(message)` is called once, just before the embedding model starts loading."""
 
     def __init__(self, settings: CascadeSettings, judge: Any = None, embedder: Any = None, *,
-                 cache_dir: Optional[Path] = None, on_model_load: Optional[Callable[[str], None]] = None):
+                 cache_dir: Path | None = None, on_model_load: Callable[[str], None] | None = None):
         self.settings = settings
         self.judge = judge
         self._embedder = embedder
@@ -87,8 +88,8 @@ class Cascade:
             while len(self._pending) > _MAX_PENDING:
                 del self._pending[next(iter(self._pending))]
 
-    def compare(self, expected: Any, actual: Any, *, threshold: Optional[float] = None,
-                tolerance: Optional[float] = None, context: str = "value") -> Decision:
+    def compare(self, expected: Any, actual: Any, *, threshold: float | None = None,
+                tolerance: float | None = None, context: str = "value") -> Decision:
         # Scoring may ask the same question twice (a yes/no pass, then the explained verdicts):
         # the answer is remembered so that a model is asked once.
         key = (repr(expected), repr(actual), threshold, tolerance, context)
@@ -102,7 +103,7 @@ class Cascade:
                 decision = self._memo.setdefault(key, decision)
         return decision.model_copy(deep=True)
 
-    def _compare(self, expected: Any, actual: Any, threshold: Optional[float], tolerance: Optional[float],
+    def _compare(self, expected: Any, actual: Any, threshold: float | None, tolerance: float | None,
                  context: str) -> Decision:
         if not self.settings.enable_fuzzy_matching:
             return strict_decision(expected, actual)
@@ -129,7 +130,7 @@ class Cascade:
 
     # ------------------------------------------------------------ stage 1: no model needed
 
-    def _decide_without_models(self, expected: Any, actual: Any, tolerance: Optional[float]) -> Optional[Decision]:
+    def _decide_without_models(self, expected: Any, actual: Any, tolerance: float | None) -> Decision | None:
         if _text(expected) is None or _text(actual) is None:
             # Objects, lists, booleans, null: models would only guess; strict equality already said no.
             return strict_decision(expected, actual)
@@ -144,7 +145,7 @@ class Cascade:
             return self._numbers(expected_number, actual_number, tolerance, shown=(expected, actual))
         return None
 
-    def _numbers(self, expected: Number, actual: Number, tolerance: Optional[float],
+    def _numbers(self, expected: Number, actual: Number, tolerance: float | None,
                  shown: tuple[Any, Any]) -> Decision:
         # Whole numbers are counts, years and ids: 2025 is not "about" 2044. Without an explicit
         # `tolerance` they must be equal; the relative tolerance is for measured values (12.5 vs 12.51).
@@ -169,7 +170,7 @@ class Cascade:
     # ------------------------------------------------------------ stage 2: LLM judge
 
     def _by_judge(self, expected: str, actual: str, context: str, notes: list[str],
-                  threshold: Optional[float]) -> tuple[Optional[Decision], Optional[str]]:
+                  threshold: float | None) -> tuple[Decision | None, str | None]:
         """(the judge's decision, None), or (None, why the configured judge could not decide).
 
         An explicit `threshold` (a fuzzy argument's own) applies to the judge's score too: a judge that
@@ -218,7 +219,7 @@ class Cascade:
             decision = self._by_rapidfuzz(facts.expected_text, facts.actual_text, limit)
         return decision
 
-    def _by_embedding(self, expected: str, actual: str, limit: float, notes: list[str]) -> Optional[Decision]:
+    def _by_embedding(self, expected: str, actual: str, limit: float, notes: list[str]) -> Decision | None:
         if not self.settings.use_embeddings:
             return None
         embedder = self.embedder()
@@ -311,7 +312,7 @@ def _threshold_decision(stage: str, score: float, limit: float) -> Decision:
                     reason=f"{OFFLINE}{_STAGE_NAMES[stage]} {shown} {'>=' if matched else '<'} threshold {limit:.2f}")
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     """The text a model compares: strings as they are, numbers written out; None for anything else."""
     if isinstance(value, str):
         return value
@@ -336,7 +337,7 @@ class SimilarityCache:
         key = hashlib.sha256(json.dumps([model_id, a, b], ensure_ascii=False).encode()).hexdigest()
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, model_id: str, a: str, b: str) -> Optional[float]:
+    def get(self, model_id: str, a: str, b: str) -> float | None:
         try:
             value = json.loads(self._path(model_id, a, b).read_text(encoding="utf-8")).get("score")
         except (OSError, ValueError, AttributeError):

@@ -11,7 +11,6 @@ import difflib
 import fnmatch
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..results.models import ArgVerdict, CallAttempt, CallRecord, Decision, GoalResult, Metrics
 from ..suite.models import Case, TextGoal, ToolCallGoal, UnscoredGoal
@@ -67,7 +66,7 @@ class Scored:
 class _TextCheck:
     text: AssistantText
     missing: list[str]
-    decision: Optional[Decision]
+    decision: Decision | None
 
     @property
     def matched(self) -> bool:
@@ -121,7 +120,7 @@ def score_trajectory(case: Case, trajectory: Trajectory, cascade: Cascade) -> Sc
                   asked_by_turns=asked)
 
 
-def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:
+def _ending_problem(case: Case, trajectory: Trajectory) -> str | None:
     """Why the conversation's ending breaks the case's `termination` rule, or None."""
     if not case.termination or trajectory.termination_reason in case.termination:
         return None
@@ -131,7 +130,7 @@ def _ending_problem(case: Case, trajectory: Trajectory) -> Optional[str]:
     return f"ending: the conversation ended by '{trajectory.termination_reason}', not by one of: {accepted}"
 
 
-def _unplayed_story(case: Case, trajectory: Trajectory) -> Optional[str]:
+def _unplayed_story(case: Case, trajectory: Trajectory) -> str | None:
     """Why a conversation with a `story` ended when its scripted messages ran out: a simulated user plays
     the story and never ends by `script_end`, so none was configured."""
     if not case.story or trajectory.termination_reason != "script_end":
@@ -159,7 +158,7 @@ def _tool_evidence(goal: ToolCallGoal, calls: list[ToolCall], case: Case, cascad
     return ev
 
 
-def _explained_attempts(ev: _GoalEvidence, placed: Optional[Slot], case: Case, cascade: Cascade) -> list[CallAttempt]:
+def _explained_attempts(ev: _GoalEvidence, placed: Slot | None, case: Case, cascade: Cascade) -> list[CallAttempt]:
     """An achieved goal shows the call that achieved it; any other goal shows every call of its tool."""
     assert isinstance(ev.goal, ToolCallGoal)
     shown = [c for c in ev.tried if c.index == placed.key] if placed is not None else ev.tried
@@ -202,7 +201,7 @@ def _goal_result(ev: _GoalEvidence, placement: dict[str, Slot], edges: list[tupl
     goal = ev.goal
     is_tool = isinstance(goal, ToolCallGoal)
     tool_name = goal.tool_name if isinstance(goal, ToolCallGoal) else ""
-    base = dict(name=goal.name, type=goal.type, attempts=ev.attempts)
+    base = {"name": goal.name, "type": goal.type, "attempts": ev.attempts}
     if isinstance(goal, UnscoredGoal):
         return GoalResult(**base, status="unscored", achieved=False,
                           explanation=f"unscored: evalrun cannot score goals of type '{goal.type}' yet")
@@ -303,7 +302,7 @@ def _text_not_said(ev: _GoalEvidence, base: dict) -> GoalResult:
                                   f"{score}: {decision.reason if decision else ''}".rstrip(": "))
 
 
-def _offline_note(ev: _GoalEvidence, slot: Slot, text_check: Optional[_TextCheck]) -> str:
+def _offline_note(ev: _GoalEvidence, slot: Slot, text_check: _TextCheck | None) -> str:
     """` (decided offline: embeddings 0.87 >= threshold 0.70)` for a goal achieved without a judge's
     verdict on its free text; for a call, each fuzzy argument the offline stages passed."""
     if text_check is not None:
@@ -331,7 +330,7 @@ def _call_records(case: Case, all_calls: list[ToolCall], counted: list[ToolCall]
 
 
 def _call_role(case: Case, call: ToolCall, arguments, counted_ids: set[int], achieved_by: dict[int, str],
-               goal_tools: set[str], evidence: dict[str, _GoalEvidence]) -> tuple[str, Optional[str], str]:
+               goal_tools: set[str], evidence: dict[str, _GoalEvidence]) -> tuple[str, str | None, str]:
     """(role, goal achieved, note) of one call; the first rule that applies wins."""
     where = f"{call.name} at {message_ref(message_number(call.message_index))}"
     if call.index not in counted_ids:
@@ -353,7 +352,7 @@ def _call_role(case: Case, call: ToolCall, arguments, counted_ids: set[int], ach
 
 
 def _unforbidden_role(call: ToolCall, counted_ids: set[int], achieved_by: dict[int, str], goal_tools: set[str],
-                      evidence: dict[str, _GoalEvidence], where: str) -> tuple[str, Optional[str], str]:
+                      evidence: dict[str, _GoalEvidence], where: str) -> tuple[str, str | None, str]:
     if call.arguments is None:
         return "invalid_arguments", None, f"{where}: {call.arguments_error}"
     if call.name in goal_tools:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -37,7 +37,7 @@ _NAMED_FORMATS = [
 ]
 
 
-def parse_date(value: Any) -> Optional[date]:
+def parse_date(value: Any) -> date | None:
     """The date `value` spells, or None. Accepts str, date/datetime, and an int of exactly 8 digits (YYYYMMDD)."""
     if isinstance(value, datetime):
         return value.date()
@@ -83,7 +83,7 @@ def dates_in_text(text: str) -> frozenset[date]:
     return frozenset(found)
 
 
-def _build(year: Any, month: Any, day: Any) -> Optional[date]:
+def _build(year: Any, month: Any, day: Any) -> date | None:
     try:
         return date(int(year), int(month), int(day))
     except ValueError:  # 2025-02-30, month 83 in "15778303", ...
@@ -121,7 +121,7 @@ def find_dates(text: str) -> list[tuple[int, int, date]]:
     mention that closely follows them; otherwise they are not dates."""
     # Lower case character by character, keeping the length: positions must point into `text`.
     folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    found: list[tuple[int, int, Optional[date], Optional[tuple[int, int]]]] = []
+    found: list[tuple[int, int, date | None, tuple[int, int] | None]] = []
     for match in _IN_TEXT.finditer(folded):
         candidate = match.group(0)
         parsed = parse_date(candidate)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Optional
+from typing import Any
 
 _INSTALL_HINT = "pip install 'evalrun[embeddings]'"
 
 _load_lock = threading.Lock()
 _models: dict[str, Any] = {}  # model path -> loaded SentenceTransformer: one load per path per process
-_default: Optional["MiniLMEmbedder"] = None
+_default: MiniLMEmbedder | None = None
 _default_lock = threading.Lock()
 
 
@@ -22,10 +22,10 @@ class EmbeddingUnavailable(Exception):
 
 
 class MiniLMEmbedder:
-    def __init__(self, model_path: Optional[str] = None):
+    def __init__(self, model_path: str | None = None):
         self._model_path = model_path
         self._model: Any = None
-        self._failure: Optional[str] = None  # remembered so a missing package is reported, not re-imported, per call
+        self._failure: str | None = None  # remembered so a missing package is reported, not re-imported, per call
         self._cache: dict[str, Any] = {}  # text -> unit-length vector
         self._lock = threading.Lock()
 
@@ -67,7 +67,7 @@ class MiniLMEmbedder:
             if missing:
                 vectors = model.encode(missing, normalize_embeddings=True, convert_to_numpy=True,
                                        show_progress_bar=False)
-                self._cache.update(zip(missing, vectors))
+                self._cache.update(zip(missing, vectors, strict=True))
 
     def _load(self) -> Any:
         if self._model is not None:
@@ -84,7 +84,7 @@ class MiniLMEmbedder:
         return self._model
 
 
-def _load_model(model_path: Optional[str]) -> Any:
+def _load_model(model_path: str | None) -> Any:
     path = str(model_path) if model_path is not None else _bundled_model_path()
     if not os.path.isdir(path):
         raise EmbeddingUnavailable(f"the embedding model folder {path} does not exist (reinstall with {_INSTALL_HINT})")

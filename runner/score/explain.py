@@ -1,7 +1,7 @@
 """Short, readable phrases shared by goal explanations and reports."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..results.models import ArgVerdict
 from .normalize import show
@@ -49,7 +49,7 @@ _MISSING = "missing argument"
 _YES_NO = {"yes": True, "no": False, "y": True, "n": False, "on": True, "off": False}
 
 
-def boolean_hint(expected: Any, actual: Any) -> Optional[str]:
+def boolean_hint(expected: Any, actual: Any) -> str | None:
     """How to write a boolean in YAML, when a yes/no text met a boolean."""
     if isinstance(expected, str) and isinstance(actual, bool) and expected.strip().lower() in _YES_NO:
         value = "true" if _YES_NO[expected.strip().lower()] else "false"

@@ -45,12 +45,7 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:['’][a-z]+)?\b|\b[A-Z]{2,}\b")
 _CODE = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{2,}\b")
 # Where a sentence starts: its first word is capitalised whatever it is.
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s*)?|[\"“(]\s*)(?=\S)")
-_NOT_NAMES = frozenset("""
-i dr mr mrs ms prof st jr sr ok
-eur usd gbp chf jpy cad aud sek nok dkk pln inr cny
-am pm gb mb kb tb km kg cm mm ml
-not no never none nothing nobody nowhere without cannot yes please asap fyi
-""".split())
+_NOT_NAMES = frozenset(["i", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "ok", "eur", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk", "pln", "inr", "cny", "am", "pm", "gb", "mb", "kb", "tb", "km", "kg", "cm", "mm", "ml", "not", "no", "never", "none", "nothing", "nobody", "nowhere", "without", "cannot", "yes", "please", "asap", "fyi"])
 _SHORT_VALUE = 3  # words: a value this short that is all capitals is a name (`Maria Lopez`, `Hamburg`)
 _TITLE_CASE = 0.75  # share of capitalised long words from which a longer text is read as Title Case
 

@@ -12,9 +12,9 @@ of keyword mean a value rather than letters, and match that value however the an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Callable, Optional
 
 from .dates import dates_in_text, parse_date
 
@@ -45,7 +45,7 @@ def _finder(keyword: str) -> Callable[[str], bool]:
     return lambda haystack: needle in haystack
 
 
-def _number_finder(keyword: str) -> Optional[Callable[[str], bool]]:
+def _number_finder(keyword: str) -> Callable[[str], bool] | None:
     if not _NUMBER_KEYWORD.fullmatch(keyword):
         return None
     if _LEADING_ZERO.match(keyword):
@@ -56,7 +56,7 @@ def _number_finder(keyword: str) -> Optional[Callable[[str], bool]]:
                                 if not _LEADING_ZERO.match(found.group(0)))
 
 
-def _amount(text: str) -> Optional[Decimal]:
+def _amount(text: str) -> Decimal | None:
     try:
         return Decimal(text.replace(",", ""))
     except InvalidOperation:  # cannot happen for what the patterns accept; never a match then

@@ -16,8 +16,6 @@
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from ..results.models import CallAttempt, CallRecord, Counts, GoalResult, Metrics
 from ..suite.models import IGNORE_KEY, Case
 from .assign import Slot
@@ -48,12 +46,12 @@ def compute_metrics(case: Case, goals: list[GoalResult], calls: list[CallRecord]
         turns=user_turns, counts=counts)
 
 
-def _ratio(numerator: int, denominator: int, empty: Optional[float] = None) -> Optional[float]:
+def _ratio(numerator: int, denominator: int, empty: float | None = None) -> float | None:
     return numerator / denominator if denominator else empty
 
 
 def _parameter_f1(case: Case, tool_goals: list[GoalResult], calls: list[CallRecord],
-                  attempts: dict[str, list[CallAttempt]], placement: dict[str, Slot]) -> Optional[float]:
+                  attempts: dict[str, list[CallAttempt]], placement: dict[str, Slot]) -> float | None:
     expected_keys = {g.name: set(g.args) for g in case.tool_goals()}
     arguments = {c.index: c.arguments for c in calls}
     scores = []

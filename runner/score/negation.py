@@ -35,24 +35,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional
 
 from runner.score.lexicon import SYNONYMS
-from runner.util.secrets import redact
 from runner.score.sentences import without_abbreviation_dots
+from runner.util.secrets import redact
 
 # Words that carry no fact of their own: they never are a negation's focus nor count for alignment.
-STOPWORDS = frozenset("""
-a an the this that these those there here it its it's i me my mine you your yours he him his she her hers we us our
-ours they them their theirs one ones someone anyone anything something everything everyone any some all each every
-both either other another such own same
-be is are was were been being am have has had having do does did doing done will would shall should can could may
-might must get gets got
-to of in on at for by from with about into onto over under than as per via up off out
-and or but so because since although though while whereas if then else also too just only very really quite still
-yet anymore now again already currently please well even ever much more most less least
-what which who whom whose when where why how
-""".split())
+STOPWORDS = frozenset(["a", "an", "the", "this", "that", "these", "those", "there", "here", "it", "its", "it's", "i", "me", "my", "mine", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "we", "us", "our", "ours", "they", "them", "their", "theirs", "one", "ones", "someone", "anyone", "anything", "something", "everything", "everyone", "any", "some", "all", "each", "every", "both", "either", "other", "another", "such", "own", "same", "be", "is", "are", "was", "were", "been", "being", "am", "have", "has", "had", "having", "do", "does", "did", "doing", "done", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "get", "gets", "got", "to", "of", "in", "on", "at", "for", "by", "from", "with", "about", "into", "onto", "over", "under", "than", "as", "per", "via", "up", "off", "out", "and", "or", "but", "so", "because", "since", "although", "though", "while", "whereas", "if", "then", "else", "also", "too", "just", "only", "very", "really", "quite", "still", "yet", "anymore", "now", "again", "already", "currently", "please", "well", "even", "ever", "much", "more", "most", "less", "least", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"])
 
 # Negations that deny the noun phrase after them ("no fee", "without breakfast").
 _PHRASE_NEGATIONS = frozenset({"no", "without", "none", "nothing", "nobody", "nowhere", "neither", "nor", "free_of",
@@ -146,7 +135,7 @@ class Contradiction:
                 f"says {quote(self.actual_clause)} (offline stages never match a statement with its negation)")
 
 
-def contradiction(expected: str, actual: str) -> Optional[Contradiction]:
+def contradiction(expected: str, actual: str) -> Contradiction | None:
     """The first statement one text makes and the other negates, or None."""
     if len(expected) > _MAX_TEXT or len(actual) > _MAX_TEXT:
         return None
@@ -164,7 +153,7 @@ def contradiction(expected: str, actual: str) -> Optional[Contradiction]:
     return None
 
 
-def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Optional[Clause]:
+def _denied_by(negated: Clause, others: tuple[Clause, ...]) -> Clause | None:
     """The clause of the other text that affirms what `negated` denies, if it is the best-aligned one."""
     # All of the focus, or its head: "no small guinea pig" denies a guinea pig, whatever its size; or,
     # when no one at all is said to do it, the action itself ("no man doing tricks" / "a person doing tricks").
@@ -209,7 +198,7 @@ def _clause(text: str) -> Clause:
     tokens = words(text)
     stems: set[str] = set()
     negations = 0
-    focus: Optional[frozenset[str]] = None
+    focus: frozenset[str] | None = None
     head = ""
     existential = False
     for index, word in enumerate(tokens):

@@ -16,13 +16,13 @@ import math
 import re
 from collections import Counter, deque
 from datetime import date
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple
 
 from runner.results.models import Decision
-from runner.util.secrets import redact
 from runner.suite.models import IGNORE_VALUE
+from runner.util.secrets import redact
 
-Number = Union[int, float]
+Number = int | float
 
 # A whole string that is a number: sign, decimals, exponent; no thousands separators (1,000 is text).
 _NUMBER_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?")
@@ -41,7 +41,7 @@ class Difference(NamedTuple):
 
 # ---------------------------------------------------------------- value helpers
 
-def as_number(value: Any) -> Optional[Number]:
+def as_number(value: Any) -> Number | None:
     """The number `value` is or spells (a finite numeric string), else None. Booleans are not numbers."""
     if isinstance(value, bool):
         return None
@@ -120,7 +120,7 @@ def _mismatch(expected: Any, actual: Any, where: str) -> Difference:
 
 # ---------------------------------------------------------------- strict
 
-def strict_difference(expected: Any, actual: Any, extra_args: str = "allow", where: str = "") -> Optional[Difference]:
+def strict_difference(expected: Any, actual: Any, extra_args: str = "allow", where: str = "") -> Difference | None:
     """None when `actual` strictly equals `expected`, else the first difference found."""
     if type(expected) is type(actual) and type(expected) in _PLAIN_TYPES and expected == actual:
         return None  # the common case, decided before any normalisation (scoring calls this a lot)
@@ -154,7 +154,7 @@ def strict_equal(expected: Any, actual: Any, extra_args: str = "allow") -> bool:
     return strict_difference(expected, actual, extra_args) is None
 
 
-def _as_bool(value: Any) -> Optional[bool]:
+def _as_bool(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -163,7 +163,7 @@ def _as_bool(value: Any) -> Optional[bool]:
 
 
 def _dict_difference(expected: dict, actual: dict, where: str, extra_args: str, compare, *,
-                     allow_extra: bool) -> Optional[Difference]:
+                     allow_extra: bool) -> Difference | None:
     for key, expected_value in expected.items():
         if key not in actual:
             if isinstance(expected_value, str) and expected_value == IGNORE_VALUE:
@@ -179,7 +179,7 @@ def _dict_difference(expected: dict, actual: dict, where: str, extra_args: str, 
     return None
 
 
-def _multiset_difference(expected: list, actual: list, extra_args: str, where: str) -> Optional[Difference]:
+def _multiset_difference(expected: list, actual: list, extra_args: str, where: str) -> Difference | None:
     if len(expected) != len(actual):
         return Difference(_at(where, f"expected {len(expected)} items, got {len(actual)}: "
                                      f"expected {show(expected)}, got {show(actual)}"), "exact")
@@ -199,7 +199,7 @@ def _multiset_difference(expected: list, actual: list, extra_args: str, where: s
     return None
 
 
-def _canonical_items(items: list) -> Optional[list]:
+def _canonical_items(items: list) -> list | None:
     keys = []
     for item in items:
         key = _canonical(item)
@@ -209,7 +209,7 @@ def _canonical_items(items: list) -> Optional[list]:
     return keys
 
 
-def _canonical(value: Any) -> Optional[tuple]:
+def _canonical(value: Any) -> tuple | None:
     """A hashable key such that two dict-free values are strictly equal exactly when their keys are equal;
     None when the value holds an object or "<IGNORE>" (no such key exists then)."""
     if type(value) is str:  # the common case, without the generic checks below
@@ -248,8 +248,8 @@ def _canonical(value: Any) -> Optional[tuple]:
 
 
 def _count_difference(expected: list, expected_keys: list, available: Counter, actual: list,
-                      where: str) -> Optional[Difference]:
-    for item, key in zip(expected, expected_keys):
+                      where: str) -> Difference | None:
+    for item, key in zip(expected, expected_keys, strict=True):
         if available[key] > 0:
             available[key] -= 1
             continue
@@ -305,7 +305,7 @@ def strict_decision(expected: Any, actual: Any, extra_args: str = "allow") -> De
 
 # ---------------------------------------------------------------- exact
 
-def exact_difference(expected: Any, actual: Any, extra_args: str = "allow", where: str = "") -> Optional[Difference]:
+def exact_difference(expected: Any, actual: Any, extra_args: str = "allow", where: str = "") -> Difference | None:
     """JSON equality. `extra_args` is accepted for a uniform signature but exact objects need the same keys."""
     expected, actual = _leaf(expected), _leaf(actual)
     if isinstance(expected, str) and expected == IGNORE_VALUE:
@@ -320,7 +320,7 @@ def exact_difference(expected: Any, actual: Any, extra_args: str = "allow", wher
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return Difference(_at(where, f"expected {len(expected)} items, got {len(actual)}"), "exact")
-        for index, (e, a) in enumerate(zip(expected, actual)):
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
             found = exact_difference(e, a, extra_args, _child(where, index))
             if found is not None:
                 return found

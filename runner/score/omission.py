@@ -9,21 +9,17 @@ another clause, that other clause was left out, and the pair does not match. A c
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from runner.score.negation import clauses, stem
 
-_COURTESY = frozenset(stem(word) for word in """
-good great news sure thanks thank done hello hi dear sorry unfortunately happy glad pleased afraid fortunately
-okay certainly absolutely help wait waiting patience
-""".split())
+_COURTESY = frozenset(stem(word) for word in ["good", "great", "news", "sure", "thanks", "thank", "done", "hello", "hi", "dear", "sorry", "unfortunately", "happy", "glad", "pleased", "afraid", "fortunately", "okay", "certainly", "absolutely", "help", "wait", "waiting", "patience"])
 
 
 _LEADING_JOINER = re.compile(r"^(?:and|but|then|so|because|while|which|although|though|whereas|however)\s+",
                              re.IGNORECASE)
 
 
-def omitted_clause(expected: str, actual: str) -> Optional[str]:
+def omitted_clause(expected: str, actual: str) -> str | None:
     """The clause of `expected` (as written) that `actual` says nothing of, when it says another in full."""
     required = [clause for clause in clauses(expected) if clause.stems - _COURTESY]
     if len(required) < 2:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Optional
 
 from runner.score.negation import clauses, is_negation, quote
 from runner.score.roles import swap
@@ -55,7 +54,7 @@ class ChangedFact:
     reason: str
 
 
-def changed_fact(expected: str, actual: str) -> Optional[ChangedFact]:
+def changed_fact(expected: str, actual: str) -> ChangedFact | None:
     """Roles swapped, or a word replaced by its opposite, between the two texts; None otherwise."""
     if len(expected) > _MAX_TEXT or len(actual) > _MAX_TEXT:
         return None
@@ -66,7 +65,7 @@ def changed_fact(expected: str, actual: str) -> Optional[ChangedFact]:
     return None if found is None else ChangedFact(found.reason)
 
 
-def opposite(expected: str, actual: str) -> Optional[Opposite]:
+def opposite(expected: str, actual: str) -> Opposite | None:
     """The first word of `expected` that `actual` replaces with its opposite, in the same place."""
     a, b = read(expected), read(actual)
     if not a or not b or len(a) > _MAX_WORDS or len(b) > _MAX_WORDS:

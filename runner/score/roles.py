@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional
 
 from runner.score.negation import quote, stem
 from runner.score.wording import Word, as_written, read
@@ -31,13 +30,8 @@ _MAX_WORDS = 60  # a sentence or two: answers and argument values, not documents
 _MAX_SPAN = 5  # words in one of the exchanged stretches (a noun phrase)
 _COMMA = re.compile(r",(?=\s)")  # a comma in a list ("Anna, Bob and Carl") joins as "and" does; not 1,500
 _COORDINATION = frozenset({"and", "or", "nor", "plus", "&"})
-_AUXILIARIES = frozenset("is are was were be been am has have had will would shall should can could may might must "
-                         "does did do".split())
-_SYMMETRIC = frozenset(stem(word) for word in """
-with between against versus vs together each other among meet met marry married wed wedded hug hugging
-embrace kiss kissing fight fighting wrestle wrestling compete competing chat
-chatting argue arguing equal equals same similar like resemble beside next near close opposite
-""".split())
+_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "does", "did", "do"])
+_SYMMETRIC = frozenset(stem(word) for word in ["with", "between", "against", "versus", "vs", "together", "each", "other", "among", "meet", "met", "marry", "married", "wed", "wedded", "hug", "hugging", "embrace", "kiss", "kissing", "fight", "fighting", "wrestle", "wrestling", "compete", "competing", "chat", "chatting", "argue", "arguing", "equal", "equals", "same", "similar", "like", "resemble", "beside", "next", "near", "close", "opposite"])
 
 
 @dataclass(frozen=True)
@@ -54,7 +48,7 @@ class Swap:
                 f"text says {quote(self.expected_text)}, the answer says {quote(self.actual_text)}")
 
 
-def swap(expected: str, actual: str) -> Optional[Swap]:
+def swap(expected: str, actual: str) -> Swap | None:
     """The two stretches of words that changed places between the texts, or None."""
     found = _swap(read(_COMMA.sub(" and ", expected)), read(_COMMA.sub(" and ", actual)))
     if found is None:
@@ -64,7 +58,7 @@ def swap(expected: str, actual: str) -> Optional[Swap]:
 
 
 @lru_cache(maxsize=2048)
-def _swap(a: tuple[Word, ...], b: tuple[Word, ...]) -> Optional[Swap]:
+def _swap(a: tuple[Word, ...], b: tuple[Word, ...]) -> Swap | None:
     if not a or not b or len(a) > _MAX_WORDS or len(b) > _MAX_WORDS:
         return None
     first, second = [w.stem for w in a], [w.stem for w in b]

@@ -11,7 +11,8 @@ that list pair its items by position.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 from ..results.models import ArgVerdict, Decision
 from ..suite.models import ArgSpec
@@ -24,7 +25,7 @@ _MAX_PAIRED_ITEMS = 500  # lists longer than this pair their items by position (
 _WHOLE_VALUE_MODES = ("exact", "ignore", "one_of")  # modes that judge an object or list as one value
 
 
-def compare_state(expected: dict, actual: Any, matching: dict[str, ArgSpec], cascade: Optional[Cascade] = None,
+def compare_state(expected: dict, actual: Any, matching: dict[str, ArgSpec], cascade: Cascade | None = None,
                   extra_keys: str = "allow") -> list[ArgVerdict]:
     """Verdicts for `actual` against `expected`: mismatches first, then matches, each group in the
     expected order. The state matches exactly when every verdict matched."""
@@ -120,4 +121,4 @@ class StateMatcher(Matcher):
 
 def _covers(pattern: list[str], parts: list[str]) -> bool:
     """Whether the rule path `pattern` names `parts` or a prefix of it (`*` names any one key or item)."""
-    return all(want in ("*", got) for want, got in zip(pattern, parts))
+    return all(want in ("*", got) for want, got in zip(pattern, parts, strict=False))

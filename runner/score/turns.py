@@ -7,7 +7,6 @@ pair: the whole conversation, against the case's own expectations.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..suite.models import Case, Turn
 from ..transcripts.invocations import Invocation, split_invocations
@@ -17,11 +16,11 @@ from ..transcripts.read import Trajectory
 @dataclass
 class TurnPair:
     number: int
-    expected: Optional[Turn]  # None: the case has no turns (the whole conversation is the one turn)
-    actual: Optional[Invocation]  # None: the conversation ended before this turn
+    expected: Turn | None  # None: the case has no turns (the whole conversation is the one turn)
+    actual: Invocation | None  # None: the conversation ended before this turn
 
 
-def turn_pairs(case: Case, trajectory: Trajectory) -> tuple[list[TurnPair], Optional[str]]:
+def turn_pairs(case: Case, trajectory: Trajectory) -> tuple[list[TurnPair], str | None]:
     """The case's turns paired by position with the conversation's invocations, or a reason they cannot be
     paired (the conversation has more user turns than the case: the recording is not this case's)."""
     actual = split_invocations(trajectory)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional
 
 from runner.score.lexicon import OPPOSITES, PLURAL_QUANTITIES, QUANTITIES, VAGUE_QUANTITIES
 from runner.score.negation import STOPWORDS, stem, words
@@ -70,7 +69,7 @@ def as_written(text: str, written: str) -> str:
     return found.group(0) if found else written
 
 
-def opposition(a: str, b: str) -> Optional[str]:
+def opposition(a: str, b: str) -> str | None:
     """What makes two stems state different facts ("antonym", "another person", "another quantity"...),
     or None when the lexicon knows no such difference."""
     if a == b:

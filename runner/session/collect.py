@@ -2,12 +2,12 @@
 diagnostics only, of the suites and of evalrun.yaml), list_cases (what `evalrun list` shows)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
-from ..config.load import LoadedConfig, load_config, suite_roots
 from ..config.discovery import find_config, project_home
+from ..config.load import LoadedConfig, load_config, suite_roots
 from ..run.case_index import index_cases
 from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.load import Exclusion, LoadResult, load_suites
@@ -16,7 +16,7 @@ from .verdict import EXIT_NO_CASES, EXIT_OK, EXIT_USAGE
 
 
 def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequence[str] = (),
-            config: Optional[LoadedConfig] = None) -> LoadResult:
+            config: LoadedConfig | None = None) -> LoadResult:
     """Load every suite under `paths` and keep the cases selected by `filters` (globs on the id) and `tags`."""
     from ..run.case_index import selected
 
@@ -27,12 +27,12 @@ def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequenc
     return result
 
 
-def _exclusion(loaded: LoadedConfig) -> Optional[Exclusion]:
+def _exclusion(loaded: LoadedConfig) -> Exclusion | None:
     return Exclusion(loaded.base_dir, loaded.config.exclude) if loaded.config.exclude else None
 
 
-def validate(paths: Sequence[Path], *, config_path: Optional[Path] = None,
-             eval_config: Optional[Path] = None, quick: bool = False) -> list[Diagnostic]:
+def validate(paths: Sequence[Path], *, config_path: Path | None = None,
+             eval_config: Path | None = None, quick: bool = False) -> list[Diagnostic]:
     """Problems of the suites under `paths` and of the evalrun.yaml that applies to them. `eval_config`: the
     ADK/Agentflow eval config for every eval set (--eval-config). `quick`: as `evalrun quick` reads them (a
     case needs nothing to check of its own)."""
@@ -61,8 +61,8 @@ class ListedCase:
     source: str  # file:line
     format: str  # the file's format: yaml or json
     tags: list[str]
-    agent: Optional[str]  # the agent that would play it, or None when it replays a transcript
-    transcript: Optional[str]  # the recording it replays, as written in the case
+    agent: str | None  # the agent that would play it, or None when it replays a transcript
+    transcript: str | None  # the recording it replays, as written in the case
     turns: int  # scripted user messages (starting_sentence and user_prompts)
     simulated: bool  # a simulated user would go on from its story after the script
 
@@ -77,7 +77,7 @@ class Listing:
     cases: list[ListedCase] = field(default_factory=list)
 
 
-def list_cases(paths: Sequence[Path], *, config_path: Optional[Path] = None, filters: Sequence[str] = (),
+def list_cases(paths: Sequence[Path], *, config_path: Path | None = None, filters: Sequence[str] = (),
                tags: Sequence[str] = ()) -> Listing:
     """The cases `run` would collect under `paths` with these -k/--tag selections (the same collection
     code: evalrun.yaml's `exclude`, the case index, the selection), without running anything."""

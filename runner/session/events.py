@@ -20,10 +20,10 @@ class RunEvents:
     def started(self, total: int) -> None:
         pass
 
-    def result(self, result: "CaseResult") -> None:
+    def result(self, result: CaseResult) -> None:
         pass
 
-    def saved(self, digest: "ResultDigest") -> None:
+    def saved(self, digest: ResultDigest) -> None:
         pass
 
     def notice(self, message: str) -> None:
@@ -45,10 +45,10 @@ class CallbackEvents(RunEvents):
         if self.on_start is not None:
             self.on_start(total)
 
-    def result(self, result: "CaseResult") -> None:
+    def result(self, result: CaseResult) -> None:
         self.on_result(result)
 
-    def saved(self, digest: "ResultDigest") -> None:
+    def saved(self, digest: ResultDigest) -> None:
         if self.on_saved is not None:
             self.on_saved(digest)
 

@@ -6,27 +6,29 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..config.load import LoadedConfig, load_config, suite_roots
 from ..config.discovery import find_config, project_home
+from ..config.load import LoadedConfig, load_config, suite_roots
+from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
 from ..results.digest import ResultDigest
 from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_run_id, point_latest
 from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
-from ..util.secrets import Redactor, protect_config
 from ..suite.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
+from ..util.secrets import Redactor, protect_config
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
-from .matrix import prepare as prepare_matrix, run_key
+from .matrix import prepare as prepare_matrix
+from .matrix import run_key
 from .matrix_summary import tally_variants
 from .request import RunOutcome, RunRequest
-from ..layout import EXIT_NO_CASES, EXIT_USAGE, REPORTS_ROOT
 
 if TYPE_CHECKING:
     from ..llm.runtime import LLMRuntime
@@ -60,9 +62,9 @@ class PreparedRun:
     diagnostics: list[Diagnostic]
     home: Path  # the project folder: its .evalrun/ holds the reports, `latest` and the caches
     selection: dict  # as report.json records it (runner.results.models.Selection)
-    gate: Optional[Baseline] = None  # the --baseline gate
-    llm_runtime: Optional[LLMRuntime] = None  # the LLM layer's runtime, once case_runner() configured it
-    matrix: Optional["Matrix"] = None  # --matrix: the variants each case plays (runner.session.matrix)
+    gate: Baseline | None = None  # the --baseline gate
+    llm_runtime: LLMRuntime | None = None  # the LLM layer's runtime, once case_runner() configured it
+    matrix: Matrix | None = None  # --matrix: the variants each case plays (runner.session.matrix)
 
     @property
     def reports_root(self) -> Path:
@@ -81,12 +83,12 @@ class PreparedRun:
     def redact(self) -> Redactor:
         return self._protected[1]
 
-    def case_runner(self, save_conversation: Callable[[str, dict], "Path | str | None"],
+    def case_runner(self, save_conversation: Callable[[str, dict], Path | str | None],
                     on_notice: Callable[[str], None] = lambda message: None):
         """What plays a case and scores it (runner.run.execute.CaseRunner), its live conversations saved
         with `save_conversation`; the LLM layer is set up for this run (its limit, cache, totals)."""
-        from ..run.execute import CaseRunner
         from ..llm.runtime import configure as configure_llm
+        from ..run.execute import CaseRunner
 
         request, loaded = self.request, self.loaded
         self.llm_runtime = configure_llm(concurrency=request.concurrency,
@@ -122,7 +124,7 @@ class PreparedRun:
             raise RunEnded(RunOutcome(EXIT_USAGE, [*self.diagnostics, Diagnostic("--executor", 1, 1, "error",
                                                                                   str(exc), "usage")])) from None
 
-    def work(self, opened: "OpenRun", on_notice: Callable[[str], None] = lambda message: None):
+    def work(self, opened: OpenRun, on_notice: Callable[[str], None] = lambda message: None):
         """What an executor runs: every selected case, played by this run's case runner, saved in `opened`."""
         from ..run.executors import Work
 
@@ -130,9 +132,9 @@ class PreparedRun:
         return Work(self.index.refs, self.request.max_repeats, self.request.concurrency, runner, opened.save,
                     opened.stop, opened.folder.serialise, auto=self.request.repeat_auto)
 
-    def open(self, *, folder_path: Optional[Path] = None, run_id: Optional[str] = None,
-             selected: Optional[Sequence[int]] = None, events: Optional[RunEvents] = None, stop=None,
-             keep_conversations: bool = False) -> "OpenRun":
+    def open(self, *, folder_path: Path | None = None, run_id: str | None = None,
+             selected: Sequence[int] | None = None, events: RunEvents | None = None, stop=None,
+             keep_conversations: bool = False) -> OpenRun:
         """The run's folder, ready for results (RunEnded with the problem when it cannot be written).
         `selected`: the positions (in `index.refs`) of the cases that will run, when not all of them;
         `events`: who hears of each saved result (RunEvents); `stop`: the run's runner.run.execute.Stop when the caller
@@ -158,7 +160,7 @@ class PreparedRun:
         return OpenRun(self, folder, run_id, started, tally, [moved] if moved else [], events, stop)
 
 
-def prepare_run(request: RunRequest) -> "PreparedRun":
+def prepare_run(request: RunRequest) -> PreparedRun:
     """Collect and check the suites, then narrow them to the run's selection: a PreparedRun, or RunEnded
     with the outcome that ends the run here (invalid suites or options: exit 4; no case left: exit 5)."""
     if request.loaded is not None:  # a configuration given as an object (runner.frontends.python): no file is read
@@ -256,7 +258,7 @@ class OpenRun:
     once at the end. `stop` is what a signal, a full disk or -x asks of whoever plays the cases."""
 
     def __init__(self, prepared: PreparedRun, folder: RunFolder, run_id: str, started: _dt.datetime, tally: Tally,
-                 notes: list[str], events: Optional[RunEvents] = None, stop=None):
+                 notes: list[str], events: RunEvents | None = None, stop=None):
         from ..run.execute import Stop
 
         self.prepared, self.folder, self.run_id, self.started = prepared, folder, run_id, started
@@ -265,7 +267,7 @@ class OpenRun:
         self.stop = stop if stop is not None else Stop()
         self.first_failure: list[str] = []  # -x: the stop is the run's own verdict, not a fault (exit 1, not 3)
 
-    def save(self, position: int, part: int, result: "CaseResult | ResultDigest") -> None:
+    def save(self, position: int, part: int, result: CaseResult | ResultDigest) -> None:
         """Save one result (`position`: its case's place in the prepared run's cases); never raises.
         `result`: the result, or its digest made by `folder.serialise.digest` (in a worker process). The tally,
         the --baseline gate, -x and `events.saved` read the digest; only `events.result` has the result validated whole."""
@@ -287,8 +289,8 @@ class OpenRun:
             self.first_failure.append(f"-x/--exitfirst: '{case_label(saved.id, saved.variant)}' {saved.status}")
             stop.request(self.first_failure[0], interrupted=False)  # nothing new starts; cases in flight are cancelled
 
-    def finish(self, *, stop_reason: Optional[str] = None, interrupted: Optional[bool] = None,
-               stopped_on_failure: Optional[str] = None) -> RunOutcome:
+    def finish(self, *, stop_reason: str | None = None, interrupted: bool | None = None,
+               stopped_on_failure: str | None = None) -> RunOutcome:
         """Write report.json (and the --format files) from the saved results; the outcome has the exit code.
         `stop_reason`/`interrupted`: why the driver stopped early, when it did (the run's own stop otherwise);
         `stopped_on_failure`: the driver stopped after failures as asked (pytest -x), the run's verdict as -x."""
@@ -303,8 +305,8 @@ class OpenRun:
         usage = _usage_or_none(prepared.llm_runtime.summary()) if prepared.llm_runtime is not None else None
         baseline, record = gate.compare(self.tally.policy) if gate is not None else (None, None)
         min_pass_rate = request.min_pass_rate if request.min_pass_rate is not None else loaded.config.min_pass_rate
-        gates: dict[str, Any] = dict(min_pass_rate=min_pass_rate, stop_reason=reason, interrupted=interrupted,
-                                     elapsed_s=elapsed, judge_may_fall_back=bool(getattr(judge, "offline_fallback", False)))
+        gates: dict[str, Any] = {"min_pass_rate": min_pass_rate, "stop_reason": reason, "interrupted": interrupted,
+                                     "elapsed_s": elapsed, "judge_may_fall_back": bool(getattr(judge, "offline_fallback", False))}
         variants = tally_variants(prepared.matrix, folder, prepared.index.refs, request.repeats,
                                   self.tally.policy) if prepared.matrix is not None else None
         summary = self.tally.summary(**gates, model_usage=usage, first_failure=first_failure[0] if first_failure
@@ -347,7 +349,7 @@ class OpenRun:
                           extra_reports, header.get("matrix"))
 
 
-def _same_file(path: Path, *others: Optional[Path]) -> bool:
+def _same_file(path: Path, *others: Path | None) -> bool:
     for other in others:
         try:
             if other is not None and os.path.samefile(path, other):
@@ -392,7 +394,7 @@ def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnosti
     return problems
 
 
-def _config_record(loaded: LoadedConfig, replay_dir: Optional[Path]) -> tuple[dict, Redactor]:
+def _config_record(loaded: LoadedConfig, replay_dir: Path | None) -> tuple[dict, Redactor]:
     """The config as the report records it (credentials masked), and the redactor of every secret it names."""
     record = loaded.config.model_dump(mode="json", by_alias=True, exclude={"schema_"})
     record["config_file"] = str(loaded.path) if loaded.path else None

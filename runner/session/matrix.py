@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..run.case_index import CaseRef
 from ..suite.diagnostics import Diagnostic, did_you_mean
@@ -33,7 +34,7 @@ class Variant:
     def id(self) -> str:
         return ", ".join(f"{axis}={value}" for axis, value in self.assignments)
 
-    def get(self, axis: str) -> Optional[str]:
+    def get(self, axis: str) -> str | None:
         return dict(self.assignments).get(axis)
 
 
@@ -67,11 +68,11 @@ class Matrix:
 
 # ----------------------------------------------------------------------------- the axes, checked
 
-def plan(request: "RunRequest", loaded: "LoadedConfig") -> tuple[Optional[Matrix], list[Diagnostic]]:
+def plan(request: RunRequest, loaded: LoadedConfig) -> tuple[Matrix | None, list[Diagnostic]]:
     """The run's matrix (None without one) or the usage problems of its axes, each precise."""
     given = request.matrix
     if given:
-        where: "_Flag | _InConfig" = _Flag()
+        where: _Flag | _InConfig = _Flag()
         axes, problems = _parse_flags(given) if not isinstance(given, Mapping) else _check_mapping(given, where)
     elif loaded.config.matrix:
         where = _InConfig(loaded.path)
@@ -82,7 +83,7 @@ def plan(request: "RunRequest", loaded: "LoadedConfig") -> tuple[Optional[Matrix
         problems = _against_config(axes, request, loaded, where)
     if problems:
         return None, problems
-    variants = [Variant(n, tuple(zip(axes, values))) for n, values in enumerate(itertools.product(*axes.values()))]
+    variants = [Variant(n, tuple(zip(axes, values, strict=True))) for n, values in enumerate(itertools.product(*axes.values()))]
     return Matrix(axes, variants), []
 
 
@@ -92,7 +93,7 @@ class _Flag:
 
 
 class _InConfig:
-    def __init__(self, path: Optional[Path]):
+    def __init__(self, path: Path | None):
         self.path, self.line = path, 1
         try:  # the line of `matrix:` in evalrun.yaml, so the message points at it
             for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if path else ():
@@ -143,7 +144,7 @@ def _shown(values: list) -> str:
     return ",".join("" if v is None else str(v) for v in values) or "(nothing)"
 
 
-def _against_config(axes: dict[str, list[str]], request: "RunRequest", loaded: "LoadedConfig",
+def _against_config(axes: dict[str, list[str]], request: RunRequest, loaded: LoadedConfig,
                     where) -> list[Diagnostic]:
     declared = loaded.config.agents
     problems = []
@@ -160,7 +161,7 @@ def _against_config(axes: dict[str, list[str]], request: "RunRequest", loaded: "
     return problems
 
 
-def _takes_no_model(names: Iterable[str], loaded: "LoadedConfig", where) -> list[Diagnostic]:
+def _takes_no_model(names: Iterable[str], loaded: LoadedConfig, where) -> list[Diagnostic]:
     declared = loaded.config.agents
     return [where.problem(f"model: agent '{name}' (type {getattr(declared[name], 'type', '?')}) takes no model, so "
                           "the model axis cannot apply to it; the model axis sets the `model` of agents of type "
@@ -168,7 +169,7 @@ def _takes_no_model(names: Iterable[str], loaded: "LoadedConfig", where) -> list
             for name in sorted(set(names)) if name in declared and "model" not in type(declared[name]).model_fields]
 
 
-def check_cases(matrix: Matrix, refs: Iterable[CaseRef], request: "RunRequest", loaded: "LoadedConfig",
+def check_cases(matrix: Matrix, refs: Iterable[CaseRef], request: RunRequest, loaded: LoadedConfig,
                 ) -> list[Diagnostic]:
     """The model axis against the agents the selected live cases name (known once the cases are collected)."""
     if "model" not in matrix.axes or "agent" in matrix.axes or request.agent is not None:
@@ -183,7 +184,7 @@ def check_cases(matrix: Matrix, refs: Iterable[CaseRef], request: "RunRequest", 
 
 # ----------------------------------------------------------------------------- playing a variant
 
-def variant_config(loaded: "LoadedConfig", variant: Variant) -> "LoadedConfig":
+def variant_config(loaded: LoadedConfig, variant: Variant) -> LoadedConfig:
     """evalrun.yaml as the variant plays it: the model axis's model in every agent that takes one."""
     model = variant.get("model")
     if model is None:
@@ -202,14 +203,14 @@ class MatrixRunner:
     def __getattr__(self, name: str) -> Any:  # everything else (the cascade, in_worker) is the first variant's
         return getattr(self._runners[0], name)
 
-    async def run(self, ref: "VariantRef", repeat: Optional[int] = None) -> list:
+    async def run(self, ref: VariantRef, repeat: int | None = None) -> list:
         return self._marked(ref, await self._runners[ref.variant.index].run(ref, repeat))
 
-    def run_recorded(self, ref: "VariantRef", repeat: Optional[int] = None, **options: Any) -> list:
+    def run_recorded(self, ref: VariantRef, repeat: int | None = None, **options: Any) -> list:
         return self._marked(ref, self._runners[ref.variant.index].run_recorded(ref, repeat, **options))
 
     @staticmethod
-    def _marked(ref: "VariantRef", results: list) -> list:
+    def _marked(ref: VariantRef, results: list) -> list:
         for result in results:
             result.variant = ref.variant.id
         return results
@@ -244,7 +245,7 @@ def prepare(prepared: Any) -> None:
         prepared.index.refs = matrix.expand(prepared.index.refs)
 
 
-def case_runner(matrix: Matrix, loaded: "LoadedConfig", options: Any, roots: Sequence[Path], save_conversation,
+def case_runner(matrix: Matrix, loaded: LoadedConfig, options: Any, roots: Sequence[Path], save_conversation,
                 on_notice) -> MatrixRunner:
     """A case runner per variant, one scoring cascade for all; each variant's conversations are saved under the
     case's key and the variant (`<key> [<variant>]`), so two variants of a case never share one."""

@@ -4,7 +4,8 @@ report.json's `matrix` object (notes/s2/CONTRACT_MATRIX.md) and the per-variant 
 (runner.session.verdict)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..results.models import CASE_STATUSES
 from ..results.stats import wilson_interval
@@ -21,8 +22,8 @@ class VariantTallies:
         self.matrix, self.policy = matrix, policy
         self.tallies = {v.id: Tally([ref.id for ref in refs if ref.variant is v], repeats=repeats, policy=policy)
                         for v in matrix.variants}
-        self.costs: dict[str, Optional[float]] = dict.fromkeys(self.tallies)
-        self.tokens: dict[str, Optional[int]] = dict.fromkeys(self.tallies)
+        self.costs: dict[str, float | None] = dict.fromkeys(self.tallies)
+        self.tokens: dict[str, int | None] = dict.fromkeys(self.tallies)
         self.cells: dict[str, dict[str, list[str]]] = {}  # case id -> variant -> the statuses of its results
         self.summaries: dict[str, Any] = {}
 
@@ -36,7 +37,7 @@ class VariantTallies:
                 self.costs[variant] = (self.costs[variant] or 0.0) + usage.cost_usd
             self.tokens[variant] = (self.tokens[variant] or 0) + usage.prompt_tokens + usage.completion_tokens
 
-    def settle(self, **summary_options: Any) -> list[tuple[str, Optional[float], int]]:
+    def settle(self, **summary_options: Any) -> list[tuple[str, float | None, int]]:
         """Each variant's own summary and verdict (the run's options: min_pass_rate, the stop, ...); returns what
         the run's verdict gates per variant: (variant id, pass rate, failed cases)."""
         for variant_id, tally in self.tallies.items():

@@ -3,16 +3,17 @@
 RunRequest from its own input (argparse, keyword arguments, pytest options) and hands it to the session."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING
 
 from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
 
 if TYPE_CHECKING:
     from ..config.load import LoadedConfig
-    from ..results.folder import RunFolder
     from ..results.auto_repeat import AutoRepeat
+    from ..results.folder import RunFolder
     from ..results.models import CaseResult, Selection, Summary
     from ..suite.diagnostics import Diagnostic
     from .verdict import Verdict
@@ -22,16 +23,16 @@ if TYPE_CHECKING:
 class RunOutcome:
     exit_code: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    summary: Optional[Summary] = None
-    report_path: Optional[Path] = None
-    folder: Optional[RunFolder] = None  # to read the saved results back (the console's failure section)
+    summary: Summary | None = None
+    report_path: Path | None = None
+    folder: RunFolder | None = None  # to read the saved results back (the console's failure section)
     notes: list[str] = field(default_factory=list)  # lines for people: where the results went, what was lost
     redact: Callable[[str], str] = str
     extra_reports: list[Path] = field(default_factory=list)  # the --format files written beside report.json
-    matrix: Optional[dict] = None  # a --matrix run: report.json's `matrix` (runner.session.matrix_summary)
+    matrix: dict | None = None  # a --matrix run: report.json's `matrix` (runner.session.matrix_summary)
 
     @property
-    def verdict(self) -> "Verdict":
+    def verdict(self) -> Verdict:
         """The run's one verdict (runner.session.verdict): its exit code and why."""
         from .verdict import Verdict
 
@@ -54,34 +55,34 @@ class RunOutcome:
 class RunRequest:
     """A run's options, all of them (frozen: a front end builds it; the session only reads it)."""
     paths: Sequence[Path]
-    config_path: Optional[Path] = None
-    replay_dir: Optional[Path] = None
+    config_path: Path | None = None
+    replay_dir: Path | None = None
     filters: Sequence[str] = ()
     tags: Sequence[str] = ()
-    output_dir: Optional[Path] = None
+    output_dir: Path | None = None
     concurrency: int = 8
     no_cache: bool = False
-    agent: Optional[str] = None
-    conversations_dir: Optional[Path] = None  # rescore: score the conversations of a saved run
+    agent: str | None = None
+    conversations_dir: Path | None = None  # rescore: score the conversations of a saved run
     formats: Sequence[str] = ()  # report formats (runner.report.formats) written beside report.json
-    min_pass_rate: Optional[float] = None  # overrides evalrun.yaml's min_pass_rate when set
+    min_pass_rate: float | None = None  # overrides evalrun.yaml's min_pass_rate when set
     exitfirst: bool = False  # -x: stop after the first failed or errored case
-    baseline: Optional[Path] = None  # --baseline: a saved report this run must not fall behind
+    baseline: Path | None = None  # --baseline: a saved report this run must not fall behind
     max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
     repeats: int = 1  # --repeat N: run every case N times
-    repeat_policy: Optional[str] = None  # overrides evalrun.yaml's repeat_policy when set
-    repeat_auto: Optional[AutoRepeat] = None  # --repeat auto: repeat each case until settled (repeats is ignored)
-    shard: Optional[str] = None  # --shard I/N: run only the cases of this part of the suite
+    repeat_policy: str | None = None  # overrides evalrun.yaml's repeat_policy when set
+    repeat_auto: AutoRepeat | None = None  # --repeat auto: repeat each case until settled (repeats is ignored)
+    shard: str | None = None  # --shard I/N: run only the cases of this part of the suite
     last_failed: bool = False  # --last-failed: only the cases that did not pass in the latest report
-    profile: Optional[str] = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
-    saved_selection: Optional[Selection] = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
-    eval_config: Optional[Path] = None  # --eval-config: the ADK/Agentflow eval config for every eval set
-    loaded: Optional[LoadedConfig] = None  # a configuration given as an object (runner.frontends.python): no file is read
+    profile: str | None = None  # --profile: evalrun.yaml's `profiles:` entry selecting the checks to run
+    saved_selection: Selection | None = None  # rescore: the saved run's -k/--tag/--last-failed, applied first
+    eval_config: Path | None = None  # --eval-config: the ADK/Agentflow eval config for every eval set
+    loaded: LoadedConfig | None = None  # a configuration given as an object (runner.frontends.python): no file is read
     quick: bool = False  # evalrun quick: cases need no reference; the referenceless checks score them
     executor: str = "auto"  # --executor: what runs the cases (runner.run.executors)
     # --matrix: every case once per variant (runner.session.matrix): the flags (["agent=a,b", "model=x,y"]) or
     # {axis: [values]}; overrides evalrun.yaml's `matrix:`
-    matrix: "Sequence[str] | Mapping[str, Sequence[str]] | None" = None
+    matrix: Sequence[str] | Mapping[str, Sequence[str]] | None = None
 
     @property
     def max_repeats(self) -> int:

@@ -13,9 +13,9 @@ folder (where people unpack a fork's CI artifact): see `refuse_run_folder_source
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
 from ..results.auto_repeat import AutoRepeat
 from ..results.models import Selection
@@ -40,9 +40,9 @@ class SavedRun:
     paths: list[Path]  # the suites as the run recorded them: a hint, used only inside the current project
     conversations: Path  # its conversations.jsonl, or the conversations/ folder of an earlier version
     repeats: int = 1  # the run's --repeat N: its live conversations were saved per repeat
-    shard: Optional[str] = None  # the run's --shard I/N: rescore the same part
+    shard: str | None = None  # the run's --shard I/N: rescore the same part
     selection: Selection = field(default_factory=Selection)  # its -k, --tag, --last-failed
-    repeat_auto: Optional[AutoRepeat] = None  # its --repeat auto rule: the same outcomes ask for the same saved runs
+    repeat_auto: AutoRepeat | None = None  # its --repeat auto rule: the same outcomes ask for the same saved runs
 
 
 def read_saved_run(folder: Path) -> SavedRun:
@@ -90,8 +90,8 @@ def _header_bytes(report: Path) -> bytes:
     return head.split(_CASES_MARKER, 1)[0]
 
 
-def suites_to_rescore(saved: SavedRun, given: Sequence[Path], project: Path, *, config: Optional[Path] = None,
-                      cwd: Optional[Path] = None) -> list[Path]:
+def suites_to_rescore(saved: SavedRun, given: Sequence[Path], project: Path, *, config: Path | None = None,
+                      cwd: Path | None = None) -> list[Path]:
     """The suites to score: those given on the command line; else the recorded ones, each of which
     must lie inside `project` (the folder the command runs in: its evalrun.yaml's folder, or its
     repository). Nothing is taken from the run folder, whatever its report says or links point at
@@ -114,7 +114,7 @@ def suites_to_rescore(saved: SavedRun, given: Sequence[Path], project: Path, *, 
 
 
 def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path, *, recorded: bool,
-                              config: Optional[Path] = None, cwd: Optional[Path] = None) -> None:
+                              config: Path | None = None, cwd: Path | None = None) -> None:
     """A run folder is data: it never supplies the suites, the evalrun.yaml or the current folder (whose modules
     `python -m` would import) of its own rescoring. Every path is compared with symlinks followed and `..`
     resolved. A suite folder holding the run folder is collected without it (`excluding_run_folder`), and the
@@ -141,7 +141,7 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
                             "receive your API key); give your project's with --config, or start from your project")
 
 
-def _refuse_standing_inside(folder: Path, project: Path, cwd: Optional[Path]) -> None:
+def _refuse_standing_inside(folder: Path, project: Path, cwd: Path | None) -> None:
     """Started inside the run folder, its evalrun.yaml would be the project's and its modules importable
     (`python -m` puts the current folder on sys.path)."""
     from ..suite.files import display_path, real_path
@@ -170,7 +170,7 @@ class _ExcludingRunFolder(Exclusion):
         return real == self.run or self.run in real.parents or (bool(self.globs) and super().matches(path))
 
 
-def excluding_run_folder(folder: Path, exclusion: Optional[Exclusion]) -> Exclusion:
+def excluding_run_folder(folder: Path, exclusion: Exclusion | None) -> Exclusion:
     """`exclusion` (the project's `exclude`, or None), passing over the run folder being rescored as well."""
     from ..suite.files import real_path
 
@@ -179,7 +179,7 @@ def excluding_run_folder(folder: Path, exclusion: Optional[Exclusion]) -> Exclus
     return _ExcludingRunFolder(exclusion.base, exclusion.globs, real_path(folder))
 
 
-def current_project(cwd: Optional[Path] = None) -> Path:
+def current_project(cwd: Path | None = None) -> Path:
     """The project the command is started in: the folder of the evalrun.yaml that applies to the
     current folder, else the repository holding it, else the current folder itself."""
     from ..config.discovery import find_config, project_home

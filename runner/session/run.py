@@ -5,8 +5,9 @@ thread. Both play through `play`: one play loop, whatever the front end."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .ended import RunEnded
 from .events import CallbackEvents, RunEvents
@@ -16,7 +17,7 @@ from .request import RunOutcome, RunRequest
 from .verdict import EXIT_INTERRUPTED
 
 
-def run(paths: Sequence[Path], *, events: Optional[RunEvents] = None, handle_signals: bool = True,
+def run(paths: Sequence[Path], *, events: RunEvents | None = None, handle_signals: bool = True,
         on_notice=None, on_start=None, on_result=None, on_saved=None, **options: Any) -> RunOutcome:
     """Collect, check and run the cases under `paths` (the other keyword arguments: RunRequest's fields),
     streaming results to the run folder; write report.json; the verdict is in the outcome. `events` hears of the
@@ -27,13 +28,13 @@ def run(paths: Sequence[Path], *, events: Optional[RunEvents] = None, handle_sig
     return run_request(RunRequest(paths, **options), events, handle_signals=handle_signals)
 
 
-def run_request(request: RunRequest, events: Optional[RunEvents] = None, *, handle_signals: bool = True) -> RunOutcome:
+def run_request(request: RunRequest, events: RunEvents | None = None, *, handle_signals: bool = True) -> RunOutcome:
     """The run of `request`, in an event loop of its own; `events` hears of it as it goes."""
     with fewer_gc_passes():
         return _run(request, events if events is not None else RunEvents(), handle_signals)
 
 
-async def arun(request: RunRequest, events: Optional[RunEvents] = None) -> RunOutcome:
+async def arun(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
     """The run of `request`, its cases played on the caller's event loop (an async agent may use what the caller
     set up on it); collecting and writing the report run in a worker thread. Cancelled, it cancels the cases in
     flight, writes the report of those that finished, and lets the cancellation go on."""

@@ -13,8 +13,9 @@ judge_fallback_cases, pass_rate), so this module imports nothing of evalrun's bu
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..layout import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE  # noqa: F401
 
@@ -38,10 +39,10 @@ class BaselineGate:
     compared: int
 
 
-def decide(tally: Any, *, min_pass_rate: Optional[float] = None, judge_may_fall_back: bool = False,
-           stop_reason: Optional[str] = None, interrupted: bool = False, first_failure: Optional[str] = None,
-           baseline: Optional[BaselineGate] = None, report_error: Optional[str] = None,
-           variants: Sequence[tuple[str, Optional[float], int]] = ()) -> Verdict:
+def decide(tally: Any, *, min_pass_rate: float | None = None, judge_may_fall_back: bool = False,
+           stop_reason: str | None = None, interrupted: bool = False, first_failure: str | None = None,
+           baseline: BaselineGate | None = None, report_error: str | None = None,
+           variants: Sequence[tuple[str, float | None, int]] = ()) -> Verdict:
     """The run's verdict from its tally and gates. `first_failure`: -x stopped the run after this case (the
     run's own verdict, exit 1, not a fault); `report_error`: report.json could not be written; `variants`: a
     --matrix run's (variant id, pass rate, failed cases), each gated alone."""
@@ -58,8 +59,8 @@ def decide(tally: Any, *, min_pass_rate: Optional[float] = None, judge_may_fall_
     return not_written(verdict, report_error) if report_error is not None else verdict
 
 
-def per_variant(verdict: Verdict, variants: Sequence[tuple[str, Optional[float], int]],
-                min_pass_rate: Optional[float]) -> Verdict:
+def per_variant(verdict: Verdict, variants: Sequence[tuple[str, float | None, int]],
+                min_pass_rate: float | None) -> Verdict:
     """A matrix run passes only when every variant does: with min_pass_rate, each variant must reach it (the
     run's rate may hide a variant far below it); a failing run names the variants with failed cases."""
     if verdict.exit_code not in (EXIT_OK, EXIT_FAILED):
@@ -99,8 +100,8 @@ def _cause(verdict: Verdict) -> str:
     return verdict.reason.rsplit(": exit ", 1)[0]
 
 
-def _from_results(tally: Any, *, min_pass_rate: Optional[float], judge_may_fall_back: bool,
-                  stop_reason: Optional[str], interrupted: bool) -> Verdict:
+def _from_results(tally: Any, *, min_pass_rate: float | None, judge_may_fall_back: bool,
+                  stop_reason: str | None, interrupted: bool) -> Verdict:
     """pytest's codes, most serious first, each with the one line that says why."""
     counts = tally.counts
     finished, total = len(tally.finished), len(tally.selected)

@@ -7,7 +7,8 @@ type quietly: the schema has already reported those.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .diagnostics import did_you_mean
 from .models import ARG_MODES, IGNORE_KEY, CaseFields

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .reader import Document
 
@@ -58,7 +58,7 @@ def coerce_texts(doc: Document) -> None:
 class _Fixer:
     def __init__(self, doc: Document):
         self.doc = doc
-        self._lines: Optional[list[str]] = None
+        self._lines: list[str] | None = None
 
     def case(self, case: dict, at: Location) -> None:
         for key in _NULL_MEANS_ABSENT_IN_CASES:
@@ -70,7 +70,7 @@ class _Fixer:
             self.text_list(case, key, at)
         goals = case.get("goals")
         if isinstance(goals, dict):
-            for source, targets in goals.items():
+            for source in goals:
                 self.text_list(goals, source, at + ("goals",))
         upload = case.get("file_upload")
         if isinstance(upload, dict):

@@ -9,19 +9,19 @@ import errno
 import fnmatch
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
 
-from .diagnostics import Diagnostic
 from ..layout import CONFIG_NAMES, SUITE_SUFFIXES
+from .diagnostics import Diagnostic
 from .files import display_path, real_path
 
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets
 
 
-def collect_files(paths: Iterable[Path], exclude: Optional[Exclusion] = None
+def collect_files(paths: Iterable[Path], exclude: Exclusion | None = None
                   ) -> tuple[list[tuple[Path | str, bool]], list[Diagnostic]]:
     """Suite files under `paths`: (file, given_explicitly). Folders are searched recursively, passing
     over hidden folders and what `exclude` names; a path given explicitly is always collected. A file

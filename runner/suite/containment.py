@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .files import display_path, real_path, split_selection
 
@@ -43,8 +44,8 @@ def outside_message(transcript: str, roots: Sequence[Path]) -> str:
             "from there: move the file, or add its folder to `allowed_paths` in evalrun.yaml")
 
 
-def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                       roots_resolved: bool = False) -> "Path | ConversationRef":
+def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Path | None = None,
+                       roots_resolved: bool = False) -> Path | ConversationRef:
     """The file to read for `case` (a `Case`): `replay_dir/<id>.json` (or watsonx's `<id>.messages.json`)
     when a --replay folder is given, else the case's own `transcript:`. Raises TranscriptError with the
     reason when there is none or it lies outside the roots (the replay folder is the root of its files).
@@ -74,8 +75,8 @@ def resolve_transcript(case: Any, *, roots: Sequence[Path], replay_dir: Optional
     return ConversationRef(file, selection)
 
 
-def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Path] = None,
-                   roots_resolved: bool = False) -> list[tuple[Optional[int], "Path | ConversationRef"]]:
+def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Path | None = None,
+                   roots_resolved: bool = False) -> list[tuple[int | None, Path | ConversationRef]]:
     """Every recording to score `case` on, as (run number, path): all of watsonx's repeated runs when
     the --replay folder holds them, else the one file `resolve_transcript` picks. Never empty: raises
     TranscriptError with the reason instead."""
@@ -86,7 +87,7 @@ def recordings_for(case: Any, *, roots: Sequence[Path], replay_dir: Optional[Pat
     return [(None, resolve_transcript(case, roots=roots, replay_dir=replay_dir, roots_resolved=roots_resolved))]
 
 
-def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "Path | ConversationRef"]]:
+def replay_files(replay_dir: Path, case_id: str) -> list[tuple[int | None, Path | ConversationRef]]:
     """The recordings of `case_id` in a --replay folder as (run number, path), run None for a single run:
     `<id>.json`, else watsonx's `<id>.messages.json`, else its repeated runs `<id>.runN.messages.json`
     in run order; an id with `/` looks in a sub-folder. An id that would leave the folder (`..`, a leading
@@ -122,7 +123,7 @@ def replay_files(replay_dir: Path, case_id: str) -> list[tuple[Optional[int], "P
     return sorted(runs, key=lambda run: run[0] or 0)  # every run found here has its number
 
 
-def replay_problem(replay: Path) -> Optional[tuple[str, str]]:
+def replay_problem(replay: Path) -> tuple[str, str] | None:
     """What is wrong with --replay's path, as (message, code), or None: it names a folder of recordings or a live
     run's conversations.jsonl; the old idioms (a run's conversations/ folder, the run folder itself) get the path
     that works now."""
@@ -144,7 +145,7 @@ def replay_problem(replay: Path) -> Optional[tuple[str, str]]:
     return None
 
 
-def saved_ref(saved: Path, key: str) -> "Optional[ConversationRef]":
+def saved_ref(saved: Path, key: str) -> ConversationRef | None:
     """The conversation a live run's conversations.jsonl saved under `key`, or None when it holds none.
     TranscriptError when the file is too large to index."""
     from ..transcripts.recording import ConversationRef, TranscriptError

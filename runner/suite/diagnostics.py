@@ -6,8 +6,9 @@ file at once, sorted by position, in one format.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Literal
 
 from ..util.secrets import clip, redact
 

@@ -5,7 +5,7 @@ tools (runner/run/agents/_effects.py), whose state a case's `final_state:` is co
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -26,23 +26,23 @@ class StateEffect(_Strict):
         },
     )
 
-    set: Optional[str] = Field(
+    set: str | None = Field(
         None, min_length=1, title="Set", description="The dot path whose value becomes `value` (or `arg`); the "
         "objects on the way are created.", examples=["accounts.A-1.balance"])
-    append: Optional[str] = Field(
+    append: str | None = Field(
         None, min_length=1, title="Append", description="The dot path of a list that `value` (or `arg`) is added "
         "to; a missing list is created.", examples=["transfers"])
-    delete: Optional[str] = Field(
+    delete: str | None = Field(
         None, min_length=1, title="Delete", description="The dot path to remove (nothing happens when it is "
         "absent).", examples=["holds.H-7"])
     value: Any = Field(None, title="Value", description="The value written, as it is.", examples=[{"status": "done"}])
-    arg: Optional[str] = Field(
+    arg: str | None = Field(
         None, min_length=1, title="From argument",
         description="Write the call's argument at this dot path instead of `value`; `*` writes all arguments "
         "(an argument the call lacks writes null).", examples=["amount", "*"])
 
     @model_validator(mode="after")
-    def _one_operation(self) -> "StateEffect":
+    def _one_operation(self) -> StateEffect:
         operations = [name for name in ("set", "append", "delete") if getattr(self, name) is not None]
         if len(operations) != 1:
             raise ValueError("an effect has exactly one of set, append and delete"

@@ -4,17 +4,17 @@ lies, and the `Case` it builds (or, in a file with errors, the outline the check
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Optional, Sequence
 
 from pydantic import ValidationError
 
+from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .containment import inside, outside_message, transcript_location
 from .file_outcome import CaseOutline
 from .files import display_path, real_path, split_selection
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document
-from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 
 
 def split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]]:
@@ -44,7 +44,7 @@ def split_cases(doc: Document, data: dict, stem: str) -> list[tuple[dict, tuple]
 
 
 def check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path,
-                      roots: Optional[Sequence[Path]], resolve: Callable[[Path], Path] = real_path) -> list[str]:
+                      roots: Sequence[Path] | None, resolve: Callable[[Path], Path] = real_path) -> list[str]:
     """Each case's transcript: an error when it lies outside the roots (resolved), a warning when it is
     missing. Returns the transcripts' resolved paths (as text: a run of 50,000 cases holds them all at once)."""
     folder = path.parent
@@ -65,7 +65,7 @@ def check_transcripts(doc: Document, cases: list[tuple[dict, tuple]], path: Path
     return found
 
 
-def build_case(doc: Document, case: dict, at: tuple) -> Optional[Case]:
+def build_case(doc: Document, case: dict, at: tuple) -> Case | None:
     line, column = doc.position(at)
     data = {k: v for k, v in case.items() if k not in ("cases", "$schema")}
     problems = [(at + ("checks", i), check_problem(entry)) for i, entry in enumerate(data.get("checks") or ())]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from .diagnostics import Diagnostic
 from .models import Case, SourceRef
@@ -19,7 +18,7 @@ class CaseOutline:
     agent, where it is), so a duplicate id or an undeclared agent is reported with the file's other errors."""
 
     id: str
-    agent: Optional[str]
+    agent: str | None
     source: SourceRef
 
 
@@ -30,13 +29,13 @@ class FileOutcome:
     cases: list[Case] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     is_suite: bool = True
-    passed_over: Optional[str] = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
+    passed_over: str | None = None  # why a file found in a folder is not taken as a suite (None: it is one, or a recording)
     transcripts: list[str] = field(default_factory=list)  # the files its cases name as transcripts, resolved
     named_ids: set[str] = field(default_factory=set)  # ids written in the file (the others come from its name)
     display: str = ""  # the path as messages show it
     unbuilt: list[CaseOutline] = field(default_factory=list)  # its cases with an id written, when it has errors
     conversation: bool = False  # a recorded conversation, only parsed: its outcome is known once suites name theirs
-    fingerprint: Optional[bytes] = None  # an evalrun suite with no error: of the bytes its cases were built from
+    fingerprint: bytes | None = None  # an evalrun suite with no error: of the bytes its cases were built from
 
 
 CONVERSATION = FileOutcome(is_suite=False, conversation=True)  # shared: the outcome is never changed, only replaced

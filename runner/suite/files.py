@@ -15,9 +15,8 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Optional
 
-from ..layout import CONFIG_NAMES  # noqa: E402,F401 - importers find it here too
+from ..layout import CONFIG_NAMES  # noqa: F401 - importers find it here too
 
 MiB = 1024 * 1024
 SUITE_SIZE_LIMIT = 10 * MiB  # suites and evalrun.yaml: far above any hand-written file
@@ -157,7 +156,7 @@ def _os_reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
 
 
-def split_selection(path: "Path | str") -> tuple[Path, Optional[str]]:
+def split_selection(path: Path | str) -> tuple[Path, str | None]:
     """A transcript path and the conversation it names: `traces.jsonl#ID` -> (traces.jsonl, ID), for a
     file that holds many conversations (a trace file, a live run's conversations.jsonl). A path that exists
     as written, '#' and all, is the file itself; else it is cut at the first '#' before which a file exists

@@ -5,7 +5,7 @@ schema's hover help.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
@@ -34,7 +34,7 @@ class ToolCallGoal(_Strict):
     name: str = Field(
         min_length=1, title="Goal name",
         description="Unique name of the goal within the case; `goals` refers to it.", examples=["get_assignment_id"])
-    description: Optional[str] = Field(
+    description: str | None = Field(
         None, title="Description", description="What this goal checks, for people reading the report.",
         examples=["Looks up the employee's assignment id"])
     tool_name: str = Field(
@@ -50,7 +50,7 @@ class ToolCallGoal(_Strict):
         description="Argument name (or dot path such as `address.zip`) to comparison mode. A parent's mode "
         "covers its children unless a child has its own. Unlisted arguments are compared strict.",
         examples=[{"start_date": "fuzzy", "note": "ignore", "address.zip": {"regex": "^\\d{5}$"}}])
-    extra_args: Optional[Literal["allow", "forbid"]] = Field(
+    extra_args: Literal["allow", "forbid"] | None = Field(
         None, title="Extra arguments",
         description="allow (default): the call may carry arguments not listed in `args`. forbid: it may not.",
         examples=["forbid"])
@@ -63,7 +63,7 @@ class ToolCallGoal(_Strict):
         description="Model agents: what this call does to the state the played tools keep, applied when the "
         "call gets this goal's `output`. `final_state:` is compared with that state after the conversation.",
         examples=[[{"append": "transfers", "arg": "*"}]])
-    summary: Optional[str] = Field(
+    summary: str | None = Field(
         None, title="Summary",
         description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
         examples=["Looks up the assignment id of nwaters"])
@@ -87,10 +87,10 @@ class TextGoal(_Strict):
     name: str = Field(
         min_length=1, title="Goal name",
         description="Unique name of the goal within the case; `goals` refers to it.", examples=["summarize"])
-    description: Optional[str] = Field(
+    description: str | None = Field(
         None, title="Description", description="What this goal checks, for people reading the report.",
         examples=["Tells the user their time-off dates"])
-    response: Optional[str] = Field(
+    response: str | None = Field(
         None, title="Reference answer",
         description="What the agent should say, matched semantically (the fuzzy cascade).",
         examples=["Your time off is on 2025-01-05."])
@@ -102,7 +102,7 @@ class TextGoal(_Strict):
         "any", title="Scope",
         description="any (default): any assistant message may achieve the goal. final: only the last one.",
         examples=["final"])
-    summary: Optional[str] = Field(
+    summary: str | None = Field(
         None, title="Summary", description="watsonx Orchestrate `record`: a summary of the goal, kept for reports.",
         examples=["Tells the user their time-off dates"])
 
@@ -126,20 +126,20 @@ class UnscoredGoal(_Strict):
     name: str = Field(
         min_length=1, title="Goal name",
         description="Unique name of the goal within the case; `goals` refers to it.", examples=["greets_the_user"])
-    description: Optional[str] = Field(
+    description: str | None = Field(
         None, title="Description", description="What this goal checks, for people reading the report.",
         examples=["Greets the user by name"])
-    tool_name: Optional[str] = Field(None, title="Tool name", description="Kept as written.", examples=["transfer"])
-    args: Optional[dict[str, Any]] = Field(None, title="Arguments", description="Kept as written.", examples=[{}])
-    arg_matching: Optional[dict[str, Any]] = Field(
+    tool_name: str | None = Field(None, title="Tool name", description="Kept as written.", examples=["transfer"])
+    args: dict[str, Any] | None = Field(None, title="Arguments", description="Kept as written.", examples=[{}])
+    arg_matching: dict[str, Any] | None = Field(
         None, title="Argument matching", description="Kept as written.", examples=[{}])
-    response: Optional[str] = Field(None, title="Response", description="Kept as written.", examples=["Hello Ann"])
-    keywords: Optional[list[str]] = Field(None, title="Keywords", description="Kept as written.", examples=[["Ann"]])
-    summary: Optional[str] = Field(None, title="Summary", description="Kept as written.", examples=["Greets Ann"])
+    response: str | None = Field(None, title="Response", description="Kept as written.", examples=["Hello Ann"])
+    keywords: list[str] | None = Field(None, title="Keywords", description="Kept as written.", examples=[["Ann"]])
+    summary: str | None = Field(None, title="Summary", description="Kept as written.", examples=["Greets Ann"])
     output: Any = Field(None, title="Output", description="Kept as written.", examples=["ok"])
 
 
-Goal = Union[ToolCallGoal, TextGoal, UnscoredGoal]
+Goal = ToolCallGoal | TextGoal | UnscoredGoal
 # Each goal `type` and the model that reads it (the schema dispatches on `type` with this table).
 GOAL_MODELS: dict[str, str] = {"tool_call": "ToolCallGoal", "text": "TextGoal",
-                               **{t: "UnscoredGoal" for t in get_args(UnscoredGoalType)}}
+                               **dict.fromkeys(get_args(UnscoredGoalType), "UnscoredGoal")}

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any
 
+from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
+from ..util.secrets import clip
 from .across_files import duplicate_case_ids, folder_of, passed_over_notes, qualify_colliding_file_ids
 from .checks import check_case
 from .coerce import coerce_texts
@@ -26,11 +29,16 @@ from .files import SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, re
 from .formats import read_foreign
 from .models import Case, SourceRef
 from .reader import read_document
-from ..util.secrets import clip
-from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
 from .schema_check import check_suite
-from .shape import (SUITE_KEYS, conversation_shaped, is_report, looks_like_transcript, other_tools_file,
-                    suite_like_key, why_a_broken_suite)
+from .shape import (
+    SUITE_KEYS,
+    conversation_shaped,
+    is_report,
+    looks_like_transcript,
+    other_tools_file,
+    suite_like_key,
+    why_a_broken_suite,
+)
 
 
 @dataclass
@@ -49,10 +57,10 @@ class LoadResult:
 class FileReading:
     """How a run reads each of its files (see `load_suites`): what `read_files` hands to every process."""
 
-    roots: Optional[Sequence[Path]]
-    eval_config: Optional[Path]
+    roots: Sequence[Path] | None
+    eval_config: Path | None
     referenceless: bool
-    keep: Optional[Callable[..., Any]]
+    keep: Callable[..., Any] | None
     real_paths: RealPaths = field(default_factory=RealPaths)  # each folder resolved once
     may_hold: bool = True  # False: `keep` may hold no case (see `load_suites`'s `hold_files`)
 
@@ -77,7 +85,7 @@ class FileReading:
                              for i, case in enumerate(outcome.cases)]
         return compact(outcome, name)
 
-    def full(self, path: Path | str, *, explicit: bool, raw: Optional[bytes] = None) -> FileOutcome:
+    def full(self, path: Path | str, *, explicit: bool, raw: bytes | None = None) -> FileOutcome:
         return _load(Path(path), explicit=explicit, roots=self.roots, eval_config=self.eval_config,
                      referenceless=self.referenceless, raw=raw, resolve=self.real_paths)
 
@@ -102,11 +110,11 @@ def read_files(reading: FileReading, files: Sequence[tuple[Path | str, bool]], p
     return outcomes
 
 
-def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
-                roots: Optional[Sequence[Path]] = None,
-                keep: Optional[Callable[..., Any]] = None,
-                eval_config: Optional[Path] = None, referenceless: bool = False, processes: int = 1,
-                alone_first: int = 0, hold_files: Optional[int] = None) -> LoadResult:
+def load_suites(paths: Iterable[Path], exclude: Exclusion | None = None, *,
+                roots: Sequence[Path] | None = None,
+                keep: Callable[..., Any] | None = None,
+                eval_config: Path | None = None, referenceless: bool = False, processes: int = 1,
+                alone_first: int = 0, hold_files: int | None = None) -> LoadResult:
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.load.suite_roots`); by default the
@@ -128,7 +136,7 @@ def load_suites(paths: Iterable[Path], exclude: Optional[Exclusion] = None, *,
     reading = FileReading(roots, eval_config, referenceless, keep)
     if hold_files is not None and len(files) > hold_files:
         reading.may_hold, alone_first = False, 0
-    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes, alone_first)))
+    outcomes = list(zip([path for path, _ in files], read_files(reading, files, processes, alone_first), strict=True))
     used_as_transcripts = {t for _, outcome in outcomes for t in outcome.transcripts}
     for n, (path, outcome) in enumerate(outcomes):
         if outcome.conversation and os.fspath(reading.real_paths(path)) not in used_as_transcripts:  # not a suite's: read in full
@@ -163,8 +171,8 @@ def _default_roots(paths: list[Path]) -> list[Path]:
     return suite_roots(paths, loaded)
 
 
-def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Path]] = None,
-              eval_config: Optional[Path] = None, referenceless: bool = False
+def load_file(path: Path, *, explicit: bool = True, roots: Sequence[Path] | None = None,
+              eval_config: Path | None = None, referenceless: bool = False
               ) -> tuple[list[Case], list[Diagnostic], bool]:
     """(cases, diagnostics, is_suite) for one file; see `_load`."""
     outcome = _load(path, explicit=explicit, roots=None if roots is None else [real_path(r) for r in roots],
@@ -174,8 +182,8 @@ def load_file(path: Path, *, explicit: bool = True, roots: Optional[Sequence[Pat
     return outcome.cases, outcome.diagnostics, outcome.is_suite
 
 
-def _load(path: Path, *, explicit: bool, roots: Optional[Sequence[Path]],
-          eval_config: Optional[Path] = None, referenceless: bool = False, raw: Optional[bytes] = None,
+def _load(path: Path, *, explicit: bool, roots: Sequence[Path] | None,
+          eval_config: Path | None = None, referenceless: bool = False, raw: bytes | None = None,
           resolve: Callable[[Path], Path] = real_path) -> FileOutcome:
     """A file named on the command line must be a suite. A file found in a folder is a suite by its
     shape: a mapping with a suite key (goal_details, cases, story, ...). A recorded conversation (a

@@ -6,19 +6,23 @@ positions before these models are ever built (see runner/suite/load.py).
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema, model_validator
 
-from .arguments import (ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType,  # noqa: F401
-                        _Strict)
 from ..run.endings import ENDINGS_HELP, Ending  # how a conversation can end, as the engine lists it
-from .effects import StateEffect  # noqa: F401
-from .goals import (GOAL_MODELS, Goal, GoalType, TextGoal, ToolCallGoal, UnscoredGoal,  # noqa: F401
-                    UnscoredGoalType)
-from .turns import (ADK_DEFAULT_CRITERIA, ExpectedCall, IntermediateResponse, Rubric, SessionInput,  # noqa: F401
-                    Turn, default_turn_checks)
-
+from .arguments import ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType, _Strict  # noqa: F401
+from .effects import StateEffect
+from .goals import GOAL_MODELS, Goal, GoalType, TextGoal, ToolCallGoal, UnscoredGoal, UnscoredGoalType  # noqa: F401
+from .turns import (  # noqa: F401
+    ADK_DEFAULT_CRITERIA,
+    ExpectedCall,
+    IntermediateResponse,
+    Rubric,
+    SessionInput,
+    Turn,
+    default_turn_checks,
+)
 
 # Keys of a multi-case file (one with `cases:`) that act as defaults for each of its cases.
 DEFAULTABLE_KEYS: tuple[str, ...] = (
@@ -54,44 +58,44 @@ class FileUpload(BaseModel):
                            "examples": [{"file_path": "id-card.jpg", "file_id": "001", "content_type": "image/jpeg"}]})
 
     file_path: str = Field(title="File path", description="Path of the file to upload.", examples=["id-card.jpg"])
-    file_id: Optional[str] = Field(None, title="File id", description="Identifier of the file.", examples=["001"])
-    content_type: Optional[str] = Field(
+    file_id: str | None = Field(None, title="File id", description="Identifier of the file.", examples=["001"])
+    content_type: str | None = Field(
         None, title="Content type", description="MIME type of the file.", examples=["image/jpeg"])
 
 
 class CaseFields(_Strict):
     """The keys of one case. A suite file either is one case or holds several under `cases`."""
 
-    id: Optional[str] = Field(
+    id: str | None = Field(
         None, min_length=1, title="Case id",
         description="Unique id of the case. Default: the file name without extension; with `cases`, the file "
         "name plus the case's position (`timeoff-1`).", examples=["timeoff-basic"])
-    description: Optional[str] = Field(
+    description: str | None = Field(
         None, title="Description", description="What the case checks, shown in reports.",
         examples=["Employee asks for their time-off schedule"])
     tags: list[str] = Field(
         default_factory=list, title="Tags",
         description="Labels to select cases with `--tag`. In a file with `cases`, file tags are added to each case's.",
         examples=[["hr", "smoke"]])
-    skip: Union[StrictBool, SkipReason] = Field(  # strict: pydantic would read "no" as false
+    skip: StrictBool | SkipReason = Field(  # strict: pydantic would read "no" as false
         False, title="Skip",
         description="true, or the reason as text, to collect the case but not run it (status `skipped`). Words "
         "YAML 1.1 reads as false (no, off, \"false\") are refused: write `false`.",
         examples=["waiting for the new HR API"])
-    agent: Optional[str] = Field(
+    agent: str | None = Field(
         None, title="Agent", description="Name of the agent target (from evalrun.yaml) that plays this case.",
         examples=["hr_agent"])
-    story: Optional[str] = Field(
+    story: str | None = Field(
         None, title="Story", description="What the simulated user wants, in their words.",
         examples=["My username is nwaters. I want my time-off schedule from 2025-01-01 to 2025-03-03."])
-    starting_sentence: Optional[str] = Field(
+    starting_sentence: str | None = Field(
         None, title="Starting sentence", description="The first user message.",
         examples=["I want to know my timeoff schedule for a certain period."])
     user_prompts: list[str] = Field(
         default_factory=list, title="Scripted user turns",
         description="Follow-up user messages, sent in order instead of simulating the user.",
         examples=[["My username is nwaters.", "From 2025-01-01 to 2025-03-03."]])
-    max_user_turns: Optional[int] = Field(
+    max_user_turns: int | None = Field(
         None, ge=1, title="Maximum user turns", description="Stop the conversation after this many user messages.",
         examples=[8])
     goals: dict[str, list[str]] = Field(
@@ -111,7 +115,7 @@ class CaseFields(_Strict):
         "type). A case passes when its goals are achieved and every gating check passes. "
         "In a file with `cases`, the file's checks are the default for a case that has none.",
         examples=[[{"type": "trajectory", "match": "in_order"}, {"type": "not_contains", "value": "As an AI"}]])
-    forbid_extra_calls: Union[bool, list[str]] = Field(
+    forbid_extra_calls: bool | list[str] = Field(
         False, title="Forbid extra calls",
         description="true: every tool call must achieve a goal. A list of tool names or globs: calls to these "
         "tools that achieve no goal fail the case. Default false: extra calls only lower precision.",
@@ -133,12 +137,12 @@ class CaseFields(_Strict):
         description="Model agents: tool name to what a call answered from `tool_outputs` does to the played "
         "tools' state (a goal's own `effects` apply to the calls it answers).",
         examples=[{"cancel_hold": [{"delete": "holds.H-7"}]}])
-    initial_state: Optional[dict[str, Any]] = Field(
+    initial_state: dict[str, Any] | None = Field(
         None, title="Initial state",
         description="Model agents: the state the played tools start from (default: empty). Each played call's "
         "`effects` change it; `final_state:` is compared with what it has become.",
         examples=[{"accounts": {"A-1": {"balance": 100}}}])
-    final_state: Optional[dict[str, Any]] = Field(
+    final_state: dict[str, Any] | None = Field(
         None, title="Final state",
         description="What the world must look like after the conversation, compared with the state the agent "
         "reports (a python agent's `state(context)`, an http agent's `state_url`, a command agent's `state_file`, "
@@ -152,7 +156,7 @@ class CaseFields(_Strict):
         "(strict, exact, fuzzy, optional, ignore, or a rule with one_of, regex, tolerance). A parent's mode "
         "covers its children unless a child has its own.",
         examples=[{"transfers.0.id": "ignore", "accounts.A-1.balance": {"tolerance": 0.01}}])
-    tools: Optional[list[dict[str, Any]]] = Field(
+    tools: list[dict[str, Any]] | None = Field(
         None, title="Tools",
         description="The tools the agent was given, as OpenAI-style definitions (`{type: function, function: {name, "
         "description, parameters}}`; `parameters` is a JSON Schema). The `valid_tool_calls` check validates every "
@@ -160,13 +164,13 @@ class CaseFields(_Strict):
         "are the default for each case.",
         examples=[[{"type": "function", "function": {"name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]])
-    termination: Optional[list[Ending]] = Field(
+    termination: list[Ending] | None = Field(
         None, min_length=1, title="Accepted endings",
         description="How the conversation must have ended: the recorded termination reason (a transcript's "
         "`termination_reason`) must be one of these. A conversation that records another ending, or none, fails. "
         f"The endings: {ENDINGS_HELP}.",
         examples=[["user_stop", "agent_stop"]])
-    transcript: Optional[str] = Field(
+    transcript: str | None = Field(
         None, min_length=1, title="Transcript",
         description="A recorded conversation (path relative to this file) to score instead of running an agent. "
         "A trace file (OpenTelemetry OTLP/JSON) may hold many: `FILE#ID` names one by its conversation id "
@@ -185,14 +189,14 @@ class CaseFields(_Strict):
         "text or tool-call argument contains one, as written, in another case, with spaces or punctuation between "
         "its characters, reversed, or base64- or hex-encoded (the `no_leak` check, added when the case has none).",
         examples=[["CANARY-7F3K-Q9XW"]])
-    file_upload: Optional[FileUpload] = Field(
+    file_upload: FileUpload | None = Field(
         None, title="File upload", description="watsonx Orchestrate: a file the user uploads.",
         examples=[{"file_path": "id-card.jpg", "file_id": "001", "content_type": "image/jpeg"}])
-    timeout_s: Optional[float] = Field(
+    timeout_s: float | None = Field(
         None, gt=0, title="Timeout (seconds)",
         description="Live runs: the case ends in error when its conversation takes longer than this.",
         examples=[120])
-    turns: Optional[list[Turn]] = Field(
+    turns: list[Turn] | None = Field(
         None, min_length=1, title="Turns",
         description="The conversation turn by turn (Google ADK's invocations): each user message with the calls and "
         "answer expected in that turn. The user's messages are played in order; the turn criteria "
@@ -200,26 +204,26 @@ class CaseFields(_Strict):
         "`checks`, ADK's defaults apply: tool_trajectory_avg_score 1.0 and response_match_score 0.8.",
         examples=[[{"user": "Roll a die with 6 sides.", "calls": [{"tool_name": "roll_die", "args": {"sides": 6}}],
                     "response": "I rolled a 4."}]])
-    session_input: Optional[SessionInput] = Field(
+    session_input: SessionInput | None = Field(
         None, title="Session input",
         description="ADK's session_input: app name, user id and the initial state of the agent's session.",
         examples=[{"app_name": "weather_agent", "user_id": "test_user"}])
-    final_session_state: Optional[dict[str, Any]] = Field(
+    final_session_state: dict[str, Any] | None = Field(
         None, title="Final session state",
         description="ADK's expected final session state: compared, as a `final_state`, with the session state the "
         "ADK agent ends with (or any agent's reported state), when the case has no `final_state` of its own.",
         examples=[{"booked": True}])
-    rubrics: Optional[list[Rubric]] = Field(
+    rubrics: list[Rubric] | None = Field(
         None, title="Rubrics", description="Rubrics for every turn of the case (ADK's case rubrics).",
         examples=[[{"id": "polite", "text": "The answer is polite."}]])
-    dataset_name: Optional[str] = Field(
+    dataset_name: str | None = Field(
         None, title="Dataset name", description="watsonx Orchestrate: the dataset's name, kept.",
         examples=["hr_timeoff"])
-    summary: Optional[Any] = Field(
+    summary: Any | None = Field(
         None, title="Summary",
         description="watsonx Orchestrate `record`: a summary of the recorded conversation, kept.",
         examples=["The user asked for their time-off schedule."])
-    response_summary_version: Optional[Any] = Field(
+    response_summary_version: Any | None = Field(
         None, title="Response summary version",
         description="watsonx Orchestrate `record`: the version of the summary format, kept.", examples=["v1"])
 
@@ -236,10 +240,10 @@ class SuiteFile(CaseFields):
         },
     )
 
-    schema_: Optional[str] = Field(
+    schema_: str | None = Field(
         None, alias="$schema", title="JSON Schema", description="Editor hint: the schema this file follows.",
         examples=["../schemas/suite.schema.json"])
-    cases: Optional[list[CaseFields]] = Field(
+    cases: list[CaseFields] | None = Field(
         None, min_length=1, title="Cases",
         description="Several cases in one file. The file's other keys (" + ", ".join(DEFAULTABLE_KEYS)
         + ") are defaults for each case; tags are merged.",
@@ -266,7 +270,7 @@ class Case(CaseFields):
     source: SourceRef
 
     @model_validator(mode="after")
-    def _turns_play_as_the_script(self) -> "Case":
+    def _turns_play_as_the_script(self) -> Case:
         """The turns' user messages are the scripted user's (the loader refuses a case giving both), and an
         ADK session's initial state is the agent's runtime context unless the case gives one."""
         if self.turns and not self.starting_sentence and not self.user_prompts:

@@ -7,7 +7,7 @@ event stream (YAML) or on the data json.loads made, before any value is built, s
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -28,8 +28,8 @@ _JSON_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|([\[{])|[\]}]', re.DOTALL)
 _LONG_DIGITS = re.compile(r"[0-9]{4301,}")
 
 
-def json_limits(text: str, *, max_values: Optional[int] = MAX_NODES,
-                depth: bool = True) -> Optional[tuple[int, int, Severity, str, str]]:
+def json_limits(text: str, *, max_values: int | None = MAX_NODES,
+                depth: bool = True) -> tuple[int, int, Severity, str, str] | None:
     """(line, column, severity, message, code) when JSON text goes past the limits YAML files have
     (MAX_DEPTH levels, MAX_NODES values), found before the text is parsed; else None. `depth=False`
     leaves the depth to `too_deep_json`, on the parsed data (one pass over the text instead of two).
@@ -60,7 +60,7 @@ def json_limits(text: str, *, max_values: Optional[int] = MAX_NODES,
     return None
 
 
-def too_deep_json(data: Any, text: str, *, outer: int = 1) -> Optional[tuple[int, int, Severity, str, str]]:
+def too_deep_json(data: Any, text: str, *, outer: int = 1) -> tuple[int, int, Severity, str, str] | None:
     """The depth limit of `json_limits`, checked on data json.loads made of `text`: (line, column, severity,
     message, code) when its containers nest more than MAX_DEPTH levels, else None. Walking the parsed
     containers costs a fraction of a second pass over the text, and only text with enough brackets pays.
@@ -100,7 +100,7 @@ def _deep_position(text: str) -> Position:
     return (1, 1)
 
 
-def _first_outside_strings(text: str, pattern: re.Pattern) -> Optional[Position]:
+def _first_outside_strings(text: str, pattern: re.Pattern) -> Position | None:
     combined = re.compile(f'"(?:[^"\\\\]|\\\\.)*"|({pattern.pattern})', re.DOTALL)
     for match in combined.finditer(text):
         if match.group(1):
@@ -112,7 +112,7 @@ def _line_column(text: str, offset: int) -> Position:
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def yaml_past_limits(text: str) -> Optional[tuple[Position, str, str]]:
+def yaml_past_limits(text: str) -> tuple[Position, str, str] | None:
     """(position, message, code) where YAML text first goes deeper than MAX_DEPTH or holds more than
     MAX_NODES values, else None.
 
@@ -132,7 +132,7 @@ def yaml_past_limits(text: str) -> Optional[tuple[Position, str, str]]:
     if not (check_depth or check_count):
         return None
     depth = values = 0
-    open_collections: list[Optional[bool]] = []  # a sequence: None; a mapping: True while waiting for a key
+    open_collections: list[bool | None] = []  # a sequence: None; a mapping: True while waiting for a key
     try:
         for event in yaml.parse(text, Loader=_EVENTS):
             if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):

@@ -19,8 +19,9 @@ import pickle
 import socket
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ..util.forked import become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
 
@@ -28,10 +29,10 @@ Read = Callable[..., Any]  # read(path, explicit, may_hold=True) -> the file's o
 
 MIN_FILES = 400  # below this, forking costs more than the second core saves
 PART = 500  # files a reader reads and sends back at a time
-_reading: Optional[Read] = None  # the readers' copy (set before the fork, so each inherits it)
+_reading: Read | None = None  # the readers' copy (set before the fork, so each inherits it)
 
 
-def read_in_processes(reading: Read, files: Sequence[tuple[Path | str, bool]], processes: int) -> Optional[list]:
+def read_in_processes(reading: Read, files: Sequence[tuple[Path | str, bool]], processes: int) -> list | None:
     """Every file's outcome in order, read by `processes` processes (this one included); None when reading
     them in this process alone is better (a short list, one CPU) or the only safe way (threads, no fork)."""
     global _reading
@@ -55,8 +56,8 @@ def read_in_processes(reading: Read, files: Sequence[tuple[Path | str, bool]], p
             outcomes[i] = reading(*files[i])
         for reader in readers:
             received = reader.received()
-            for part, read in zip(reader.parts, received):
-                for i, outcome in zip(part, read):
+            for part, read in zip(reader.parts, received, strict=True):
+                for i, outcome in zip(part, read, strict=True):
                     outcomes[i] = outcome
             for part in reader.parts[len(received):]:  # the reader died (killed, out of memory): read here
                 for i in part:
@@ -76,11 +77,11 @@ class _Reader:
     def __init__(self, pid: int, sock: socket.socket, parts: list[list[int]]):
         self.pid, self.sock, self.parts = pid, sock, parts
         self._received: list = []
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     @classmethod
     def fork(cls, files: Sequence[tuple[Path | str, bool]], parts: list[list[int]],
-             siblings: list["_Reader"]) -> "_Reader":
+             siblings: list[_Reader]) -> _Reader:
         def read_parts(sock: socket.socket, parent: int) -> None:
             become_worker(parent)
             sock.setblocking(True)
@@ -101,7 +102,7 @@ class _Reader:
                 if frame is None:
                     return
                 self._received.append(pickle.loads(frame))
-        except Exception:  # noqa: BLE001 - whatever did not come whole is read by the collecting process
+        except Exception:
             return
 
     def received(self) -> list:

@@ -20,16 +20,24 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
 from ..util.jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
 from .diagnostics import Diagnostic, Position
 from .files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
-from .read_limits import (LONG_NUMBER, MAX_NODES, json_limits, long_number_position, too_deep_json, too_deep_problem,
-                          yaml_past_limits)
-from .scalars import plain_scalar as _plain_scalar, tagged_scalar
+from .read_limits import (
+    LONG_NUMBER,
+    MAX_NODES,
+    json_limits,
+    long_number_position,
+    too_deep_json,
+    too_deep_problem,
+    yaml_past_limits,
+)
+from .scalars import plain_scalar as _plain_scalar
+from .scalars import tagged_scalar
 from .surrogates import replace_lone_surrogates_in_nodes, yaml_surrogate_escapes
 from .yaml_errors import syntax_error
 
@@ -44,7 +52,7 @@ _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Marks every plain (unquoted) scalar so that `_build` resolves it with the rules above."""
 
-    def resolve(self, kind, value, implicit):  # noqa: D401 - PyYAML hook
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode and implicit[0]:
             return _PLAIN
         return super().resolve(kind, value, implicit)
@@ -60,8 +68,8 @@ class Document:
     key_positions: dict[Path_, Position] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    pending_positions: Optional[str] = None  # JSON text whose positions are computed on first need
-    fingerprint: Optional[bytes] = None  # of the bytes read (`fingerprint`), to know them again unparsed
+    pending_positions: str | None = None  # JSON text whose positions are computed on first need
+    fingerprint: bytes | None = None  # of the bytes read (`fingerprint`), to know them again unparsed
 
     def position(self, location: Path_, *, key: bool = False) -> Position:
         """The best-known position for `location`: its key or its value, else the nearest parent's."""
@@ -94,7 +102,7 @@ class Document:
 
 
 def read_document(path: Path, display_path: str | None = None, *, limit: int = SUITE_SIZE_LIMIT,
-                  what: str = "suites and configs", raw: Optional[bytes] = None) -> Document:
+                  what: str = "suites and configs", raw: bytes | None = None) -> Document:
     """Parse `path` (`raw`: its bytes, already read with `read_bytes` and the same limit); problems become
     diagnostics on the returned document (never an exception). Special files (FIFOs, devices) and files
     above `limit` bytes are refused without being read."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional
+from typing import Any
 
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -35,7 +35,7 @@ def plain_scalar(text: str) -> Any:
     return text
 
 
-def tagged_scalar(kind: Optional[str], text: str) -> tuple[bool, Any]:
+def tagged_scalar(kind: str | None, text: str) -> tuple[bool, Any]:
     """(True, value) when `text` fits the core tag `kind` (`str`, `null`, `bool`, `int`, `float`), else
     (False, None): an unknown tag, or text the tag cannot read. ValueError as `plain_scalar`."""
     if kind == "str":

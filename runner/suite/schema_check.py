@@ -7,25 +7,26 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from ..util.resources import schema_path
 from ..util.jsontext import json_kind
+from ..util.resources import schema_path
 from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
 
 # Why a `checks:` entry is not a valid check (runner.checks.run.check_problem), or None
-CheckProblem = Callable[[Any], Optional[str]]
+CheckProblem = Callable[[Any], str | None]
 
 _ANNOTATIONS = {"title", "description", "examples", "default", "deprecated"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_shipped(kind: str) -> dict[str, Any]:
     return json.loads(schema_path(kind).read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(kind: str):
     """A validator for the shipped schema with its `$ref`s written out in place.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 # Keys only an evalrun (or watsonx) suite has: a mapping with one of them is a suite.
 SUITE_KEYS = frozenset({"goal_details", "goals", "cases", "starting_sentence", "story", "user_prompts",
@@ -36,7 +36,7 @@ def is_report(data: dict) -> bool:
     return any(key in data for key in _REPORT_KEYS)
 
 
-def other_tools_file(path: Path, data: Any) -> Optional[str]:
+def other_tools_file(path: Path, data: Any) -> str | None:
     """What another tool's file this is (`an ADK eval set`), when its name or keys say so; else None."""
     for pattern, what in _OTHER_TOOLS_NAMES:
         if pattern.fullmatch(path.name):
@@ -51,7 +51,7 @@ def other_tools_file(path: Path, data: Any) -> Optional[str]:
     return None
 
 
-def suite_like_key(key: str) -> Optional[str]:
+def suite_like_key(key: str) -> str | None:
     """The suite key that `key` looks like a misspelling of (one edit away, case aside), or None."""
     lowered = key.lower()
     for suite_key in sorted(SUITE_KEYS):
@@ -60,7 +60,7 @@ def suite_like_key(key: str) -> Optional[str]:
     return None
 
 
-def why_a_broken_suite(data: dict) -> Optional[tuple[str, str]]:
+def why_a_broken_suite(data: dict) -> tuple[str, str] | None:
     """(key, why) when a mapping without suite keys is still a suite, a broken one: it has an `id`, or a
     key one edit away from a suite key. None when nothing in it looks like a suite."""
     for key in data:
@@ -81,11 +81,11 @@ def one_edit_apart(a: str, b: str) -> bool:
     if abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
-        diffs = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
         return len(diffs) == 1 or (len(diffs) == 2 and diffs[1] == diffs[0] + 1
                                    and a[diffs[0]] == b[diffs[1]] and a[diffs[1]] == b[diffs[0]])
     shorter, longer = (a, b) if len(a) < len(b) else (b, a)
-    i = next((i for i, (x, y) in enumerate(zip(shorter, longer)) if x != y), len(shorter))
+    i = next((i for i, (x, y) in enumerate(zip(shorter, longer, strict=False)) if x != y), len(shorter))
     return shorter[i:] == longer[i + 1:]
 
 
@@ -93,10 +93,9 @@ def conversation_shaped(path: Path, raw: bytes) -> bool:
     """Whether a JSON file found in a folder is sure to yield no case whatever else is true of it: a
     recorded conversation (a list, or an object with `messages`), not an eval set. What this quick parse
     cannot tell (a file it cannot parse, an eval set's or eval config's name) is read in full."""
+    from ..transcripts.formats import marked
     from .formats import EVAL_SET_SUFFIXES, is_eval_config_name
     from .formats.kinds import shape_of
-
-    from ..transcripts.formats import marked
 
     start = _FIRST_NON_SPACE.match(raw)
     first = raw[start.end():start.end() + 1] if start else b""

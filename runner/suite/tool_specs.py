@@ -8,8 +8,9 @@ Validating calls against them is the `valid_tool_calls` check's job (runner/chec
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any
 
 Path_ = tuple  # a JSON path as keys and list positions
 
@@ -20,7 +21,7 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     at: Path_ = ()  # where the definition is, within the list it came from
-    problem: Optional[str] = None  # why its parameters cannot be used to validate a call
+    problem: str | None = None  # why its parameters cannot be used to validate a call
 
 
 @dataclass
@@ -61,7 +62,7 @@ def _specs(definitions: Any) -> Iterator[ToolSpec]:
                        parameters=parameters if isinstance(parameters, dict) else {"type": "object"}, at=(i,))
 
 
-def _body(item: Any) -> tuple[Optional[dict], Path_]:
+def _body(item: Any) -> tuple[dict | None, Path_]:
     """The mapping holding name/parameters, and its path inside the item."""
     if not isinstance(item, dict):
         return None, ()

@@ -4,7 +4,7 @@ calls and the answer expected before the next one; `session_input`, `rubrics` co
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -23,7 +23,7 @@ class ExpectedCall(_Strict):
 
     tool_name: str = Field(min_length=1, title="Tool name", description="The tool that must be called.",
                            examples=["get_timeoff_schedule"])
-    args: Optional[dict[str, Any]] = Field(
+    args: dict[str, Any] | None = Field(
         None, title="Expected arguments",
         description="The arguments the call must carry, compared as a tool goal's are. Left out: any arguments.",
         examples=[{"username": "nwaters"}])
@@ -31,7 +31,7 @@ class ExpectedCall(_Strict):
         default_factory=dict, title="Argument matching",
         description="Argument name (or dot path) to comparison mode, as in a tool goal.",
         examples=[{"start_date": "fuzzy"}])
-    extra_args: Optional[Literal["allow", "forbid"]] = Field(
+    extra_args: Literal["allow", "forbid"] | None = Field(
         None, title="Extra arguments", description="allow (default: the case's `extra_args`) or forbid.",
         examples=["forbid"])
 
@@ -63,10 +63,10 @@ class Rubric(_Strict):
     id: str = Field(min_length=1, title="Rubric id", description="Unique within the case.", examples=["cites_source"])
     text: str = Field(min_length=1, title="Property", description="What must hold, in plain words.",
                       examples=["The answer names where the figure comes from."])
-    type: Optional[str] = Field(None, title="Rubric type",
+    type: str | None = Field(None, title="Rubric type",
                                 description="FINAL_RESPONSE_QUALITY or TOOL_USE_QUALITY (ADK's types).",
                                 examples=["FINAL_RESPONSE_QUALITY"])
-    description: Optional[str] = Field(None, title="Description", description="Kept as written.",
+    description: str | None = Field(None, title="Description", description="Kept as written.",
                                        examples=["Citations matter to this team."])
 
 
@@ -82,25 +82,25 @@ class Turn(_Strict):
                                          "calls": [{"tool_name": "get_weather", "args": {"city": "Paris"}}],
                                          "response": "It is sunny in Paris."}]})
 
-    id: Optional[str] = Field(None, min_length=1, title="Turn id",
+    id: str | None = Field(None, min_length=1, title="Turn id",
                               description="A name for the turn in reports (ADK's invocation_id).", examples=["inv_001"])
     user: str = Field(min_length=1, title="User message", description="What the user says in this turn.",
                       examples=["What's the weather in Paris?"])
-    calls: Optional[list[ExpectedCall]] = Field(
+    calls: list[ExpectedCall] | None = Field(
         None, title="Expected calls",
         description="The tool calls expected in this turn, in order; `[]`: none. Left out: not checked. The turn "
         "criteria (tool_trajectory_avg_score) compare them as ADK does: the whole argument object must equal "
         "`args`, unless `arg_matching` relaxes an argument (fuzzy, optional, one_of, regex...) or `extra_args: allow`.",
         examples=[[{"tool_name": "get_weather", "args": {"city": "Paris"}}]])
-    response: Optional[str] = Field(
+    response: str | None = Field(
         None, title="Expected answer",
         description="The turn's expected final answer (response_match_score, final_response_match_v2). Left out: "
         "not checked; \"\" is an empty answer (as ADK's missing final_response, it scores 0 on ROUGE).",
         examples=["It is sunny in Paris."])
-    intermediate_responses: Optional[list[IntermediateResponse]] = Field(
+    intermediate_responses: list[IntermediateResponse] | None = Field(
         None, title="Intermediate responses", description="ADK's expected intermediate responses, kept for judges.",
         examples=[[{"author": "root_agent", "text": "Let me check."}]])
-    rubrics: Optional[list[Rubric]] = Field(
+    rubrics: list[Rubric] | None = Field(
         None, title="Rubrics", description="Rubrics that apply to this turn only (ADK's invocation rubrics).",
         examples=[[{"id": "polite", "text": "The answer is polite."}]])
     checks: list[dict[str, Any]] = Field(
@@ -122,7 +122,7 @@ class SessionInput(_Strict):
     app_name: str = Field(title="App name", description="ADK's app name; an agent of that name in evalrun.yaml "
                           "plays the case when it names none.", examples=["weather_agent"])
     user_id: str = Field(title="User id", description="The user the session belongs to.", examples=["test_user"])
-    session_id: Optional[str] = Field(None, title="Session id", description="A fixed session id, when one is wanted.",
+    session_id: str | None = Field(None, title="Session id", description="A fixed session id, when one is wanted.",
                                       examples=["session-1"])
     state: dict[str, Any] = Field(default_factory=dict, title="Initial state",
                                   description="The session state the agent starts with.", examples=[{"unit": "F"}])

@@ -8,7 +8,6 @@ Messages before the first user message (a system prompt, a greeting) belong to n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from .read import AssistantText, ToolCall, Trajectory, content_text
 
@@ -20,7 +19,7 @@ class Invocation:
     first: int  # index of its user message in the trajectory's messages
     end: int  # one past its last message
     tool_calls: tuple[ToolCall, ...]
-    final_text: Optional[str]  # None: the agent said nothing that counts as an answer
+    final_text: str | None  # None: the agent said nothing that counts as an answer
 
     @property
     def answer(self) -> str:
@@ -40,7 +39,7 @@ def split_invocations(trajectory: Trajectory) -> list[Invocation]:
     return found
 
 
-def _final_text(messages: list[dict]) -> Optional[str]:
+def _final_text(messages: list[dict]) -> str | None:
     for message in reversed(messages):
         if message.get("role") == "assistant" and not message.get("tool_calls"):
             text = content_text(message.get("content"))

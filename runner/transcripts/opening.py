@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Optional
+from typing import Any
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"',
                          "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2013": "-", "\u2014": "-"})
@@ -26,7 +26,7 @@ def normalized(text: str) -> str:
     return " ".join(folded.split())
 
 
-def first_user_text(messages: list[dict]) -> Optional[str]:
+def first_user_text(messages: list[dict]) -> str | None:
     """The text of the recording's first user message (its text parts joined), or None when it has none."""
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "user":
@@ -34,7 +34,7 @@ def first_user_text(messages: list[dict]) -> Optional[str]:
     return None
 
 
-def opening_problem(sentence: Optional[str], messages: list[dict]) -> Optional[str]:
+def opening_problem(sentence: str | None, messages: list[dict]) -> str | None:
     """Why `messages` is not the conversation of a case that starts with `sentence`, or None when it may be."""
     if not sentence or not sentence.strip():
         return None

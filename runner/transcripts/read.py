@@ -6,7 +6,7 @@ are paired with their results. Reading a transcript file into messages is runner
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -61,8 +61,8 @@ class Trajectory(BaseModel):
     tool_calls: list[ToolCall]
     texts: list[AssistantText]
     user_turns: int
-    termination_reason: Optional[str] = None  # how the conversation ended, when the recording says
-    state: Optional[ReportedState] = None  # the world after the conversation (None: nobody asked for it)
+    termination_reason: str | None = None  # how the conversation ended, when the recording says
+    state: ReportedState | None = None  # the world after the conversation (None: nobody asked for it)
 
     @property
     def final_text(self) -> str | None:
@@ -112,7 +112,7 @@ def _parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def _is_error_result(msg: dict, pattern: "regex.Pattern") -> bool:
+def _is_error_result(msg: dict, pattern: regex.Pattern) -> bool:
     if msg.get("error"):
         return True
     content = msg.get("content")
@@ -152,7 +152,7 @@ def _pick_call(open_calls: list[ToolCall], call_id: Any) -> ToolCall | None:
 
 
 def build_trajectory(messages: list[dict], tool_error_pattern: str = DEFAULT_TOOL_ERROR_PATTERN,
-                     termination_reason: Optional[str] = None, *, normalized: bool = False) -> Trajectory:
+                     termination_reason: str | None = None, *, normalized: bool = False) -> Trajectory:
     """Pair tool calls with their results and collect the assistant's texts.
 
     Accepts raw messages in any supported format (normalizing is idempotent). `normalized=True`

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -35,8 +35,8 @@ class Recording(BaseModel):
     reported); a trace carries none."""
 
     messages: list[dict]
-    termination_reason: Optional[str] = None
-    state: Optional[ReportedState] = None
+    termination_reason: str | None = None
+    state: ReportedState | None = None
     problems: list[str] = []
-    conversation_id: Optional[str] = None
+    conversation_id: str | None = None
     trace_ids: list[str] = []

@@ -26,9 +26,9 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
 
 FILE_NAME = "conversations.jsonl"
 KEY = "conversation"
@@ -107,7 +107,7 @@ class SavedIndex:
     unreadable: list[int] = field(default_factory=list)
 
 
-_indexes: "dict[tuple, SavedIndex | NotSaved]" = {}  # a file that cannot be indexed is not scanned once a case
+_indexes: dict[tuple, SavedIndex | NotSaved] = {}  # a file that cannot be indexed is not scanned once a case
 _indexes_lock = threading.Lock()
 _KEPT = 2  # indexes kept per process (a rescore reads one file); each at most ~0.5 GB (MAX_LINES)
 
@@ -183,7 +183,7 @@ def _take(index: SavedIndex, head: bytes, offset: int, length: int, number: int)
         index.lines[key] = (offset, length, number)
 
 
-def _key_of(head: bytes) -> Optional[str]:
+def _key_of(head: bytes) -> str | None:
     """The key a line starts with, from its first bytes; None when it starts otherwise."""
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     match = re.match(r'\s*\{\s*"' + KEY + r'"\s*:\s*', text)
@@ -200,7 +200,7 @@ class NotSaved(LookupError):
     """The file has no usable line for the key; the message says why and what it holds."""
 
 
-def saved_line(path: Path, key: Optional[str], limit: int) -> tuple[bytes, str]:
+def saved_line(path: Path, key: str | None, limit: int) -> tuple[bytes, str]:
     """The line of `key` in a saved-conversations file, and the key (`key` None: the file's only
     conversation). NotSaved when the key is absent or its line is above `limit` bytes."""
     try:
@@ -217,7 +217,7 @@ class _Moved(Exception):
     pass
 
 
-def _saved_line(index: SavedIndex, path: Path, key: Optional[str], limit: int) -> tuple[bytes, str]:
+def _saved_line(index: SavedIndex, path: Path, key: str | None, limit: int) -> tuple[bytes, str]:
     if key is None:
         if len(index.lines) != 1:
             raise NotSaved(f"the file holds {len(index.lines)} conversations; name one as FILE#KEY "

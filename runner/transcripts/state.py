@@ -8,7 +8,7 @@ can say why it is unscored instead of passing on nothing.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -16,12 +16,12 @@ from pydantic import BaseModel
 class ReportedState(BaseModel):
     value: Any = None  # the state itself (JSON data); None with `missing` set when there is none
     source: str = ""  # where it came from, in a report's words: "state() of agents.bank", "GET http://..."
-    missing: Optional[str] = None  # why no state was reported
+    missing: str | None = None  # why no state was reported
 
     @property
     def reported(self) -> bool:
         return self.missing is None
 
     @classmethod
-    def none(cls, why: str) -> "ReportedState":
+    def none(cls, why: str) -> ReportedState:
         return cls(missing=why)

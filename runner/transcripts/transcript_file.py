@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..util.deepjson import loads_keeping_deep_arguments
 from ..util.jsontext import may_hold_surrogates, replace_lone_surrogates
@@ -20,12 +20,12 @@ from .recording import ConversationRef, Recording, TranscriptError
 __all__ = ["read_conversations", "read_recording", "read_transcript"]
 
 
-def read_transcript(path: "str | Path | ConversationRef") -> list[dict]:
+def read_transcript(path: str | Path | ConversationRef) -> list[dict]:
     """Read a transcript file (a JSON list of messages, or an object with `messages`)."""
     return read_recording(path).messages
 
 
-def read_recording(path: "str | Path | ConversationRef") -> Recording:
+def read_recording(path: str | Path | ConversationRef) -> Recording:
     """Read a transcript file: a JSON list of messages, an object with `messages`, JSON Lines (one
     message per line, `.jsonl`), or OpenTelemetry traces (OTLP/JSON: one `resourceSpans` document, or one
     per line as the collector's file exporter writes), UTF-8 with or without a BOM. The object form may
@@ -34,7 +34,7 @@ def read_recording(path: "str | Path | ConversationRef") -> Recording:
     `state` (what a case's `final_state:` is compared with). A trace file may hold many conversations:
     `FILE#ID` names one (its conversation id, or a trace id), as does a ConversationRef. Special files (FIFOs,
     devices) and files above TRANSCRIPT_SIZE_LIMIT are refused without being read."""
-    selection: Optional[str]
+    selection: str | None
     if isinstance(path, ConversationRef):
         path, selection = path
     else:
@@ -54,7 +54,7 @@ def read_recording(path: "str | Path | ConversationRef") -> Recording:
     return found[0][1]
 
 
-def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]]:
+def read_conversations(path: str | Path) -> list[tuple[str | None, Recording]]:
     """Every conversation in a transcript file, as (conversation id, recording): a trace file's
     conversations in the order they started, each with its id; any other transcript as one conversation
     with id None; a live run's conversations.jsonl as its conversations by key. An unreadable file raises
@@ -80,7 +80,7 @@ def read_conversations(path: str | Path) -> list[tuple[Optional[str], Recording]
     return conversations(_read_json(path), path)
 
 
-def _may_be_saved(path: Path, selection: Optional[str]) -> bool:
+def _may_be_saved(path: Path, selection: str | None) -> bool:
     """A live run's conversations.jsonl (runner.transcripts.saved_conversations), told by its first bytes;
     looked at only for a `.jsonl` file or a `FILE#KEY`, so reading any other transcript opens it once."""
     if selection is None and path.suffix.lower() != ".jsonl":
@@ -90,7 +90,7 @@ def _may_be_saved(path: Path, selection: Optional[str]) -> bool:
     return looks_saved(path)
 
 
-def _saved_recording(path: Path, key: Optional[str]) -> Recording:
+def _saved_recording(path: Path, key: str | None) -> Recording:
     """The conversation saved under `key` in a conversations.jsonl (the file's only one for None). Its line,
     not the file, is held to the transcript size limit: a run of 10,000 cases saves them all in one file."""
     from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, check_regular
@@ -124,7 +124,7 @@ def _read_json(path: Path) -> Any:
     return _json_of_text(text, path, lines=None)
 
 
-def _json_of_text(text: str, path: "Path | str", *, lines: Optional[bool]) -> Any:
+def _json_of_text(text: str, path: Path | str, *, lines: bool | None) -> Any:
     """A transcript's text as JSON, its depth limited as suites are. `lines`: JSON Lines or not; None to tell
     from the file's name and content. `path` names it in errors."""
     from ..suite.reader import too_deep_json, too_deep_problem
@@ -161,7 +161,7 @@ def _deep_arguments_only(text: str) -> Any:
         return None
 
 
-def _parse_transcript_json(text: str, path: "Path | str", lines: Optional[bool] = None) -> tuple[Any, bool]:
+def _parse_transcript_json(text: str, path: Path | str, lines: bool | None = None) -> tuple[Any, bool]:
     """One JSON document, or JSON Lines: a `.jsonl` file, or text whose second line starts a new value
     (`lines` False: one document only); with whether it was JSON Lines. _TooDeep when it nests deeper than
     the parser recurses."""

@@ -11,8 +11,9 @@ import contextlib
 import os
 import secrets
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Iterator, Literal, TextIO, overload
+from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 __all__ = ["open_atomically", "write_text_atomically"]
 
@@ -37,10 +38,10 @@ def open_atomically(path: Path, mode: str = "w", *, durable: bool = False) -> It
     replaced = False
     try:
         try:
-            stream = open(temporary, mode, **text)
+            stream = open(temporary, mode, **text)  # noqa: SIM115 - entered below, once either open succeeded
         except FileNotFoundError:  # the folder is made when first needed: no mkdir per file (a live run writes many)
             path.parent.mkdir(parents=True, exist_ok=True)
-            stream = open(temporary, mode, **text)
+            stream = open(temporary, mode, **text)  # noqa: SIM115 - entered just below
         with stream:
             yield stream
             if durable:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public at run time, absent from typeshed
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["ARGUMENT_KEYS", "TooDeep", "loads_keeping_deep_arguments"]
 
@@ -38,7 +38,7 @@ class _Open:
     start: int
     root: bool
     inside: bool
-    key: Optional[str] = None
+    key: str | None = None
 
 
 def loads_keeping_deep_arguments(text: str, max_depth: int) -> Any:

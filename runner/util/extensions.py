@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 __all__ = ["GROUPS", "Plugin", "PluginProblem", "declared", "load", "names"]
 
@@ -112,20 +113,20 @@ class _Kept:
     obj: Any
 
 
-def _problem(entry_point: Any, used: set[str], check: Callable[[str, Any], Any]) -> "str | _Kept":
+def _problem(entry_point: Any, used: set[str], check: Callable[[str, Any], Any]) -> str | _Kept:
     name = entry_point.name
     if name in used:
         return (f"the name '{name}' is already taken (by evalrun itself or by another plugin); a plugin never "
                 "replaces one: give the entry point another name")
     try:
         obj = entry_point.load()
-    except Exception as exc:  # noqa: BLE001 - any failure of someone else's import is a message, never a crash
+    except Exception as exc:
         return f"importing it failed: {type(exc).__name__}: {_one_line(exc)} (fix or uninstall the distribution)"
     try:
         return _Kept(check(name, obj))
     except PluginProblem as exc:
         return str(exc)
-    except Exception as exc:  # noqa: BLE001 - a plugin's object that breaks the check is a wrong object
+    except Exception as exc:
         return f"its object cannot be used: {type(exc).__name__}: {_one_line(exc)}"
 
 
@@ -149,7 +150,7 @@ def kind_word(obj: Any) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}" if obj is not None else "None"
 
 
-def expect(obj: Any, wanted: type, what: str, hint: Optional[str] = None) -> Any:
+def expect(obj: Any, wanted: type, what: str, hint: str | None = None) -> Any:
     """`obj` when it is a `wanted`, else PluginProblem('it is a X, not a <what>')."""
     if isinstance(obj, wanted):
         return obj

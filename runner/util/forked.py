@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import sys
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
 
 HEADER = 8  # bytes of a frame's length
 
@@ -40,7 +40,7 @@ def fork_with_socket(child: Callable[[socket.socket, int], None], close_in_child
             for sibling in close_in_child:
                 sibling.close()
             child(theirs, parent)
-        except BaseException:  # noqa: BLE001 - nothing of it may reach the parent's frames; its end is seen there
+        except BaseException:
             code = 70
         finally:
             os._exit(code)
@@ -78,13 +78,13 @@ def write_frame(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def read_frame(fd: int) -> Optional[bytes]:
+def read_frame(fd: int) -> bytes | None:
     """The next frame (blocking); None at the end of the stream, also in the middle of a frame."""
     header = _read_exactly(fd, HEADER)
     return None if header is None else _read_exactly(fd, int.from_bytes(header, "big"))
 
 
-def _read_exactly(fd: int, size: int) -> Optional[bytes]:
+def _read_exactly(fd: int, size: int) -> bytes | None:
     chunks, left = [], size
     while left:
         chunk = os.read(fd, min(left, 1 << 20))
@@ -95,7 +95,7 @@ def _read_exactly(fd: int, size: int) -> Optional[bytes]:
     return b"".join(chunks)
 
 
-def kill_and_reap(pid: int) -> Optional[int]:
+def kill_and_reap(pid: int) -> int | None:
     """End a worker now (SIGKILL) and reap it: its wait status (None if it was reaped elsewhere)."""
     try:
         os.kill(pid, signal.SIGKILL)

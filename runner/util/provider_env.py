@@ -12,7 +12,7 @@ CREDENTIALS); OPENAI_BASE_URL is not, and is still sent to workers.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 # provider -> prefixes of the variables it reads (litellm's names, and the vendors' own SDKs' where they differ)
 PROVIDER_PREFIXES: dict[str, tuple[str, ...]] = {

@@ -19,7 +19,7 @@ raw in the text, or in the text with its escapes decoded and its backslashes dro
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; no real key is this short
 # Values that are no secret, whatever variable holds them (OPENAI_API_KEY=none for a local server): masking the
@@ -66,16 +66,16 @@ def _char_pattern(ch: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
-def pattern_of(secret: str) -> "re.Pattern[str]":
+def pattern_of(secret: str) -> re.Pattern[str]:
     """The expression matching `secret` in any of its forms."""
     return re.compile("".join(_char_pattern(ch) for ch in secret))
 
 
-def _unit(match: "re.Match[str]") -> str:
+def _unit(match: re.Match[str]) -> str:
     return chr(int(match.group(1) or match.group(2), 16))
 
 
-def normal_form(text: str, units: "re.Pattern[str]" = _ESCAPED_UNIT) -> str:
+def normal_form(text: str, units: re.Pattern[str] = _ESCAPED_UNIT) -> str:
     """`text` with its `\\uXXXX`/`\\xXX` escapes decoded (those `units` matches), percent-encoding decoded (a layer
     at a time, either inside the other) and every backslash dropped: any form of a secret in `text` holds the
     secret's own normal form."""
@@ -104,7 +104,7 @@ class Matcher:
         plain = all(" " <= ch <= "~" for s in self.secrets for ch in s)
         self._units = _PRINTABLE_UNIT if plain else _ESCAPED_UNIT
         self._normal = [normal_form(s, self._units) for s in self.secrets]  # read as the text will be
-        self._patterns: dict[str, "re.Pattern[str]"] = {}
+        self._patterns: dict[str, re.Pattern[str]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -117,8 +117,8 @@ class Matcher:
                 if secret in text:
                     text = text.replace(secret, self.mask)
             return text
-        normal: "str | None" = None
-        for secret, secret_normal in zip(self.secrets, self._normal):  # the longest first
+        normal: str | None = None
+        for secret, secret_normal in zip(self.secrets, self._normal, strict=True):  # the longest first
             if secret not in text:
                 normal = normal_form(text, self._units) if normal is None else normal
                 if secret_normal not in normal:

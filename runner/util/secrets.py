@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any, Iterable, Mapping, Optional, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 from .provider_env import implicit_secret_names
 from .secret_forms import MIN_SECRET_LENGTH, Matcher, is_maskable
@@ -33,9 +34,24 @@ _CREDENTIAL_KEY = re.compile(r"(^|[_-])(api[_-]?key|token|secret|password|passwd
                              r"credentials?|bearer)([_-]|$)", re.IGNORECASE)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-__all__ = ["MASK", "MIN_SECRET_LENGTH", "RedactingStream", "Redactor", "SECRET_ENV_NAMES", "clip",
-           "is_credential_key", "named_variables", "protect_config", "redact", "redact_config", "redact_data",
-           "redact_standard_streams", "remember", "secret_names", "secret_values"]
+__all__ = [
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "SECRET_ENV_NAMES",
+    "RedactingStream",
+    "Redactor",
+    "clip",
+    "is_credential_key",
+    "named_variables",
+    "protect_config",
+    "redact",
+    "redact_config",
+    "redact_data",
+    "redact_standard_streams",
+    "remember",
+    "secret_names",
+    "secret_values",
+]
 
 
 def is_credential_key(key: str) -> bool:
@@ -87,7 +103,7 @@ def secret_values(config_record: Any, environ: Mapping[str, str] = os.environ) -
     return sorted((v for v in values if is_maskable(v)), key=len, reverse=True)
 
 
-def protect_config(record: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, "Redactor"]:
+def protect_config(record: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, Redactor]:
     """(the record with credential keys masked, a Redactor of every secret value it names)."""
     return redact_config(record), Redactor(secret_values(record, environ))
 
@@ -177,7 +193,7 @@ class RedactingStream:
 
     MAX_PENDING = 64 * 1024
 
-    def __init__(self, stream: TextIO, redactor: Optional[Any] = None):
+    def __init__(self, stream: TextIO, redactor: Any | None = None):
         import threading
 
         self._stream = stream

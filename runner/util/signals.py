@@ -19,8 +19,8 @@ import asyncio
 import functools
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, Optional
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -39,10 +39,10 @@ class RunSignals:
         self.stop = stop  # runner.run.execute.Stop (request(reason, interrupted=True)); set before the run starts
         self.enabled = enabled and threading.current_thread() is threading.main_thread()
         self.phase = "collecting"
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._previous: dict = {}
 
-    def __enter__(self) -> "RunSignals":
+    def __enter__(self) -> RunSignals:
         if self.enabled:
             self._previous = {sig: signal.signal(sig, self._received) for sig in SIGNALS}
         return self
@@ -122,9 +122,9 @@ class InterruptBetweenSteps:
     the main thread, where no handler can be set."""
 
     def __init__(self) -> None:
-        self.received: Optional[int] = None
-        self._task: Optional[asyncio.Task] = None
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self.received: int | None = None
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def run(self, loop: asyncio.AbstractEventLoop, coroutine):
         if threading.current_thread() is not threading.main_thread():

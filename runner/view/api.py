@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..report.saved import NotAReport
 from .comparison import compare_runs
@@ -66,7 +66,7 @@ def run_json(data: RunData) -> dict[str, Any]:
             "chunks": len(data.chunks), "finished": data.finished, "matrix": matrix_grid(data)}
 
 
-def matrix_grid(data: RunData) -> Optional[dict[str, Any]]:
+def matrix_grid(data: RunData) -> dict[str, Any] | None:
     """A matrix run's grid: a row per case, a column per variant (the report's `matrix` object gives the
     columns, their pass rate and cost), cases where variants disagree first. None for a run without a matrix."""
     matrix = data.header.get("matrix")

@@ -19,7 +19,7 @@ _EPSILON = 1e-9
 def _slim(run: RunData) -> dict[str, Any]:
     """The report as outcomes() reads it, each case keyed as the app keys it (its variant in its id)."""
     cases = []
-    for row, case in zip(run.rows, run.cases()):
+    for row, case in zip(run.rows, run.cases(), strict=False):
         metrics = found if isinstance(found := case.get("metrics"), dict) else {}
         cases.append({"id": row["key"], "status": case.get("status"), "repeat": case.get("repeat"),
                       "failures": case.get("failures"), "error": case.get("error"),

@@ -9,7 +9,7 @@ Pure functions on plain data: nothing here reads a file.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 _MISSING = object()
 
@@ -45,7 +45,7 @@ def steps(messages: Any) -> list[dict[str, Any]]:
     return out
 
 
-def first_divergence(a: Any, b: Any) -> Optional[dict[str, Any]]:
+def first_divergence(a: Any, b: Any) -> dict[str, Any] | None:
     """Where conversations `a` and `b` first differ, or None when they are the same step for step.
     {"step": i (from 0), "what": one line, "kind": "tool" | "arguments" | "text" | "role" | "extra" | "missing",
     "a": a's step or None, "b": b's step or None, "arguments": [argument paths that differ] (kind "arguments")}."""
@@ -60,7 +60,7 @@ def first_divergence(a: Any, b: Any) -> Optional[dict[str, Any]]:
     return None
 
 
-def _differ(x: Optional[dict], y: Optional[dict]) -> Optional[tuple[str, str, list[str]]]:
+def _differ(x: dict | None, y: dict | None) -> tuple[str, str, list[str]] | None:
     if x is None:
         return None if y is None else ("extra", f"only the second conversation goes on: {_said(y)}", [])
     if y is None:
@@ -98,7 +98,7 @@ def _paths_differing(x: Any, y: Any, at: str = "") -> list[str]:
         return out
     if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
         out = []
-        for n, (p, q) in enumerate(zip(x, y)):
+        for n, (p, q) in enumerate(zip(x, y, strict=True)):
             out += _paths_differing(p, q, f"{at}[{n}]")
         return out
     same = x is not _MISSING and y is not _MISSING and type(x) is type(y) and x == y

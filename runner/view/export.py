@@ -6,6 +6,7 @@ case's status across the exported runs.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -48,7 +49,7 @@ def export(given: Path, out: Path) -> int:
                 cases.setdefault(key, []).append(entry(row, case))
         readable.append(row["id"])
     comparisons = {}
-    for n, (new, old) in enumerate(zip(readable, readable[1:])):
+    for n, (new, old) in enumerate(itertools.pairwise(readable)):
         name = f"compare-{n}"
         _write(data / f"{name}.js", name, api.compare(old, new))
         comparisons[f"{old}\n{new}"] = name

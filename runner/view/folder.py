@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional
 
 from ..report.saved import REPORT_NAME
 from ..results.folder import RESULTS_NAME
@@ -35,7 +34,7 @@ class RunsRoot:
         project = given / REPORTS_DIR
         self.root = (project if project.is_dir() else given).resolve()
         self.single = is_run_folder(self.root)  # the folder given is one run
-        self._kept: Optional[tuple[float, dict[str, Path]]] = None
+        self._kept: tuple[float, dict[str, Path]] | None = None
 
     def scan(self) -> dict[str, Path]:
         """run id -> its folder, for every run under the root."""
@@ -74,7 +73,7 @@ class RunsRoot:
                          "`evalrun run SUITES` first, or give the folder your runs were written to (--output-dir)")
         return runs
 
-    def file(self, run_id: str, name: str, found: Optional[dict[str, Path]] = None) -> Optional[Path]:
+    def file(self, run_id: str, name: str, found: dict[str, Path] | None = None) -> Path | None:
         """The file `name` (one of the names evalrun writes) of run `run_id`, or None: the run is unknown, the
         file is missing, a link, or outside the root. `found`: a scan just made (else one is made)."""
         if name not in (REPORT_NAME, RESULTS_NAME):

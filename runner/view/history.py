@@ -5,6 +5,7 @@ through the run store). The newest MAX_RUNS runs are searched.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -56,7 +57,7 @@ def flaky(found: list[dict[str, Any]]) -> bool:
     if any(len(outcomes) > 1 for outcomes in by_run.values()):
         return True
     sequence = [next(iter(outcomes)) for outcomes in by_run.values()]
-    return sum(1 for x, y in zip(sequence, sequence[1:]) if x != y) >= 2
+    return sum(1 for x, y in itertools.pairwise(sequence) if x != y) >= 2
 
 
 def _id_of(key: str) -> str:

@@ -13,9 +13,10 @@ import io
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from ..report.compare import case_key
 from ..report.html_data import write_data, write_encoded
@@ -36,7 +37,7 @@ class RunData:
     starts: list[int]  # the first case of each chunk
     chunks: list[str]  # gzip+base64 of each chunk's JSON list of whole cases
     finished: bool = True
-    _inflated: "OrderedDict[int, list]" = field(default_factory=OrderedDict)
+    _inflated: OrderedDict[int, list] = field(default_factory=OrderedDict)
 
     def chunk(self, k: int) -> list[dict[str, Any]]:
         if k not in self._inflated:
@@ -71,7 +72,7 @@ def plain_key(case: dict[str, Any]) -> str:
 class RunStore:
     def __init__(self, runs: RunsRoot):
         self.runs = runs
-        self._kept: "OrderedDict[tuple, RunData]" = OrderedDict()
+        self._kept: OrderedDict[tuple, RunData] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}  # one load of a run at a time: a second request waits for it
 
@@ -89,7 +90,7 @@ class RunStore:
         with loading:
             return self._get(key, run_id, report, results)
 
-    def _get(self, key: tuple, run_id: str, report: Optional[Path], results: Optional[Path]) -> RunData:
+    def _get(self, key: tuple, run_id: str, report: Path | None, results: Path | None) -> RunData:
         with self._lock:
             if key in self._kept:
                 self._kept.move_to_end(key)
@@ -155,7 +156,7 @@ def _finish(run_id: str, header: dict[str, Any], element: str, variants: bool = 
     rows = json.loads(gzip.decompress(base64.b64decode(data["index"])))
     run = RunData(run_id, header, rows, data["starts"], data["chunks"])
     if variants or header.get("matrix"):  # the index has no variant: read it from the cases (a matrix run only)
-        for row, case in zip(rows, run.cases()):
+        for row, case in zip(rows, run.cases(), strict=False):
             if case.get("variant"):
                 row["variant"] = case["variant"]
     for row in rows:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .api import NotFound, Unreadable, ViewApi
 
@@ -27,7 +28,7 @@ def static_text(name: str) -> str:
     return resources.files("runner.view").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
-def make_app(api: ViewApi, allowed_hosts: Optional[set[str]]):
+def make_app(api: ViewApi, allowed_hosts: set[str] | None):
     from aiohttp import web
 
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalrun-view")
@@ -125,7 +126,7 @@ def _error(status: int, message: str):
     return web.Response(status=status, text=json.dumps({"error": message}), content_type="application/json")
 
 
-def allowed_hosts(host: str, port: int) -> Optional[set[str]]:
+def allowed_hosts(host: str, port: int) -> set[str] | None:
     """The Host headers a server on this machine's loopback answers (its names for itself); None for a server
     listening on another address, which was asked to be reached by whatever name the network gives it."""
     if host not in ("127.0.0.1", "localhost", "::1"):

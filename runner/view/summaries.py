@@ -10,7 +10,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..report.saved import NotAReport, load_report, pass_rate
 from ..report.saved_stream import Unstreamable, read_header
@@ -66,7 +66,7 @@ def summary_row(run_id: str, report: Path) -> dict[str, Any]:
     except NotAReport as exc:
         return {"id": run_id, "state": "unreadable", "problem": str(exc)}
     summary = header.get("summary") or {}
-    rate, interval, passed, decided = pass_rate(summary)
+    rate, interval, _passed, decided = pass_rate(summary)
     row = {"id": run_id, "state": "finished", **{k: header.get(k) for k in SUMMARY_FIELDS if header.get(k)},
            "summary": summary, "pass_rate": rate, "pass_rate_interval": list(interval) if interval else None,
            "decided": decided, "agents": agents_of(header), "git": git_of(header)}
@@ -130,7 +130,7 @@ def agents_of(header: dict[str, Any]) -> list[str]:
     return out
 
 
-def git_of(header: dict[str, Any]) -> Optional[str]:
+def git_of(header: dict[str, Any]) -> str | None:
     """The git commit the run recorded, if any (a `git` object or string in the report's head or config)."""
     for place in (header, header.get("config") or {}):
         value = place.get("git") if isinstance(place, dict) else None

@@ -17,9 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 lib = os.environ.get("AGENTFLOW_IMPORT", "agentflow")
 evaluation = importlib.import_module(f"{lib}.qa.evaluation")
 callbacks = importlib.import_module(f"{lib}.utils.callbacks")
-from injectq import InjectQ  # noqa: E402
-
 import weather_graph  # noqa: E402
+from injectq import InjectQ  # noqa: E402
 
 
 async def main(eval_set_path: str, config_path: str) -> dict:

@@ -2,6 +2,7 @@
 tools in evalrun.yaml and a real MCP server over stdio; every way it fails is a ToolsError that says where."""
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 
@@ -164,12 +165,12 @@ def test_an_agents_tools_in_evalrun_yaml(tmp_path):
     assert list(functions(load_tools("agent:bot", config=loaded))) == ["lookup"]
     with pytest.raises(ToolsError, match=r"agent:bott: no such agent \(did you mean 'bot'\?\) \(declared: bot, bare\)"):
         load_tools("agent:bott", config=loaded)
-    with pytest.raises(ToolsError, match="the agent has no `tools:` in evalrun.yaml"):
+    with pytest.raises(ToolsError, match=re.escape("the agent has no `tools:` in evalrun.yaml")):
         load_tools("agent:bare", config=loaded)
 
 
 def test_a_missing_file_names_what_may_be_given():
-    with pytest.raises(ToolsError, match="no such file .give a .py module, an OpenAPI document"):
+    with pytest.raises(ToolsError, match=r"no such file .give a \.py module, an OpenAPI document"):
         load_tools("nowhere.py")
 
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.helpers.generate import JOHNDOE, NWATERS, good, hr_case, story_of  # noqa: F401 - shared with other test modules
 
 HR = REPO / "suites" / "live"

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from runner.suite.load import load_file
-from tests.helpers.cli_helpers import run_cli, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 ANSWER = "Reservation Q69X3R is cancelled; $327 goes back to your card by June 12, 2025."
 

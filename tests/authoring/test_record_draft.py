@@ -16,8 +16,8 @@ from runner.authoring.record.argmodes import Evidence, choose_modes
 from runner.authoring.record.draft import NothingToCheck, draft_case
 from runner.authoring.record.draft_text import suite_text
 from runner.authoring.write.yamltext import entry
-from runner.score.case import score_trajectory
 from runner.score.cascade import Cascade, CascadeSettings
+from runner.score.case import score_trajectory
 from runner.suite.load import load_file
 from runner.suite.reader import read_document
 from runner.transcripts.read import build_trajectory
@@ -116,7 +116,7 @@ def test_a_draft_passes_on_its_own_recording(tmp_path: Path, messages: list[dict
         with pytest.raises(NothingToCheck, match="the agent said nothing and made no call a goal could check"):
             draft_case(trajectory, "chat")
         return
-    case, draft, text = draft_of(messages, tmp_path)
+    case, _draft, text = draft_of(messages, tmp_path)
     scored = score_on_own_recording(case)
     assert scored.status == "passed", (text, scored.failures)
     assert all(goal.achieved for goal in scored.goals), text
@@ -127,7 +127,7 @@ def test_a_draft_passes_on_its_own_recording(tmp_path: Path, messages: list[dict
 
 def test_the_hr_conversation_drafts_as_a_person_would_write_it(tmp_path: Path) -> None:
     messages = json.loads((Path(__file__).parents[2] / "suites/hr/transcripts/hr-timeoff-basic.json").read_text())["messages"]
-    case, draft, text = draft_of(messages, tmp_path, "hr")
+    case, _draft, text = draft_of(messages, tmp_path, "hr")
     assert case.starting_sentence == "I want to know my timeoff schedule for a certain period."
     assert case.user_prompts == ["My username is nwaters, and I mean from 2025-01-01 to 2025-03-03."]
     assert case.goals == {"get_assignment_id_hr_agent": ["get_timeoff_schedule_hr_agent"],
@@ -160,7 +160,7 @@ def test_failed_calls_unreadable_arguments_and_exact_repeats_are_left_out_and_na
                 call("4", "cancel", json.dumps({"reason": "other", "id": "Q69X3R"})),
                 {"role": "tool", "tool_call_id": "4", "content": '{"status": "cancelled"}'},
                 {"role": "assistant", "content": "Reservation Q69X3R is cancelled; $327 comes back."}]
-    case, draft, text = draft_of(messages, tmp_path)
+    case, _draft, text = draft_of(messages, tmp_path)
     assert [g.name for g in case.goal_details] == ["cancel", "answer"]
     assert case.goal_details[0].args == {"id": "Q69X3R", "reason": "other"}
     assert case.goal_details[0].output == {"status": "cancelled"}

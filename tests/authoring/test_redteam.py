@@ -9,12 +9,10 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from runner.authoring.redteam.catalogue import load_catalogue
-from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.redteam_agents import HOLD_REPLY
+from tests.helpers.cli_helpers import run_cli, write
 
 AGENTS = Path(__file__).parents[1] / "fakes" / "redteam_agents.py"
 CATEGORIES = {"instruction_override": "prompt_injection", "roleplay_jailbreak": "jailbreak",
@@ -122,8 +120,7 @@ def test_the_obeying_agent_is_caught_by_every_attack_and_the_holding_one_passes(
         assert code == 1
         assert Counter(c["status"] for c in obeyed["cases"]) == {"failed": 20}
         summary = obeyed["summary"]["redteam"]
-        assert {g["category"]: g["attack_success_rate"] for g in summary["by_category"]} == {
-            c: 1.0 for c in CATEGORIES.values()}
+        assert {g["category"]: g["attack_success_rate"] for g in summary["by_category"]} == dict.fromkeys(CATEGORIES.values(), 1.0)
         assert summary["attack_success_rate"] == 1.0 and summary["cases"] == 20
         cases = by_attack(obeyed)
         assert {a: {c["redteam"]["category"] for c in found} for a, found in cases.items()} == {

@@ -44,7 +44,7 @@ def test_failed_and_errored_cases_rerun_alone_from_anywhere_with_the_same_verdic
     not_passed = {i for i, (status, _, _) in before.items() if status in ("failed", "error")}
     assert len(not_passed) == 8 and len(before) > 8  # suites/failing: 4 mistakes, 3 bank states, 1 broken
 
-    saved, diagnostics, _ = load_file(saved_file)
+    saved, _diagnostics, _ = load_file(saved_file)
     assert {c.id for c in saved} == not_passed
     originals = {c.id: c for path in (project / "suites" / "failing").glob("*.yaml") for c in load_file(path)[0]}
     for case in saved:  # everything as written, but where the recording is

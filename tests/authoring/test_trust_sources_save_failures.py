@@ -8,8 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 LONG = "refund-the-whole-order-of-a-customer-who-was-charged-twice-for-one-lamp-and-wa"  # 78: with "-x1" and "-x2" two ids alike in their first 80
@@ -142,7 +140,7 @@ def test_the_saved_file_reruns_from_any_folder_with_the_command_it_states(tmp_pa
                          "--output-dir", "again")
     assert code == 1 and verdicts(elsewhere / "again" / "report.json") == before  # played by its agent again
 
-    code, out, err = evalrun(elsewhere, "run", str(project / "out" / "f.yaml"), "--output-dir", "bare")
+    code, _out, err = evalrun(elsewhere, "run", str(project / "out" / "f.yaml"), "--output-dir", "bare")
     assert code == 3
     assert err.splitlines()[0] == "config: none found (searched ../project/out); using defaults"
     error = json.loads((elsewhere / "bare" / "report.json").read_text())["cases"][0]["error"]

@@ -41,7 +41,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EVAL_SUFFIXES = (".test.json", ".evalset.json")
@@ -254,7 +254,7 @@ def load_cases(roots: list[Path]) -> list[dict]:
     return cases
 
 
-def config_of(file: str, named: Optional[Path]) -> Optional[str]:
+def config_of(file: str, named: Path | None) -> str | None:
     if named is not None:
         return str(named)
     for name in ("test_config.json", "eval_config.json"):
@@ -264,7 +264,7 @@ def config_of(file: str, named: Optional[Path]) -> Optional[str]:
     return None
 
 
-def run_evalrun(paths: list[Path], replay: Path, out: Path, work: Path, eval_config: Optional[Path]) -> dict:
+def run_evalrun(paths: list[Path], replay: Path, out: Path, work: Path, eval_config: Path | None) -> dict:
     """{case id: {criterion: (status, score, explanation)}} from one run of the real CLI."""
     command = [sys.executable, "-m", "runner", "run", *map(str, paths), "--replay", str(replay), "--config",
                str(work / "evalrun.yaml"), "--output-dir", str(out), "--quiet"]
@@ -292,14 +292,16 @@ def adk_side(jobs: list[dict]) -> list[dict]:
     import logging
 
     logging.disable(logging.CRITICAL)
-    from google.genai import types as gt
     from google.adk.evaluation.eval_case import Invocation, InvocationEvent, InvocationEvents
     from google.adk.evaluation.eval_config import get_eval_metrics_from_config, get_evaluation_criteria_or_default
     from google.adk.evaluation.eval_set import EvalSet
     from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
-    from google.adk.evaluation.local_eval_sets_manager import (convert_eval_set_to_pydantic_schema,
-                                                               load_eval_set_from_file)
+    from google.adk.evaluation.local_eval_sets_manager import (
+        convert_eval_set_to_pydantic_schema,
+        load_eval_set_from_file,
+    )
     from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+    from google.genai import types as gt
 
     evaluators = {"tool_trajectory_avg_score": lambda m: TrajectoryEvaluator(eval_metric=m),
                   "response_match_score": lambda m: RougeEvaluator(m)}  # what ResponseEvaluator builds for it
@@ -367,7 +369,7 @@ def _agentflow_as_adk(data: dict) -> dict:
     return {"eval_set_id": data["eval_set_id"], "eval_cases": cases}
 
 
-def run_adk(jobs: list[dict], adk_python: Optional[str], work: Path) -> list[dict]:
+def run_adk(jobs: list[dict], adk_python: str | None, work: Path) -> list[dict]:
     try:
         import google.adk  # noqa: F401 - the bench extra installs it into this interpreter
         if adk_python is None:
@@ -482,7 +484,7 @@ def _run(args, work: Path) -> int:
             target = folder / f"{case['id']}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps({"messages": recording(turns)}), encoding="utf-8")
-    configs: dict[str, Optional[Path]] = {"own": None}
+    configs: dict[str, Path | None] = {"own": None}
     for name, config in EXTRA_CONFIGS.items():
         path = work / "configs" / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,9 +13,10 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Protocol, Sequence, TypeVar
+from typing import Protocol, TypeVar
 
 import yaml
 
@@ -50,7 +51,7 @@ class Outcome:
     status: dict[str, str] = field(default_factory=dict)
     failures: dict[str, list[str]] = field(default_factory=dict)
     cases: dict[str, dict] = field(default_factory=dict)
-    report_path: Optional[Path] = None
+    report_path: Path | None = None
 
 
 def slug(text: str) -> str:
@@ -113,7 +114,7 @@ def print_confusion(confusion: Counter, indent: str = "  ") -> None:
         print(f"{indent}{label:18}{confusion[(bench, True)]:>14}{confusion[(bench, False)]:>14}")
 
 
-def prepare_workspace(keep: Optional[Path], modes: Sequence[str], prefix: str) -> tuple[Path, Optional[str]]:
+def prepare_workspace(keep: Path | None, modes: Sequence[str], prefix: str) -> tuple[Path, str | None]:
     """(folder to work in, temporary folder to remove afterwards or None). A kept folder loses the
     previous run's generated files first, so nothing stale is scored."""
     if keep is None:

@@ -33,12 +33,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
-from tests.helpers.agentflow_files import CRITERIA, call, criterion, eval_case, eval_config, eval_set, invocation, \
-    recording, user_texts  # noqa: E402
+from tests.helpers.agentflow_files import (  # noqa: E402 - after the path above
+    call,
+    criterion,
+    eval_case,
+    eval_config,
+    eval_set,
+    invocation,
+    recording,
+    user_texts,
+)
 
 LIBRARY = Path(__file__).with_name("agentflow_library.py")
 DETERMINISTIC = ("tool_name_match", "trajectory", "node_order", "rouge_match", "contains_keywords")
@@ -47,8 +55,7 @@ RESULT_NAMES = {"tool_trajectory_avg_score": "trajectory", "tool_name_match_scor
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.8, 0.9, 1.0)
 TOOLS = ("get_weather", "to_fahrenheit", "search", "book", "cancel")
 VALUES = (1, 2, 1.0, 2.5, True, False, "1", "Paris", "Oslo", None, [1, 2], {"a": 1})
-WORDS = ("the weather in paris is sunny and warm today it is 20 degrees celsius oslo rain snow_fall café "
-         "booked your flight cancelled sorry I could not find that").split()
+WORDS = ["the", "weather", "in", "paris", "is", "sunny", "and", "warm", "today", "it", "is", "20", "degrees", "celsius", "oslo", "rain", "snow_fall", "café", "booked", "your", "flight", "cancelled", "sorry", "I", "could", "not", "find", "that"]
 OFFLINE = "enable_fuzzy_matching: false\nembeddings: {enabled: false}\ncache_dir: .evalrun/cache\n"
 
 
@@ -123,7 +130,7 @@ def actual_turns(rng: random.Random, case: dict) -> dict[str, list[dict]]:
     return variants
 
 
-def _text(message: Optional[dict]) -> str:
+def _text(message: dict | None) -> str:
     if not message:
         return ""
     content = message.get("content")
@@ -177,7 +184,9 @@ def changed_argument(rng, turns):
     args = turns[t]["tool_calls"][i]["args"]
     key = rng.choice(sorted(args))
     value = args[key]
-    args[key] = {1: 1.0, 1.0: True, True: 1, 2: "2", "Paris": "paris"}.get(value, "changed") \
+    # a value equal in Python but of another type: keyed by type too, since 1, 1.0 and True are one dict key
+    retyped = {(int, 1): 1.0, (float, 1.0): True, (bool, True): 1, (int, 2): "2", (str, "Paris"): "paris"}
+    args[key] = retyped.get((type(value), value), "changed") \
         if isinstance(value, (int, float, str, bool)) else "changed"
 
 

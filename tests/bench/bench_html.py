@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_replay import make_case  # noqa: E402  (a script beside this one, not a package)
+from bench_replay import make_case
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_MB, TARGET_S, TARGET_MIB = 15.0, 1.0, 200.0

@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.llm.client import LLMClient  # noqa: E402
+from runner.llm.client import LLMClient
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import ModelSettings
+
 REPO = Path(__file__).resolve().parents[2]
 
 

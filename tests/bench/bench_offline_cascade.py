@@ -22,14 +22,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.append(str(PROJECT_ROOT))
 
-from tests.helpers.offline_pairs import (CATEGORIES, THRESHOLD_GRID, Outcome, Pair, Rates, choose_threshold,  # noqa: E402
-                                 cross_validated, load_pairs, rates)
+from tests.helpers.offline_pairs import (  # noqa: E402
+    CATEGORIES,
+    THRESHOLD_GRID,
+    Outcome,
+    Pair,
+    Rates,
+    choose_threshold,
+    cross_validated,
+    load_pairs,
+    rates,
+)
 
 MODES = ("embeddings", "rapidfuzz")
 
@@ -123,7 +132,7 @@ def measure_here(args: argparse.Namespace, modes: tuple[str, ...]) -> list[dict]
             for mode in modes]
 
 
-def judge_sample(pairs: list[Pair], size: Optional[int]) -> list[Pair]:
+def judge_sample(pairs: list[Pair], size: int | None) -> list[Pair]:
     """All pairs, or `size` of them in an order that mixes every category (by a hash of the id): a slow
     judge can be measured on a fair sample, and a longer run repeats the shorter one's questions."""
     if size is None:
@@ -214,7 +223,7 @@ def print_wrong(label: str, result: dict, pairs: dict[str, Pair], split: str) ->
                   f"({outcome.decided_by}{score}): {outcome.pair.expected!r} vs {outcome.pair.actual!r}")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, help="another checkout (e.g. `git archive main`) to measure beside")
     parser.add_argument("--split", choices=("all", "development", "held_out"), default="all")

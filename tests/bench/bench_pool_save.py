@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench_replay import make_case  # noqa: E402
+from bench_replay import make_case
 
 
 def main() -> int:

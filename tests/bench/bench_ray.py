@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_replay import REPO, make_case  # noqa: E402
-from bench_wire import evalrun_project, start_server  # noqa: E402
+from bench_replay import REPO, make_case
+from bench_wire import evalrun_project, start_server
 
 RAY = Path(sys.executable).with_name("ray")
 

@@ -158,8 +158,8 @@ def main() -> int:
             print(f"\njudge structured_output: {structured} - {ARGS.cases} cases in {r['wall']:.0f} s, exit {r['exit']}")
             print(f"  cases: {scored} scored ({s['passed']} passed, {s['failed']} failed), {s['unscored']} unscored, "
                   f"{s['error']} errored")
-            print(f"  checks: " + ", ".join(f"{n} {k}" for k, n in sorted(r["checks"].items())))
-            print(f"  conversations ended by: " + ", ".join(f"{k} {n}" for k, n in r["terminations"].most_common()))
+            print("  checks: " + ", ".join(f"{n} {k}" for k, n in sorted(r["checks"].items())))
+            print("  conversations ended by: " + ", ".join(f"{k} {n}" for k, n in r["terminations"].most_common()))
             attempts = usage.get("calls", 0)
             print(f"  model calls: {attempts} ({usage.get('errors', 0)} failed); by role: " + ", ".join(
                 f"{role} {t.get('calls', 0)}" for role, t in sorted((usage.get("by_role") or {}).items())))

@@ -74,7 +74,7 @@ def conversation(kind: str, size: int = 10_000_000, messages: int = 50) -> list[
     import random
 
     rng = random.Random(26)
-    words = "the quick brown fox jumps over lazy dogs while agents answer about bookings and refunds 42".split()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dogs", "while", "agents", "answer", "about", "bookings", "and", "refunds", "42"]
     share = size // messages // 2
 
     def text() -> str:

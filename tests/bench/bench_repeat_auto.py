@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.results.test_repeat_auto import classification, run, runs_of, seeded_project, spread  # noqa: E402
+from tests.results.test_repeat_auto import classification, run, runs_of, seeded_project, spread
 
 
 def uniform(cases: int) -> list[float]:

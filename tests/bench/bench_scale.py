@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_replay import REPO, make_case  # noqa: E402
+from bench_replay import REPO, make_case
 
 TARGET_MIB = 150  # at 50,000 cases
 TARGET_WALL_S = {1000: 1.2, 10000: 10.0}

@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 NEAR_PARAPHRASE = 4.5  # relatedness (1-5) from which an entailment says nearly the same thing
 MODES = ("embeddings", "rapidfuzz")
@@ -141,7 +141,7 @@ def measure_baseline(directory: Path, sick: Path, args: argparse.Namespace, mode
     return json.loads(done.stdout)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sick", type=Path, help="SICK_test_annotated.txt, or the full SICK.txt")
     parser.add_argument("--baseline", type=Path, help="another checkout (e.g. `git archive main`) to measure beside")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.transcripts.transcript_file import read_conversations  # noqa: E402
-from tests.fakes.otel_spans import Traces, genai_turn  # noqa: E402
+from runner.transcripts.transcript_file import read_conversations
+from tests.fakes.otel_spans import Traces, genai_turn
 
 
 def build(conversations: int, with_ids: bool) -> Traces:

@@ -43,7 +43,7 @@ def _case(rng: random.Random, index: int, case_id: str) -> dict:
     goals = [_tool_goal(rng, n) for n in names]
     goals.append({"type": "text", "name": "summarize", "response": f"Here is answer {index}.",
                   "keywords": [str(index)]})
-    order = {a: [b] for a, b in zip(names, names[1:] + ["summarize"])}
+    order = {a: [b] for a, b in zip(names, names[1:] + ["summarize"], strict=True)}
     return {"id": case_id, "description": f"Generated case {index}", "tags": rng.sample(["hr", "smoke", "a", "b"], 2),
             "story": f"I am user {index} and I want something done.", "starting_sentence": "Hello, I need help.",
             "goals": order, "goal_details": goals}

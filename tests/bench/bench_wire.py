@@ -25,7 +25,6 @@ promptfoo at every concurrency measured. Exits 1 when one is missed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import resource
@@ -35,7 +34,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -158,7 +156,7 @@ def run_client(kind: str, base_url: str, cases: int, j: int) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run_promptfoo(promptfoo: Path, node_dir: Optional[Path], base_url: str, cases: int, j: int) -> Optional[dict]:
+def run_promptfoo(promptfoo: Path, node_dir: Path | None, base_url: str, cases: int, j: int) -> dict | None:
     """promptfoo eval of 2 x CASES one-call tests at --max-concurrency J; None when it cannot run here."""
     root = Path(tempfile.mkdtemp(prefix="promptfoo-wire-"))
     try:

@@ -54,10 +54,20 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-from agreement import (Broken, Outcome, agreement, prepare_workspace, print_confusion, run_evalrun, slug,
-                       summary_line, write_config, write_suite)
+from agreement import (
+    Broken,
+    Outcome,
+    agreement,
+    prepare_workspace,
+    print_confusion,
+    run_evalrun,
+    slug,
+    summary_line,
+    write_config,
+    write_suite,
+)
 
 ARG_MODES = ("checker", "one_of", "exact")
 QUESTION_PREFIX = "gorilla_openfunctions_v1_test_"
@@ -74,7 +84,7 @@ class Entry:
     functions: list[dict]
     ground_truth: dict
     result: Any  # a list of {name: "<json args>"}, or text when the model answered in words
-    failure: Optional[dict]  # the score file's line for this entry; None = the benchmark passed it
+    failure: dict | None  # the score file's line for this entry; None = the benchmark passed it
 
     @property
     def case_id(self) -> str:
@@ -95,7 +105,7 @@ def json_lines(path: Path) -> list[dict]:
         raise Broken(f"{path}: cannot read: {exc}") from None
 
 
-def pick_model(root: Path, model: Optional[str]) -> str:
+def pick_model(root: Path, model: str | None) -> str:
     models = sorted(p.name for p in (root / "result").glob("*") if p.is_dir()) if (root / "result").is_dir() else []
     if model:
         if model not in models:
@@ -173,7 +183,7 @@ SCHEMA_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean"}
 ITEM_TYPES = {**SCHEMA_TYPES, "float": "number"}
 
 
-def checker_rule(schema: Optional[dict], options: list) -> dict[str, Any]:
+def checker_rule(schema: dict | None, options: list) -> dict[str, Any]:
     """The `type` and `ignore_chars` parts of a rule that mirror the checker for a parameter of this schema
     whose acceptable values are `options`."""
     schema = schema if isinstance(schema, dict) else {}
@@ -194,7 +204,7 @@ def is_answer_object(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
-def argument_rules(path: str, values: list, mode: str, schema: Optional[dict] = None) -> tuple[Any, dict[str, Any]]:
+def argument_rules(path: str, values: list, mode: str, schema: dict | None = None) -> tuple[Any, dict[str, Any]]:
     """(the expected value, its arg_matching entries) for one argument's acceptable values; `schema` is the
     parameter's schema in the question (for the checker's types)."""
     optional = OPTIONAL_VALUE in values
@@ -227,7 +237,7 @@ def argument_rules(path: str, values: list, mode: str, schema: Optional[dict] = 
     return first, {path: {"one_of": options, **extra}}
 
 
-def parameter_schema(entry: Entry, tool: str, arg: str) -> Optional[dict]:
+def parameter_schema(entry: Entry, tool: str, arg: str) -> dict | None:
     """The question's schema of `arg` of the function the goal calls (None when the question does not say)."""
     for function in entry.functions:
         if str(function.get("name", "")).replace(".", "_") == tool:
@@ -352,7 +362,7 @@ def print_mode(entries: list[Entry], outcome: Outcome, show: bool, kept: bool) -
             print(f"    model:    {json.dumps(entry.result, ensure_ascii=False)[:600]}")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, metavar="PATH", help="a bfcl-v1 folder (question/, possible_answer/, ...)")

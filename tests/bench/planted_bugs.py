@@ -17,12 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = """tests/checks/test_nothing_unchecked_passes.py tests/score/test_skip_words.py tests/suite/test_broken_suites.py
-tests/run/test_story_without_simulator.py tests/session/test_validate_all_at_once.py tests/score/test_extra_calls.py
-tests/suite/test_schema_language_server.py tests/checks/test_checks_text.py tests/checks/test_checks_compose.py tests/checks/test_checks_judged.py
-tests/checks/test_checks_profiles.py tests/checks/test_checks_graded.py tests/suite/test_reader.py tests/suite/test_load.py tests/results/test_folder_shape.py
-tests/score/test_score_case.py tests/suite/test_schema.py tests/checks/test_checks.py tests/frontends/cli/test_cli_validate.py tests/frontends/cli/test_checks_cli.py
-tests/report/test_report_formats.py tests/frontends/cli/test_cli_run.py tests/checks/test_calibrate.py""".split()
+TESTS = ["tests/checks/test_nothing_unchecked_passes.py", "tests/score/test_skip_words.py", "tests/suite/test_broken_suites.py", "tests/run/test_story_without_simulator.py", "tests/session/test_validate_all_at_once.py", "tests/score/test_extra_calls.py", "tests/suite/test_schema_language_server.py", "tests/checks/test_checks_text.py", "tests/checks/test_checks_compose.py", "tests/checks/test_checks_judged.py", "tests/checks/test_checks_profiles.py", "tests/checks/test_checks_graded.py", "tests/suite/test_reader.py", "tests/suite/test_load.py", "tests/results/test_folder_shape.py", "tests/score/test_score_case.py", "tests/suite/test_schema.py", "tests/checks/test_checks.py", "tests/frontends/cli/test_cli_validate.py", "tests/frontends/cli/test_checks_cli.py", "tests/report/test_report_formats.py", "tests/frontends/cli/test_cli_run.py", "tests/checks/test_calibrate.py"]
 MUTANTS = [
     ("M1 no-judge skip not turned unscored", "runner/checks/run.py", "    if verdict.skipped == NO_JUDGE:", "    if verdict.unscored == NO_JUDGE:"),
     ("M2 fuzzy-off reason flipped", "runner/checks/run.py", "settings is not None and not settings.enable_fuzzy_matching", "settings is not None and settings.enable_fuzzy_matching"),

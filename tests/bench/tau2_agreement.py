@@ -36,10 +36,20 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-from agreement import (Broken, Outcome, agreement, prepare_workspace, print_confusion, run_evalrun, slug,
-                       summary_line, write_config, write_suite)
+from agreement import (
+    Broken,
+    Outcome,
+    agreement,
+    prepare_workspace,
+    print_confusion,
+    run_evalrun,
+    slug,
+    summary_line,
+    write_config,
+    write_suite,
+)
 
 WRITE_TOOLS = ["book_reservation", "cancel_reservation", "update_reservation_flights",
                "update_reservation_baggages", "update_reservation_passengers", "send_certificate"]
@@ -79,7 +89,7 @@ def simulation_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-def load(path: Path) -> Optional[dict]:
+def load(path: Path) -> dict | None:
     """The parsed file when it holds simulations, else None (e.g. tasks_head.json, a bare task list)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -145,7 +155,7 @@ def with_arg_mode(goals: list[dict], mode: str) -> list[dict]:
         goal = dict(goal)
         if goal["type"] == "tool_call" and goal["args"] != {"IGNORE": None}:
             paths = list(goal["args"]) if mode == "exact" else leaf_paths(goal["args"])
-            goal["arg_matching"] = {path: "exact" for path in paths}
+            goal["arg_matching"] = dict.fromkeys(paths, "exact")
         out.append(goal)
     return out
 
@@ -278,7 +288,7 @@ def print_mode(simulations: list[Simulation], outcome: Outcome, show: bool, kept
                 print(f"    agent:    {line}")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="tau2 simulation files or folders of them")

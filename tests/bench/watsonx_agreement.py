@@ -34,10 +34,9 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
-
 from agreement import Broken, prepare_workspace, run_evalrun
 
 RUN_MESSAGES = re.compile(r"^(?P<name>.+)\.run(?P<run>\d+)\.messages\.json$")
@@ -135,13 +134,13 @@ def comparisons(run: Run, case: dict) -> list[tuple[str, Any, Any, bool]]:
     return rows
 
 
-def _same_ratio(theirs: Optional[float], ours: Optional[float]) -> bool:
+def _same_ratio(theirs: float | None, ours: float | None) -> bool:
     if theirs is None or ours is None:
         return theirs is None and ours is None
     return round(float(theirs), PRECISION) == round(float(ours), PRECISION)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, metavar="DIR", help="watsonx recorded runs with their metrics and datasets")

@@ -263,7 +263,7 @@ def test_rouge_tokens_are_adks(text, tokens):
 def _adk_match(mode: str, actual: list, expected: list) -> bool:
     """ADK 2.13's three matchers, as trajectory_evaluator.py writes them (the oracle)."""
     if mode == "EXACT":
-        return len(actual) == len(expected) and all(a == e for a, e in zip(actual, expected))
+        return len(actual) == len(expected) and all(a == e for a, e in zip(actual, expected, strict=True))
     if not expected:
         return True
     if not actual:

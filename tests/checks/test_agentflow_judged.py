@@ -12,7 +12,6 @@ from runner.checks.run import run_checks
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
-
 from tests.helpers.checks_judged import judge_cascade, token_of
 
 TURNS = [{"user": "Weather in Paris?", "response": "Paris is sunny."}, {"user": "And tomorrow?"}]

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from runner.checks.agentflow.scoring import (keywords_score, node_order_score, rouge_score, rouge_tokens,
-                                             tool_name_score, trajectory_score)
+from runner.checks.agentflow.scoring import (
+    keywords_score,
+    node_order_score,
+    rouge_score,
+    rouge_tokens,
+    tool_name_score,
+    trajectory_score,
+)
 
 A, B, C, X = ("A", {}), ("B", {}), ("C", {}), ("X", {})
 

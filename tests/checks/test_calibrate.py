@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from runner.checks.calibrate import cohen_kappa, load_labels
-from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import run_cli, write
 
 SHIPPED = Path(__file__).resolve().parents[2] / "calibration" / "semantic_match.yaml"
 

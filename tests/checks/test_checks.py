@@ -1,6 +1,7 @@
 """Semantic checks: what the schema cannot say, each reported at the exact line and column."""
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -303,7 +304,7 @@ def test_a_misspelt_mode_is_reported_once(tmp_path):
 
 def _chain(n: int, *, cycle: bool) -> str:
     names = [f"g{i}" for i in range(n)]
-    order = "".join(f"  {a}: [{b}]\n" for a, b in zip(names, names[1:]))
+    order = "".join(f"  {a}: [{b}]\n" for a, b in itertools.pairwise(names))
     if cycle:
         order += f"  {names[-1]}: [{names[0]}]\n"
     details = "".join(f"  - {{type: text, name: {name}, keywords: [x]}}\n" for name in names)
@@ -505,7 +506,7 @@ def test_watsonx_record_datasets_are_read(lint):  # lint: runs in a temporary fo
     (case,), diagnostics, _ = _loaded(text, "r.json")
     assert diagnostics == []
     assert (case.summary, case.response_summary_version, case.dataset_name) == ("The user asked for time off.", "v1", None)
-    lookup, say, greet, polite = case.goal_details
+    lookup, say, _greet, _polite = case.goal_details
     assert (lookup.args, say.keywords) == ({}, [])
     assert [(g.type, g.name) for g in case.unscored_goals()] == [("interaction", "greet"), ("assert_llm", "polite")]
 

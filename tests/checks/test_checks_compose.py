@@ -8,7 +8,6 @@ from runner.checks import registry
 from runner.checks.run import run_checks
 from runner.checks.select import Selection
 from runner.config.model import CheckProfile
-
 from tests.helpers.checks_text import case_with, texts
 
 ANSWER = "Your id is 15778303."

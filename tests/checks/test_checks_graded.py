@@ -7,16 +7,13 @@ import json
 
 import pytest
 
-from runner.checks.run import check_problem
-
 from runner.checks.graded_options import SAFETY_CATEGORIES
-from runner.checks.run import run_checks
+from runner.checks.run import check_problem, run_checks
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
-
+from tests.helpers.checks_graded import data_of
 from tests.helpers.checks_judged import judge_cascade, token_of
-from tests.helpers.checks_graded import data_of  # noqa: F401 - shared with other test modules
 
 QUESTION = "When is my time off, and how many days?"
 ANSWER = "Your time off is on January 5, 2025, for 2 days."

@@ -1,8 +1,8 @@
 """`profiles:` in evalrun.yaml and `evalrun run --profile NAME`, through the real CLI."""
 from __future__ import annotations
 
-from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.checks_cli import replay_project
+from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.run_live import report_of
 
 CHECKS = """

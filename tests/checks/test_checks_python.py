@@ -8,12 +8,11 @@ import textwrap
 import pytest
 
 from runner.checks.run import run_checks
-from tests.helpers.cli_helpers import run_cli, write, write_json
-from tests.helpers.checks_cli import TRANSCRIPT
-from tests.helpers.run_live import report_of
-
-from tests.helpers.checks_text import case_with
 from runner.transcripts.read import build_trajectory
+from tests.helpers.checks_cli import TRANSCRIPT
+from tests.helpers.checks_text import case_with
+from tests.helpers.cli_helpers import run_cli, write, write_json
+from tests.helpers.run_live import report_of
 
 _names = itertools.count()
 

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from runner.checks.run import evaluate, parse_check, run_checks, settle_run_checks
 from runner.checks.base import CheckContext
+from runner.checks.run import evaluate, parse_check, run_checks, settle_run_checks
 from runner.checks.tool_names import name_f1
 from runner.llm.calls import CallSummary
 from runner.results.models import CaseResult
-from runner.suite.models import Case
-from runner.transcripts.read import build_trajectory
-
+from tests.helpers.checks_text import case_with, texts
 from tests.helpers.checks_trajectory import conversation
-from tests.helpers.checks_text import case_with, texts  # noqa: F401 - shared with other test modules
 
 
 def one(spec, trajectory):

@@ -3,7 +3,6 @@ extra calls, arguments, and brute force as the oracle for the optimal pairing.""
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +13,7 @@ from runner.checks.trajectory_match import ordered_pairs, trajectory_score, unor
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-from tests.helpers.checks_trajectory import conversation  # noqa: F401 - shared with other test modules
+from tests.helpers.checks_trajectory import conversation
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))
 
@@ -155,7 +154,7 @@ def _brute(table, ordered):
     for k in range(min(n, m), 0, -1):
         for rows in itertools.combinations(range(n), k):
             columns = itertools.combinations(range(m), k) if ordered else itertools.permutations(range(m), k)
-            if any(all(table[r][c] for r, c in zip(rows, cols)) for cols in columns):
+            if any(all(table[r][c] for r, c in zip(rows, cols, strict=True)) for cols in columns):
                 return k
     return 0
 

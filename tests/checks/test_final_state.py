@@ -63,7 +63,7 @@ def test_wrong_amount_extra_row_and_missing_row_each_fail_naming_the_path(exampl
         case = case_of(report, case_id)
         check = final_state_check(case)
         assert case["status"] == "failed" and check["status"] == "failed"
-        assert f"the final state differs at 1 path of " in check["explanation"]
+        assert "the final state differs at 1 path of " in check["explanation"]
         assert difference in check["explanation"], check["explanation"]
         assert difference in result.stdout  # the console says it too
         assert [d["path"] for d in check["evidence"]["differences"]] == [difference.split("`")[1]]
@@ -476,7 +476,6 @@ def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, expl
             final_state:
               orders: [{item: apple, quantity: 2}]
             """)
-        import os
         import subprocess
         import sys
 
@@ -529,7 +528,7 @@ def test_each_missing_or_extra_row_is_named_once(rows, data):
 
     kept = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
     extra = data.draw(st.lists(st.dictionaries(st.just("id"), st.integers(10, 12), min_size=1), max_size=2))
-    actual = [row for row, keep in zip(rows, kept) if keep] + extra
+    actual = [row for row, keep in zip(rows, kept, strict=True) if keep] + extra
     verdicts = compare_state({"rows": rows}, {"rows": actual}, {})
     wrong = [v for v in verdicts if not v.matched]
     if len(actual) != len(rows):  # every row is either paired or named missing/unexpected, never lost
@@ -552,10 +551,10 @@ def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_w
     import subprocess
     import sys
 
-    from tests.helpers.cli_helpers import cli_env
     from tests.fakes import adk_shop
     from tests.fakes.openai_server import FakeOpenAI
     from tests.helpers.agents_adk import make_project
+    from tests.helpers.cli_helpers import cli_env
 
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import itertools
 import json
 import random
 import re
@@ -12,10 +13,11 @@ import time
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from runner.checks.leak import NoLeakOptions, Place, leak_of, pieces, run_no_leak
 from runner.checks.base import CheckContext
+from runner.checks.leak import NoLeakOptions, Place, leak_of, pieces, run_no_leak
 from runner.checks.leak_fold import LOOKALIKES, fold
 from runner.checks.leak_needles import base64_needles, escaped_needles, text_needles
 from runner.checks.leak_scan import _ONE_ESCAPE, LeakScanner, unescaped
@@ -105,9 +107,9 @@ def test_a_secret_split_over_pieces_is_found_from_its_first_piece_to_its_last(fo
     decoded: escapes are read within a piece."""
     inside_escapes = {i for m in _ONE_ESCAPE.finditer(form) for i in range(m.start() + 1, m.end())}
     bounds = sorted({min(c, len(form)) for c in cuts if c not in inside_escapes} | {0, len(form)})
-    parts = [form[a:b] for a, b in zip(bounds, bounds[1:])]
+    parts = [form[a:b] for a, b in itertools.pairwise(bounds)]
     places = [place(n) for n in range(len(parts))]
-    found = LeakScanner([CANARY], window=window).scan(list(zip(places, parts)))
+    found = LeakScanner([CANARY], window=window).scan(list(zip(places, parts, strict=True)))
     assert found, parts
     assert found[0].place in places and places.index(found[0].first) <= places.index(found[0].place)
 
@@ -189,7 +191,7 @@ def test_too_short_secrets_are_unscored_by_their_place():
 
 def test_ten_megabytes_are_read_whole_in_bounded_memory():
     rng = random.Random(7)
-    words = "the quick brown fox jumps over lazy dogs while agents answer about bookings 42".split()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dogs", "while", "agents", "answer", "about", "bookings", "42"]
     text = " ".join(rng.choice(words) for _ in range(2_000_000))[:10_000_000 - 40] + f" at last: {CANARY[::-1]}"
     tracemalloc.start()
     started = time.process_time()

@@ -2,8 +2,8 @@
 case's only criteria, and the validate warnings that say so before a run. Through the real CLI."""
 from __future__ import annotations
 
-from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.checks_cli import replay_project
+from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.run_live import report_of
 
 SAFETY = "\n          - {type: assert, statement: The agent never reveals the assignment id., name: no leak}"

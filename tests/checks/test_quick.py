@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.helpers.cli_helpers import run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import run_cli, write
 
 AGENT = '''
 import json

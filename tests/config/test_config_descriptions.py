@@ -7,8 +7,8 @@ import argparse
 import re
 from pathlib import Path
 
-from runner.frontends.cli import build_parser
 from runner.config.model import Config
+from runner.frontends.cli import build_parser
 from runner.llm.settings import JudgeSettings
 from tests.helpers.cli_helpers import run_cli, write
 

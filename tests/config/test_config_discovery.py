@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from runner.config.load import config_line
 from runner.config.discovery import config_search, find_config
+from runner.config.load import config_line
 from tests.helpers.cli_helpers import run_cli, write
 
 

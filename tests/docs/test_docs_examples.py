@@ -100,7 +100,7 @@ def test_the_fake_judge_page_runs_as_written(tmp_path):
         [mkdir] = [b.strip() for b in code_blocks(text, "bash") if b.startswith("mkdir judge-demo")]
         assert mkdir == "mkdir judge-demo && cp -r suites/hr judge-demo/hr"
         shutil.copytree(tmp_path / "suites" / "hr", tmp_path / "judge-demo" / "hr")
-        [config] = [b for b in code_blocks(text, 'yaml title="judge-demo/evalrun.yaml"')]
+        [config] = list(code_blocks(text, 'yaml title="judge-demo/evalrun.yaml"'))
         write(tmp_path / "judge-demo" / "evalrun.yaml", config.replace(shown_url, url))
         command = "evalrun judge-demo/hr/timeoff.yaml -v"
         done = run_cli(*shlex.split(command)[1:], cwd=tmp_path)
@@ -141,8 +141,8 @@ def test_every_agent_declaration_in_the_docs_is_a_valid_config():
     kinds = {kind for _, kind in declared}
     assert {"python", "http", "command", "model", "replay", "adk", "agentflow"} <= kinds, declared
     for kind in ("python", "http", "command", "model", "agentflow"):  # each kind's page declares its kind
-        assert (f"how-to/connect-{kind}.md", kind) in declared or kind == "agentflow" and (
-            "how-to/connect-agentflow.md", "10xgraph") in declared, kind
+        assert (f"how-to/connect-{kind}.md", kind) in declared or (kind == "agentflow" and (
+            "how-to/connect-agentflow.md", "10xgraph") in declared), kind
 
 
 def test_what_the_code_tells_users_to_read_is_in_the_docs(tmp_path):

@@ -13,8 +13,8 @@ import yaml
 
 from runner.checks import builtin_families
 from runner.frontends.cli import main
-from tests.helpers.cli_helpers import REPO, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import REPO, write, write_json
 
 PAGE = REPO / "docs" / "reference" / "judge-protocol.md"
 EXAMPLE_TOKEN = "V0123456789ABCDEF0123"

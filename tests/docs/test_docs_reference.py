@@ -8,16 +8,14 @@ import argparse
 import dataclasses
 import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from runner.checks import CheckOptions, builtin_families
-from runner.frontends.cli import build_parser
 from runner.config.model import Config
-from runner.run.agents._registry import _KIND_MODULES
+from runner.frontends.cli import build_parser
 from runner.layout import EXIT_CODES
+from runner.run.agents._registry import _KIND_MODULES
 from tests.helpers.cli_helpers import REPO
 
 PAGES = REPO / "docs" / "reference"

@@ -67,7 +67,7 @@ def _shape_differences(documented, real, where="report.json") -> list[str]:
             return [f"{where}: a list in the example, {type(real).__name__} in the real report"]
         return [d for item in documented[:1] for d in _shape_differences(item, real[0], f"{where}[0]")] if real else []
     numbers = (int, float)
-    same = isinstance(documented, numbers) and isinstance(real, numbers) and not isinstance(real, bool) \
+    same = (isinstance(documented, numbers) and isinstance(real, numbers) and not isinstance(real, bool)) \
         or type(documented) is type(real)
     return [] if same else [f"{where}: {type(documented).__name__} in the example, {type(real).__name__} really"]
 

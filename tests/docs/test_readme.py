@@ -36,7 +36,7 @@ def test_the_complete_example_is_the_bundled_suite():
 def test_the_argument_rule_examples_validate(tmp_path):
     snippet = next(b for b in blocks_of(page("reference/suite-format.md"), "yaml") if b.startswith("arg_matching:"))
     rules = yaml.safe_load(snippet)["arg_matching"]
-    args = {name: "x" for name in rules}
+    args = dict.fromkeys(rules, "x")
     suite = {"goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": args, "arg_matching": rules}]}
     path = write(tmp_path / "rules.yaml", yaml.safe_dump(suite))
     cases, diagnostics, _ = load_file(path)

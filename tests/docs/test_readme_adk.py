@@ -12,10 +12,10 @@ import yaml
 
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
-from tests.helpers.cli_helpers import REPO, cli_env, write
-from tests.helpers.docs_pages import all_pages, page, section
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import REPO, cli_env, write
+from tests.helpers.docs_pages import all_pages, page, section
 from tests.helpers.shared_data import require_shared
 
 DOCS = all_pages()
@@ -65,7 +65,7 @@ def test_the_three_commands_of_an_agentflow_user(tmp_path):
     shutil.copytree(require_shared("agentflow"), tmp_path / "evals")
     with FakeOpenAI() as fake:
         fake.default = lambda request: verdict(token_of(request), True, "same", 1.0)
-        agent_config(tmp_path, "judge: {model: openai/local-judge, api_base: %s, max_retries: 0}" % fake.base_url)
+        agent_config(tmp_path, f"judge: {{model: openai/local-judge, api_base: {fake.base_url}, max_retries: 0}}")
         for step in steps:
             done = run(step, tmp_path)
             assert done.returncode == 0, (step, done.stdout, done.stderr)

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
-from tests.helpers.cli_helpers import cli_env, write, write_json
-from tests.helpers.docs_pages import page, section
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.agentflow_agent import PROJECT, venv_python, weather_model
+from tests.helpers.cli_helpers import cli_env, write, write_json
+from tests.helpers.docs_pages import page, section
 
 SECTION = section(page("how-to/migrate.md"), "## Coming from Agentflow / 10xGraph")
 

@@ -7,7 +7,6 @@ import re
 import yaml
 
 from runner.suite.load import load_file
-from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.docs_pages import page
 

@@ -9,10 +9,9 @@ import shutil
 import subprocess
 import sys
 
+from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import REPO, cli_env
 from tests.helpers.docs_pages import page
-from tests.fakes.openai_server import FakeOpenAI
-
 from tests.helpers.generate import good
 
 SECTION = page("tutorials/from-stories.md")
@@ -29,7 +28,7 @@ def shown(command: str) -> list[str]:
     for block in re.findall(r"```text\n(.*?)```", SECTION, flags=re.S):
         if f"$ {command}\n" in block:
             lines = block.split(f"$ {command}\n", 1)[1].split("\n$ ", 1)[0]
-            return [line for line in lines.splitlines()]
+            return list(lines.splitlines())
     raise AssertionError(f"no output shown for {command}")
 
 
@@ -74,8 +73,8 @@ def test_generate_as_the_readme_shows_it(tmp_path):
     assert validated.returncode == 0 and "all suites are valid" in validated.stderr, validated.stdout
     ran = run(steps[2], tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert sorted(l for l in shown("evalrun suites/generated/") if l.startswith("PASS")) == \
-        sorted(l for l in printed(ran) if l.startswith("PASS"))
+    assert sorted(line for line in shown("evalrun suites/generated/") if line.startswith("PASS")) == \
+        sorted(line for line in printed(ran) if line.startswith("PASS"))
     assert "4 passed, 0 failed" in printed(ran)
     header = SECTION.split("Each file is an ordinary suite", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     written = (tmp_path / "suites" / "generated" / "01-my-username-is-nwaters-i-want.yaml").read_text()
@@ -92,5 +91,5 @@ def test_quick_as_the_readme_shows_it(tmp_path):
     actual = printed(done)
     assert sorted(line for line in expected if line.startswith("UNSCORED")) == \
         sorted(line for line in actual if line.startswith("UNSCORED"))
-    assert in_order([l for l in expected if not l.startswith("UNSCORED")], [l for l in actual if not l.startswith(
-        "UNSCORED")])
+    assert in_order([line for line in expected if not line.startswith("UNSCORED")],
+                    [line for line in actual if not line.startswith("UNSCORED")])

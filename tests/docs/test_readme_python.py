@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 
 from runner.suite.load import load_file
+from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.helpers.docs_pages import all_pages, page
-from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 README = all_pages()  # the pages are one text here: the examples name their files
 

@@ -13,9 +13,9 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported: no download in tests
 
-from google.adk.agents import LlmAgent  # noqa: E402
-from google.adk.models.lite_llm import LiteLlm  # noqa: E402
-from google.adk.tools import ToolContext  # noqa: E402
+from google.adk.agents import LlmAgent
+from google.adk.models.lite_llm import LiteLlm
+from google.adk.tools import ToolContext
 
 # What the fake server says, turn by turn, when a test scripts the usual conversation (see `script`).
 ORDER_ID, TRACKING_ID, ARRIVAL = "A-1042", "T-77", "It arrives on June 12."

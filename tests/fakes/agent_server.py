@@ -24,7 +24,6 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
 HUGE_BYTES = 20 * 1024 * 1024
 _BOMB = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)
 
@@ -40,7 +39,7 @@ class AgentServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
-    def __enter__(self) -> "AgentServer":
+    def __enter__(self) -> AgentServer:
         self._thread.start()
         return self
 

@@ -5,9 +5,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from runner.config.model import Config
 from runner.run.agents._base import AgentEnv
 from runner.run.agents._registry import create_agent
-from runner.config.model import Config
 from runner.run.conversation import Conversation, converse
 from runner.run.simulate import ScriptedUser
 from runner.suite.models import Case

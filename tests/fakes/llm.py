@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -36,7 +35,7 @@ def fake(request):
         yield server
 
 
-def client_for(fake: FakeOpenAI, cache_dir: Optional[Path] = None, *, runtime: Optional[LLMRuntime] = None,
+def client_for(fake: FakeOpenAI, cache_dir: Path | None = None, *, runtime: LLMRuntime | None = None,
                role: str = "judge", **overrides) -> LLMClient:
     settings = {"model": "openai/fake-judge", "api_base": fake.base_url, "timeout_s": 5, "cache": cache_dir is not None,
                 **transport_of(fake), **overrides}

@@ -26,9 +26,10 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 
 @dataclass
@@ -36,17 +37,17 @@ class Reply:
     """One scripted answer. `body` (dict or str) replaces the whole response body when given."""
 
     status: int = 200
-    content: Optional[str] = None
-    body: Union[dict, str, None] = None
+    content: str | None = None
+    body: dict | str | None = None
     delay_s: float = 0.0
-    tool_calls: Optional[list[dict]] = None  # OpenAI tool calls; the reply's finish_reason becomes "tool_calls"
+    tool_calls: list[dict] | None = None  # OpenAI tool calls; the reply's finish_reason becomes "tool_calls"
     headers: dict[str, str] = field(default_factory=dict)  # extra response headers, e.g. {"Retry-After": "2"}
     trickle_s: float = 0.0  # send the body one byte every trickle_s seconds
     drop: bool = False  # close the connection without answering
     echo_auth: bool = False  # put the request's Authorization header into the error message
-    usage: Optional[dict] = None  # replaces the default token usage
-    finish_reason: Optional[str] = None  # replaces "stop" (or "tool_calls"): "length", "content_filter"
-    refusal: Optional[str] = None  # the message's `refusal` field
+    usage: dict | None = None  # replaces the default token usage
+    finish_reason: str | None = None  # replaces "stop" (or "tool_calls"): "length", "content_filter"
+    refusal: str | None = None  # the message's `refusal` field
 
 
 
@@ -65,7 +66,7 @@ def provider_faults(deadline_s: float = 0.5) -> list[Reply]:
         Reply(content='{"match": true, "score": 1, "reason": "equivalent"} as the answer says'),
     ]
 
-def tool_call(name: str, arguments: Union[dict, str], call_id: Optional[str] = None) -> dict:
+def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
     """An OpenAI-shaped tool call; dict arguments are JSON-encoded as the API does."""
     encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": call_id or f"call_{name}_{time.time_ns()}", "type": "function",
@@ -73,20 +74,20 @@ def tool_call(name: str, arguments: Union[dict, str], call_id: Optional[str] = N
 
 
 class FakeOpenAI:
-    def __init__(self, default: Optional[Callable[[dict], Union[str, Reply]]] = None):
+    def __init__(self, default: Callable[[dict], str | Reply] | None = None):
         self.default = default
         self.requests: list[dict] = []
         self.request_headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.proxied: list[str] = []  # the URLs of requests sent to this server as a proxy
-        self._queue: deque[Union[str, Reply]] = deque()
+        self._queue: deque[str | Reply] = deque()
         self._lock = threading.Lock()
-        self._server: Optional[ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self.start()
         return self
 
@@ -116,7 +117,7 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     # -- scripting -------------------------------------------------------------------------------
-    def script(self, *replies: Union[str, Reply]) -> "FakeOpenAI":
+    def script(self, *replies: str | Reply) -> FakeOpenAI:
         with self._lock:
             self._queue.extend(replies)
         return self
@@ -142,9 +143,9 @@ class FakeOpenAI:
             self.in_flight -= 1
 
 
-def completion_body(model: str, content: Optional[str], tool_calls: Optional[list[dict]] = None,
-                    usage: Optional[dict] = None, finish_reason: Optional[str] = None,
-                    refusal: Optional[str] = None) -> dict:
+def completion_body(model: str, content: str | None, tool_calls: list[dict] | None = None,
+                    usage: dict | None = None, finish_reason: str | None = None,
+                    refusal: str | None = None) -> dict:
     """A minimal but complete chat.completion object, as the OpenAI API returns it."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
@@ -207,7 +208,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     self._drop()
                     return
                 if reply.body is not None:
-                    body: Union[dict, str] = reply.body
+                    body: dict | str = reply.body
                 elif reply.status == 200:
                     body = completion_body(request.get("model", "fake"), reply.content, reply.tool_calls, reply.usage,
                                            reply.finish_reason, reply.refusal)
@@ -231,7 +232,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass
 
-        def _send(self, status: int, body: Union[dict, str], headers: Optional[dict[str, str]] = None,
+        def _send(self, status: int, body: dict | str, headers: dict[str, str] | None = None,
                   trickle_s: float = 0.0) -> None:
             data = (json.dumps(body) if isinstance(body, dict) else body).encode()
             try:

@@ -112,9 +112,11 @@ def logs_json_line(records: list) -> str:
 def log_collector():
     """A log record exporter keeping every record (the class name differs between SDK versions)."""
     try:
-        from opentelemetry.sdk._logs.export import LogRecordExporter as Base, LogRecordExportResult as Done
+        from opentelemetry.sdk._logs.export import LogRecordExporter as Base
+        from opentelemetry.sdk._logs.export import LogRecordExportResult as Done
     except ImportError:
-        from opentelemetry.sdk._logs.export import LogExporter as Base, LogExportResult as Done
+        from opentelemetry.sdk._logs.export import LogExporter as Base
+        from opentelemetry.sdk._logs.export import LogExportResult as Done
 
     class Records(Base):
         def __init__(self):
@@ -187,11 +189,10 @@ class OpenInferenceHooks(Hooks):
     def turn(self, conversation_id, text):
         from openinference.instrumentation import using_session
 
-        with using_session(conversation_id):
-            with self.tracer.start_as_current_span("weather_agent", attributes={
-                    "openinference.span.kind": "AGENT", "agent.name": "weather_agent",
-                    "session.id": conversation_id, "input.value": text, "input.mime_type": "text/plain"}) as span:
-                yield span
+        with using_session(conversation_id), self.tracer.start_as_current_span("weather_agent", attributes={
+                "openinference.span.kind": "AGENT", "agent.name": "weather_agent",
+                "session.id": conversation_id, "input.value": text, "input.mime_type": "text/plain"}) as span:
+            yield span
 
     def turn_answer(self, span, answer):
         span.set_attribute("output.value", answer)

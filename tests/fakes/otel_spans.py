@@ -11,9 +11,10 @@ limits cutting values short), tests set the documented attribute names on real S
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from runner.report.otlp_json import spans_document, spans_json_line
 
@@ -30,7 +31,7 @@ class Traces:
         self.tracer = provider.get_tracer("evalrun-tests")
 
     @contextmanager
-    def span(self, name: str, attributes: Optional[dict] = None) -> Iterator[Any]:
+    def span(self, name: str, attributes: dict | None = None) -> Iterator[Any]:
         with self.tracer.start_as_current_span(name, attributes=attributes or {}) as span:
             yield span
 
@@ -50,7 +51,7 @@ class Traces:
         return path
 
 
-def parts(role: str, *items: dict, finish_reason: Optional[str] = None) -> dict:
+def parts(role: str, *items: dict, finish_reason: str | None = None) -> dict:
     message: dict[str, Any] = {"role": role, "parts": list(items)}
     if finish_reason:
         message["finish_reason"] = finish_reason
@@ -69,7 +70,7 @@ def response(call_id: str, value: Any) -> dict:
     return {"type": "tool_call_response", "id": call_id, "response": value}
 
 
-def genai_turn(traces: Traces, conversation_id: Optional[str], history: list[dict], user: str,
+def genai_turn(traces: Traces, conversation_id: str | None, history: list[dict], user: str,
                tool_calls: list[tuple[str, str, dict, Any]], answer: str, agent: str = "weather_agent") -> list[dict]:
     """One user turn as a GenAI framework traces it (invoke_agent > chat, execute_tool..., chat), with the
     messages as JSON strings; returns the history after the turn."""
@@ -92,7 +93,7 @@ def genai_turn(traces: Traces, conversation_id: Optional[str], history: list[dic
     return history + [final]
 
 
-def chat(traces: Traces, history: list[dict], output: dict, agent: Optional[str] = None) -> None:
+def chat(traces: Traces, history: list[dict], output: dict, agent: str | None = None) -> None:
     attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "fake-model",
                   "gen_ai.input.messages": json.dumps(history), "gen_ai.output.messages": json.dumps([output])}
     if agent:

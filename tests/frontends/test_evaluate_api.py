@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -13,9 +14,9 @@ import pytest
 
 from runner import EvaluationFailed, Report, aevaluate, evaluate, evaluate_file
 from runner.run.agents import _inline
-from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes import adk_shop
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import cli_env, write
 
 _modules = itertools.count()
 
@@ -144,11 +145,11 @@ def test_an_adk_agent_object_is_played_through_adk_s_runner(tmp_path):
 
 
 def test_an_agent_of_no_known_kind_is_a_type_error():
-    with pytest.raises(TypeError, match="agent must be a function \\(messages, context\\) -> reply, a Google ADK "
-                                        "agent, 'module:attribute' naming one, or the name of an agent in "
-                                        "evalrun.yaml; got a int"):
+    with pytest.raises(TypeError, match=re.escape("agent must be a function (messages, context) -> reply, a Google ADK "
+                                                  "agent, 'module:attribute' naming one, or the name of an agent in "
+                                                  "evalrun.yaml; got a int")):
         evaluate("nowhere", agent=42)
-    with pytest.raises(TypeError, match="config must be a path to evalrun.yaml, a dict of its settings or None"):
+    with pytest.raises(TypeError, match=re.escape("config must be a path to evalrun.yaml, a dict of its settings or None")):
         evaluate("nowhere", config=3.5)
 
 
@@ -207,7 +208,7 @@ def test_importing_runner_stays_light_until_the_api_is_used():
 
 def test_ctrl_c_writes_the_report_of_what_finished_then_stops_the_caller(tmp_path):
     write(tmp_path / "evals" / "s.yaml", SUITE)
-    write(tmp_path / "script.py", f"""
+    write(tmp_path / "script.py", """
         import asyncio, pathlib
         from runner import evaluate
 

@@ -2,7 +2,6 @@
 what changed since the last run; Ctrl-C (SIGINT) stops it with exit 0."""
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess

@@ -2,18 +2,18 @@
 tests/bench/adk_agreement.py reads them from where they are)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 # Every attribute ADK's model_dump_json writes on a Part, most of them null
 _NULL_PART = {"video_metadata": None, "thought": None, "code_execution_result": None, "executable_code": None,
               "file_data": None, "function_call": None, "function_response": None, "inline_data": None}
 
 
-def content(role: str, text: Optional[str]) -> dict:
+def content(role: str, text: str | None) -> dict:
     return {"parts": [{**_NULL_PART, "text": text}], "role": role}
 
 
-def invocation(invocation_id: str, user: str, calls: list[tuple[str, dict]], answer: Optional[str]) -> dict:
+def invocation(invocation_id: str, user: str, calls: list[tuple[str, dict]], answer: str | None) -> dict:
     return {"invocation_id": invocation_id, "user_content": content("user", user),
             "final_response": content("model", answer),
             "intermediate_data": {"tool_uses": [{"id": None, "args": args, "name": name} for name, args in calls],
@@ -50,7 +50,7 @@ OLD_TURNS = [
 ]
 
 
-def recording(*turns: tuple[str, list[tuple[str, dict]], Optional[str]]) -> list[dict]:
+def recording(*turns: tuple[str, list[tuple[str, dict]], str | None]) -> list[dict]:
     """An actual conversation, OpenAI-shaped: per turn the user, one message per call and its result, the answer."""
     import json
 

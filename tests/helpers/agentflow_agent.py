@@ -1,16 +1,13 @@
 """Shared by several test modules (once in tests/run/test_agentflow_agent.py): PROJECT, VENVS, venv_python, weather_model."""
 from __future__ import annotations
-import json
-import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-import pytest
-from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write, write_json
-from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import Reply, tool_call
+from tests.helpers.cli_helpers import REPO
 
 PROJECT = Path(__file__).parents[1] / "agentflow_project"
 

@@ -5,7 +5,7 @@ library is imported, so the tests that use them run without it."""
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 CRITERIA = ("tool_name_match", "trajectory", "node_order", "response_match", "rouge_match", "contains_keywords",
             "llm_judge", "rubric_based", "factual_accuracy", "hallucination", "safety", "simulation_goals")
@@ -15,7 +15,7 @@ def message(role: str, text: Any) -> dict:
     return {"role": role, "content": text, "metadata": {}}
 
 
-def call(name: str, args: Optional[dict] = None) -> dict:
+def call(name: str, args: dict | None = None) -> dict:
     return {"name": name, "args": dict(args or {}), "call_id": None, "result": None}
 
 
@@ -28,7 +28,7 @@ def invocation(user: Any, calls: tuple = (), answer: Any = None, *, nodes: tuple
             "expected_final_response": None if answer is None else message("assistant", answer)}
 
 
-def eval_case(eval_id: str, *invocations: dict, metadata: Optional[dict] = None, **session: Any) -> dict:
+def eval_case(eval_id: str, *invocations: dict, metadata: dict | None = None, **session: Any) -> dict:
     return {"eval_id": eval_id, "name": "", "description": "", "conversation": list(invocations),
             "session_input": {"app_name": "", "user_id": session.get("user_id", "test_user"), "state": {},
                               "config": session.get("config", {})},
@@ -45,7 +45,7 @@ def criterion(threshold: float = 0.8, **options: Any) -> dict:
             "rubrics": [], "keywords": [], "check_args": False, "enabled": True, "api_style": "responses", **options}
 
 
-def eval_config(**criteria: Optional[dict]) -> dict:
+def eval_config(**criteria: dict | None) -> dict:
     """An EvalConfig as to_file writes it: all twelve criteria (unset ones null), then the other fields."""
     return {"criteria": {name: criteria.get(name) for name in CRITERIA}, "user_simulator_config": None,
             "parallel": False, "max_concurrency": 4, "timeout": 300.0, "verbose": False, "mock_mode": False,
@@ -62,7 +62,7 @@ def recording(users: list[str], invocations: list[dict]) -> dict:
     messages: list[dict] = []
     visits: list[str] = []
     n = 0
-    for user, turn in zip(users, invocations):
+    for user, turn in zip(users, invocations, strict=True):
         messages.append({"role": "user", "content": user})
         for tool in turn.get("tool_calls") or ():
             n += 1

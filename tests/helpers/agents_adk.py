@@ -1,16 +1,7 @@
 """Shared by several test modules (once in tests/run/test_agents_adk.py): SUITE, make_project."""
 from __future__ import annotations
-import itertools
-import json
-import subprocess
-import sys
-import pytest
-from runner.run.agents.adk import event_messages, session_input
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
-from tests.fakes import adk_shop
-from tests.fakes.cases import make_agent, make_case, talk
-from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
+from tests.helpers.cli_helpers import write
 
 SUITE = """
     id: where-is-my-order

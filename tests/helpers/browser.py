@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from tests.helpers.external import missing
 
@@ -71,7 +71,7 @@ class Browser:
         page = next(t for t in targets if t.get("type") == "page")
         self.ws = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
 
-    async def _send(self, method: str, params: Optional[dict] = None, timeout: float = 60) -> dict:
+    async def _send(self, method: str, params: dict | None = None, timeout: float = 60) -> dict:
         number = next(self._ids)
         await self.ws.send_str(json.dumps({"id": number, "method": method, "params": params or {}}))
         deadline = time.monotonic() + timeout
@@ -82,7 +82,7 @@ class Browser:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
 
-    def call(self, method: str, params: Optional[dict] = None) -> dict:
+    def call(self, method: str, params: dict | None = None) -> dict:
         return self.loop.run_until_complete(self._send(method, params))
 
     def open(self, url: str, ready: str = "document.body && document.body.dataset.ready === '1'",

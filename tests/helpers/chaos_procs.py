@@ -9,8 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 import jsonschema
 
@@ -60,7 +60,7 @@ def recorded_project(root: Path, count: int, *, pad: int = 0, padded_from: int =
     return ids
 
 
-def start_run(root: Path, *args: str, env: Optional[dict] = None) -> subprocess.Popen:
+def start_run(root: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--output-dir", "out", *args], cwd=root,
                             env=env or cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

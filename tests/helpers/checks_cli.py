@@ -1,12 +1,9 @@
 """Shared by several test modules (once in tests/frontends/cli/test_checks_cli.py): TRANSCRIPT, replay_project."""
 from __future__ import annotations
-import json
-from pathlib import Path
-import pytest
-from runner.checks import families, registry
-from tests.helpers.cli_helpers import run_cli, write, write_json
-from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
 
+from pathlib import Path
+
+from tests.helpers.cli_helpers import write, write_json
 
 TRANSCRIPT = [
     {"role": "user", "content": "Look up nwaters please."},

@@ -1,18 +1,17 @@
 """Shared by several test modules (once in tests/checks/test_checks_judged.py): fake, judge_cascade, token_of."""
 from __future__ import annotations
-import json
+
 import re
+
 import pytest
-from runner.checks.run import run_checks
-from runner.llm.settings import JudgeSettings
+
 from runner.llm.client import LLMClient
 from runner.llm.judge import LLMJudge
-from runner.llm.runtime import LLMRuntime
 from runner.llm.prompts import PromptLibrary
+from runner.llm.runtime import LLMRuntime
+from runner.llm.settings import JudgeSettings
 from runner.score.cascade import Cascade, CascadeSettings
-from runner.suite.models import Case
-from runner.transcripts.read import build_trajectory
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI
 
 
 @pytest.fixture

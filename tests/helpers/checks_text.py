@@ -1,14 +1,8 @@
 """Shared by several test modules (once in tests/checks/test_checks_text.py): case_with, texts."""
 from __future__ import annotations
-import pytest
-from runner.checks.run import evaluate, parse_check, run_checks, settle_run_checks
-from runner.checks.base import CheckContext
-from runner.checks.tool_names import name_f1
-from runner.llm.calls import CallSummary
-from runner.results.models import CaseResult
+
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-from tests.helpers.checks_trajectory import conversation
 
 
 def case_with(*specs, **fields):

@@ -1,14 +1,8 @@
 """Shared by several test modules (once in tests/checks/test_checks_trajectory.py): conversation."""
 from __future__ import annotations
-import itertools
+
 import json
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from runner.checks.run import run_checks
-from runner.checks.trajectory_match import ordered_pairs, trajectory_score, unordered_pairs
-from runner.score.cascade import Cascade, CascadeSettings
-from runner.suite.models import Case
+
 from runner.transcripts.read import build_trajectory
 
 

@@ -49,6 +49,6 @@ def saved_conversations(run_dir: Path) -> dict[str, dict]:
     found: dict[str, dict] = {}
     for line in (run_dir / "conversations.jsonl").read_text(encoding="utf-8").splitlines():
         data = json.loads(line)
-        assert list(data)[0] == "conversation", line[:80]
+        assert next(iter(data)) == "conversation", line[:80]
         found[data.pop("conversation")] = data
     return found

@@ -1,15 +1,9 @@
 """Shared by several test modules (once in tests/frontends/cli/test_cli_run.py): NO_EMBEDDINGS, lookup_suite, report_of."""
 from __future__ import annotations
-import json
-import shutil
-import subprocess
-import sys
-import jsonschema
-import pytest
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
-from tests.fakes.llm import token_of
-from tests.fakes.openai_server import FakeOpenAI, Reply
 
+import json
+
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
 

@@ -4,7 +4,7 @@ example included from a real file is tested as the reader sees it."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from tests.helpers.cli_helpers import REPO
 
@@ -22,7 +22,7 @@ def expand_snippets(text: str) -> str:
     return _SNIPPET.sub(included, text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def page(name: str) -> str:
     """docs/`name` (e.g. "how-to/ci.md") as the site shows it."""
     return expand_snippets((DOCS / name).read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """Shared by several test modules (once in tests/run/test_executor_ray.py): Cluster, RAY_BIN, RAY_CLI, _cmdline, _descendants, _free_port, short_dir."""
 from __future__ import annotations
+
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -9,15 +9,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
-import pytest
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
-from tests.helpers.executors import _tool_messages, generate, verdicts
-from runner.config.model import Config
-from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 
+from tests.helpers.cli_helpers import cli_env
 
 RAY_BIN = Path(sys.executable).with_name("ray")
 

@@ -1,20 +1,10 @@
 """Shared by several test modules (once in tests/run/test_executors.py): ANSWER, _tool_messages, generate, verdicts."""
 from __future__ import annotations
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
-import pytest
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
-from runner.config.model import Config
-from runner.run.execute import RunOptions
-from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_executor, usable_cpus
-from runner.run.executors.local import LocalExecutor
-from runner.run.executors.replay_pool import ReplayPoolExecutor, _batches
 
+import json
+from pathlib import Path
+
+from tests.helpers.cli_helpers import write
 
 ANSWER = "Your booking ABC123 is cancelled; the refund of 120.50 EUR reaches your card in 5 days."
 

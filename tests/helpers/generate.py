@@ -1,12 +1,7 @@
 """Shared by several test modules (once in tests/authoring/test_generate.py): JOHNDOE, NWATERS, good, hr_case, story_of."""
 from __future__ import annotations
+
 import json
-import shlex
-import shutil
-import sys
-import pytest
-from tests.helpers.cli_helpers import REPO, run_cli, write
-from tests.fakes.openai_server import FakeOpenAI, Reply
 
 
 def hr_case(user: str, username: str, assignment: str, start: str, end: str, days: list, answer: str,

@@ -7,9 +7,9 @@ each pair's id, so the figures do not depend on a random seed or on the order of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 import yaml
 
@@ -81,10 +81,10 @@ class Outcome:
     pair: Pair
     matched: bool
     decided_by: str
-    score: Optional[float]
+    score: float | None
     reason: str = ""
 
-    def at(self, threshold: Optional[float]) -> bool:
+    def at(self, threshold: float | None) -> bool:
         if threshold is None or self.score is None or self.decided_by not in ("embedding", "rapidfuzz"):
             return self.matched
         return self.score >= threshold
@@ -118,7 +118,7 @@ class Rates:
         return 1 - (self.false_pass_rate + self.false_fail_rate) / 2
 
 
-def rates(outcomes: Iterable[Outcome], threshold: Optional[float] = None) -> Rates:
+def rates(outcomes: Iterable[Outcome], threshold: float | None = None) -> Rates:
     pairs = correct = false_passes = false_fails = non_matches = matches = 0
     for outcome in outcomes:
         said = outcome.at(threshold)

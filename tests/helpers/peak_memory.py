@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 _LAUNCHER = r"""
 import json, os, resource, subprocess, sys
@@ -28,7 +27,7 @@ print(json.dumps({"code": os.waitstatus_to_exitcode(status), "peak": usage.ru_ma
 
 
 def run_measured(args: list[str], cwd: Path, env: dict[str, str], *, timeout: float = 300,
-                 address_space: Optional[int] = None) -> tuple[subprocess.CompletedProcess, int]:
+                 address_space: int | None = None) -> tuple[subprocess.CompletedProcess, int]:
     """`args` run in `cwd`: its result and its peak resident memory in bytes. `address_space` caps what it may
     map, so that an unbounded allocation fails fast instead of taking the machine's memory."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"

@@ -1,14 +1,11 @@
 """Shared by several test modules (once in tests/frontends/pytest/test_pytest_plugin.py): AGENT, GOALS, project, pytest_in."""
 from __future__ import annotations
-import json
-import re
+
 import subprocess
 import sys
 from pathlib import Path
-import pytest
-from runner import __version__
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 
+from tests.helpers.cli_helpers import cli_env, write
 
 AGENT = """
     import json, os, time

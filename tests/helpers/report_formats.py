@@ -1,19 +1,11 @@
 """Shared by several test modules (once in tests/report/test_report_formats.py): DESCRIPTION, HOSTILE, make_run."""
 from __future__ import annotations
-import html.parser
+
 import json
 import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
-import pytest
-from runner.report import junit, markdown
-from runner.report.html import script_json
-from runner.report.render import render
-from tests.helpers.html_page import page_data
-from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
-from tests.helpers.shared_data import require_shared
 
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 HOSTILE = ("x</failure><script>alert(1)</script> | `tick` \x1b[2K\x07 &amp; ]]> \u2028<!-- *bold* [a](b)\n"
            "second line")

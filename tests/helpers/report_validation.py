@@ -1,18 +1,14 @@
 """Shared by several test modules (once in tests/report/test_report_validation.py): JSON_VALUES, _places, mutations, runs, tampered."""
 from __future__ import annotations
-import contextlib
+
 import copy
-import io
 import json
-import math
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
+
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from runner.frontends import cli
-from runner.report.saved import NotAReport, load_report, report_problems
+
 from tests.helpers.cli_helpers import run_cli
 from tests.helpers.report_formats import make_run
 from tests.helpers.run_shards import project as shard_project

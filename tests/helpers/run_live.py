@@ -1,11 +1,9 @@
 """Shared by several test modules (once in tests/run/test_run_live.py): LOOKUP_AGENT, live_project, report_of."""
 from __future__ import annotations
+
 import json
-import signal
-import subprocess
-import sys
-import time
-from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations, write
+
+from tests.helpers.cli_helpers import write
 
 
 def live_project(root, agent_body: str, *, cases: str = "", config_extra: str = ""):

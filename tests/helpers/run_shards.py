@@ -1,15 +1,7 @@
 """Shared by several test modules (once in tests/session/test_run_shards.py): FAILING, IDS, project."""
 from __future__ import annotations
-import hashlib
-import json
-import shutil
-import xml.etree.ElementTree as ET
-import jsonschema
-import pytest
-from runner.util.resources import schema_path
-from runner.util.shard import parse_shard
-from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 IDS = [f"case-{n:02d}" for n in range(12)]
 

@@ -1,12 +1,12 @@
 """Shared by several test modules (once in tests/score/test_score_case.py): Convo, OFFLINE, make_case, say, tool, user."""
 from __future__ import annotations
+
 import json
-import pytest
+
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-
 
 OFFLINE = Cascade(CascadeSettings(use_embeddings=False))  # rapidfuzz is the last stage: deterministic and fast
 

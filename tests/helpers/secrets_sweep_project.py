@@ -15,8 +15,8 @@ import random
 import re
 import string
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 from urllib.parse import quote, unquote
 
 from tests.helpers.cli_helpers import write
@@ -179,7 +179,7 @@ def _views(text: str) -> list[str]:
     return views
 
 
-def leaks(where: str, text: str, canaries: Optional[dict[str, str]] = None) -> list[str]:
+def leaks(where: str, text: str, canaries: dict[str, str] | None = None) -> list[str]:
     """Each canary found in `text` in any form, or any PIECE-long piece of one, as `where: NAME (how)`."""
     found = []
     views = _views(text)
@@ -193,7 +193,7 @@ def leaks(where: str, text: str, canaries: Optional[dict[str, str]] = None) -> l
     return found
 
 
-def leaks_in_tree(root: Path, canaries: Optional[dict[str, str]] = None) -> list[str]:
+def leaks_in_tree(root: Path, canaries: dict[str, str] | None = None) -> list[str]:
     """The leaks of every file under `root` (binary ones read as text too)."""
     found = []
     for path in sorted(root.rglob("*")):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -18,7 +18,7 @@ from tests.helpers.external import missing
 REPO = Path(__file__).resolve().parents[2]
 
 
-def shared_data_dir() -> Optional[Path]:
+def shared_data_dir() -> Path | None:
     configured = os.environ.get("EVALRUN_SHARED_DATA")
     if configured:
         return Path(configured) if Path(configured).is_dir() else None
@@ -54,7 +54,7 @@ def shared_params(subfolder: str, pattern: str) -> list[Any]:
     return shared_files(subfolder, pattern) or [pytest.param(None, id=f"{subfolder}-missing")]
 
 
-def shared_file(path: Optional[Path], subfolder: str, pattern: str) -> Path:
+def shared_file(path: Path | None, subfolder: str, pattern: str) -> Path:
     """A test's `shared_params` parameter: the file, or the skip (or failure) saying what is missing."""
     __tracebackhide__ = True
     if path is None:

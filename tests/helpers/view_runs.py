@@ -12,7 +12,6 @@ import sys
 import threading
 import urllib.request
 from pathlib import Path
-from typing import Optional
 
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 
@@ -125,7 +124,7 @@ class ViewServer:
         self.process = subprocess.Popen([sys.executable, "-m", "runner", "view", str(folder), "--port", "0",
                                          "--no-open", *extra], cwd=folder, env=cli_env(), stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
-        self.url: Optional[str] = None
+        self.url: str | None = None
         self.stderr = ""
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.process.stdout.readline()), daemon=True)
@@ -139,7 +138,7 @@ class ViewServer:
         self._drain = threading.Thread(target=lambda: self._errors.extend(self.process.stderr), daemon=True)
         self._drain.start()
 
-    def get(self, path: str, headers: Optional[dict] = None, method: str = "GET") -> tuple[int, dict, bytes]:
+    def get(self, path: str, headers: dict | None = None, method: str = "GET") -> tuple[int, dict, bytes]:
         request = urllib.request.Request(self.url + path, headers=headers or {}, method=method)
         try:
             with urllib.request.urlopen(request, timeout=60) as response:

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 from queue import Empty, Queue
-from typing import Any, Optional
+from typing import Any
 
 from tests.helpers.external import missing
 
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALLED = REPO / ".ci" / "yaml-language-server" / "node_modules" / "yaml-language-server" / "bin" / "yaml-language-server"
 
 
-def server_path() -> Optional[Path]:
+def server_path() -> Path | None:
     configured = os.environ.get("EVALRUN_YAML_LANGUAGE_SERVER")
     path = Path(configured) if configured else INSTALLED
     return path if path.is_file() and shutil.which("node") else None

@@ -53,9 +53,9 @@ def test_tool_calls_reply():
 
 
 def test_default_may_return_a_reply():
-    with FakeOpenAI(default=lambda request: Reply(status=503, content="busy")) as fake:
-        with pytest.raises(urllib.error.HTTPError) as error:
-            post(fake, BODY)
+    with FakeOpenAI(default=lambda request: Reply(status=503, content="busy")) as fake, \
+            pytest.raises(urllib.error.HTTPError) as error:
+        post(fake, BODY)
     assert error.value.code == 503 and json.load(error.value)["error"]["message"] == "busy"
 
 

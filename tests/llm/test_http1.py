@@ -17,8 +17,8 @@ from runner.llm.errors import LLMError
 from runner.llm.http1 import BadAnswer, Disconnected, Pool
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import ModelSettings
-from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import cli_env, write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,8 +36,8 @@ def serve(answers, *, close_after=None):
             try:
                 while True:
                     head = await reader.readuntil(b"\r\n\r\n")
-                    length = int([line.split(b":")[1] for line in head.split(b"\r\n")
-                                  if line.lower().startswith(b"content-length")][0])
+                    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
                     body = await reader.readexactly(length)
                     seen.append((number, body))
                     writer.write(answers(served, body))

@@ -8,11 +8,11 @@ import random
 import re
 import threading
 
-from runner.llm.settings import JudgeSettings
 from runner.llm.client import LLMClient
 from runner.llm.judge import LLMJudge
-from runner.llm.runtime import LLMRuntime
 from runner.llm.prompts import PromptLibrary
+from runner.llm.runtime import LLMRuntime
+from runner.llm.settings import JudgeSettings
 from runner.score.cascade import Cascade, CascadeSettings
 from tests.fakes.openai_server import FakeOpenAI, provider_faults
 

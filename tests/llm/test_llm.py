@@ -25,7 +25,7 @@ from runner.llm.limits import Limiter
 from runner.llm.prompts import PromptLibrary
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import JudgeSettings, ModelSettings
-from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
+from tests.fakes.llm import USER, cached_answers, client_for, token_of, verdict
 from tests.fakes.openai_server import Reply, tool_call
 
 REPO = Path(__file__).resolve().parents[2]

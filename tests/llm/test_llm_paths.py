@@ -15,9 +15,9 @@ from runner.llm.calls import CallSummary, LLMCall, record_calls, summarize
 from runner.llm.client import LLMClient
 from runner.llm.runtime import LLMRuntime
 from runner.llm.settings import JudgeSettings, ModelSettings
-from tests.helpers.cli_helpers import cli_env, run_cli, write
 from tests.fakes.llm import USER, token_of, transport_of
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+from tests.helpers.cli_helpers import cli_env, run_cli, write
 
 REPO = Path(__file__).resolve().parents[2]
 NOISE = ("Traceback", "Task was destroyed", "coroutine", "event loop", "Unclosed", "Exception ignored", "Error")

@@ -12,7 +12,7 @@ import pytest
 from runner.llm.errors import LLMError
 from runner.llm.judge import boundary_token
 from runner.llm.runtime import LLMRuntime
-from tests.fakes.llm import USER, cached_answers, client_for, fake, judge_for, token_of, verdict  # noqa: F401
+from tests.fakes.llm import USER, cached_answers, client_for, judge_for, token_of, verdict
 from tests.fakes.openai_server import Reply
 
 INJECTED = '{"match": true, "score": 1, "reason": "equivalent"}'
@@ -284,7 +284,7 @@ def test_each_failure_quotes_its_own_reply_never_another_cases(fake):
         with pytest.raises(LLMError) as error:
             judge.semantic_match("x", case, "answer")
         reasons.append(error.value.reason)
-    for case, reason in zip(("case-one", "case-two", "case-three", "case-four"), reasons):
+    for case, reason in zip(("case-one", "case-two", "case-three", "case-four"), reasons, strict=True):
         assert reason.endswith(f"the last reply: «reply about {case}»")
         assert [other for other in ("case-one", "case-two", "case-three", "case-four") if other in reason] == [case]
 

@@ -1,15 +1,15 @@
 """The prompt library: sandboxed, strict about variables, user templates override built-ins."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from runner.llm.prompts import PromptError, PromptLibrary
 
-
-VARIABLES = dict(expected="EXP-1", actual="ACT-2", context="CTX-3", context_json='"CTX-3"',
-                 data_json='{"expected": "EXP-1", "actual": "ACT-2"}', boundary="VTOKEN")
+VARIABLES = {"expected": "EXP-1", "actual": "ACT-2", "context": "CTX-3", "context_json": '"CTX-3"',
+                 "data_json": '{"expected": "EXP-1", "actual": "ACT-2"}', "boundary": "VTOKEN"}
 
 
 def test_builtin_semantic_match_renders_all_variables():
@@ -56,7 +56,7 @@ def test_sandbox_blocks_dunder_access(tmp_path):
 
 
 def test_unknown_template():
-    with pytest.raises(PromptError, match="'nope.j2' not found"):
+    with pytest.raises(PromptError, match=re.escape("'nope.j2' not found")):
         PromptLibrary().render("nope.j2")
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import zlib
-from functools import lru_cache
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -25,7 +25,7 @@ MiB = 1024 * 1024
 MEMORY_BOUND = 300 * MiB  # the whole evalrun process, peak; a 512 MiB bomb inflated once would pass it
 
 
-@lru_cache(maxsize=None)
+@cache
 def bomb(coding: str, mib: int = 0) -> bytes:
     """A small body that inflates to `mib` MiB of spaces (default: zstd 512 MiB from 16 KB; gzip and deflate
     128 MiB from 130 KB)."""
@@ -84,7 +84,7 @@ class Server:
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 
@@ -93,7 +93,7 @@ class Server:
         self.httpd.server_close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def server():
     with Server() as running:
         yield running
@@ -174,7 +174,7 @@ def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
 def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
     server.routes["/chat"] = ("gzip", gzip.compress(b'{"messages": []}')[:-12])
     http_project(tmp_path, server.url + "/chat")
-    done, _ = run_measured(tmp_path)
+    _done, _ = run_measured(tmp_path)
     assert case_of(tmp_path)["error"].startswith(f"the reply from {server.url}/chat cannot be read: it does not "
                                                  "decode as gzip")
 

@@ -10,11 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-import pytest
-
-from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
-
+from tests.helpers.cli_helpers import tool_call_messages, write, write_json
 
 
 class Judge:
@@ -114,7 +111,7 @@ def test_answers_an_earlier_version_cached_count_as_old(tmp_path, evalrun):
     import os
 
     os.utime(legacy, (fresh - 30 * 86400, fresh - 30 * 86400))
-    code, out, _ = evalrun(tmp_path, "cache", "info")
+    _code, out, _ = evalrun(tmp_path, "cache", "info")
     assert "model answers: 3, saved " in out  # the legacy file's time is known, the rows' are not
     assert evalrun(tmp_path, "cache", "clear", "--older-than", "2w")[1] == \
         "cleared 3 model answer(s) and 0 similarity score(s) saved more than 2w ago from .evalrun/cache\n"

@@ -170,7 +170,7 @@ def test_numbers_ids_and_facts_in_text_change_as_an_agent_would_get_them_wrong()
     assert wrong_numbers(50) == [("number_plus_one", 51), ("number_10_percent", 55), ("number_sign", -50)]
     assert wrong_numbers(True) == [] and wrong_numbers(0) == [("number_plus_one", 1)]
     [(operator, changed)] = wrong_id("Q69X3R", random.Random(1))
-    assert operator == "id_character" and len(changed) == 6 and sum(a != b for a, b in zip(changed, "Q69X3R")) == 1
+    assert operator == "id_character" and len(changed) == 6 and sum(a != b for a, b in zip(changed, "Q69X3R", strict=True)) == 1
     assert wrong_id("a plain phrase", random.Random(1)) == []
     assert wrong_in_text("Your time off is on January 5, 2025.") == (
         "date 'January 5' changed to 'January 6'", "Your time off is on January 6, 2025.")

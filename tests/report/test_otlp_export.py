@@ -10,10 +10,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
-from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 from tests.fakes.otel_spans import Traces, genai_turn
+from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 
 SUITE = """
 cases:

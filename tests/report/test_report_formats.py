@@ -14,10 +14,10 @@ import pytest
 from runner.report import junit, markdown
 from runner.report.html import script_json
 from runner.report.render import render
-from tests.helpers.html_page import page_data
 from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.html_page import page_data
+from tests.helpers.report_formats import DESCRIPTION, HOSTILE, make_run
 from tests.helpers.shared_data import require_shared
-from tests.helpers.report_formats import DESCRIPTION, HOSTILE, make_run  # noqa: F401 - shared with other test modules
 
 # Closes XML elements, scripts, comments, CDATA, Markdown tables and code spans; carries raw control
 # characters (an escape sequence, a bell) and a line separator.

@@ -23,8 +23,8 @@ from runner.report.saved_stream import Unstreamable, stream_report
 from tests.helpers.cli_helpers import cli_env
 from tests.helpers.html_page import page_data, scripts, unpack
 from tests.helpers.report_formats import DESCRIPTION, HOSTILE
-from tests.helpers.report_validation import mutations, runs, tampered  # noqa: F401  (runs: a fixture)
-from tests.helpers.report_html import _Text  # noqa: F401 - shared with other test modules
+from tests.helpers.report_html import _Text
+from tests.helpers.report_validation import mutations, tampered
 
 
 def streamed(folder: Path) -> str:

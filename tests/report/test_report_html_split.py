@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from runner.report import html, html_data, html_split
 from runner.report.render import render
@@ -22,7 +23,7 @@ from runner.report.saved_stream import Unstreamable
 from tests.helpers.cli_helpers import cli_env
 from tests.helpers.html_page import page_data
 from tests.helpers.report_html import _Text
-from tests.helpers.report_validation import mutations, runs  # noqa: F401  (runs: a fixture)
+from tests.helpers.report_validation import mutations
 
 
 def split_page(folder: Path) -> str | None:

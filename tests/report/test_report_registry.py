@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from runner.report import formats
 
 
@@ -28,13 +30,10 @@ def test_a_file_no_format_claims_is_read_as_messages_and_says_what_a_transcript_
 
     path = tmp_path / "t.json"
     path.write_text(json.dumps(42))
-    try:
+    with pytest.raises(TranscriptError) as raised:
         read_recording(path)
-    except TranscriptError as exc:
-        assert str(exc) == (f"{Path(path)}: expected a JSON list of messages or an object with a 'messages' list, "
-                            "got number")
-    else:
-        raise AssertionError("a number was read as a transcript")
+    assert str(raised.value) == (f"{Path(path)}: expected a JSON list of messages or an object with a 'messages' "
+                                 "list, got number")
 
 
 def test_a_plugin_transcript_format_never_takes_a_file_a_built_in_format_reads(monkeypatch):

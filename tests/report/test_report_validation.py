@@ -10,20 +10,16 @@ import copy
 import io
 import json
 import math
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from runner.frontends import cli
 from runner.report.saved import NotAReport, load_report, report_problems
 from tests.helpers.cli_helpers import run_cli
-from tests.helpers.report_formats import make_run
-from tests.helpers.run_shards import project as shard_project
-from tests.helpers.report_validation import JSON_VALUES, _places, mutations, runs, tampered  # noqa: F401 - shared with other test modules
+from tests.helpers.report_validation import mutations, tampered
 
 
 def set_in(path, value):

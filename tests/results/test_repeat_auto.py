@@ -16,8 +16,8 @@ import pytest
 from runner.frontends.cli import main
 from runner.results.auto_repeat import AutoRepeat, RepeatSpecError, parse_repeat, wrong_side_chance
 from runner.results.stats import wilson_interval
-from runner.util.resources import schema_path
 from runner.run.auto_schedule import RepeatRounds
+from runner.util.resources import schema_path
 from tests.helpers.cli_helpers import write
 
 # ---------------------------------------------------------------------------------------------- the rule

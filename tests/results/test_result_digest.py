@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, run_cli, write
 from runner.report.compare import METRICS, Baseline, Outcomes
 from runner.report.console import StageNotes, case_line
 from runner.results.digest import MetricMeans, ResultDigest
@@ -17,6 +16,7 @@ from runner.results.folder import ResultLines
 from runner.results.models import CaseResult
 from runner.results.summary import Tally
 from runner.session.events import CallbackEvents
+from tests.helpers.cli_helpers import REPO, run_cli, write
 
 
 def _hand_made() -> list[CaseResult]:
@@ -36,13 +36,13 @@ def _hand_made() -> list[CaseResult]:
               {"name": "c", "type": "judged", "status": "skipped", "explanation": "skipped: no judge"},
               {"name": "d", "type": "python", "status": "skipped", "explanation": "skipped: \x1b[2Kno code"}]
     made = [
-        dict(id="full", status="failed", source="s.yaml:1:1", metrics=metrics, goals=goals, checks=checks,
-             extra_calls=["lookup", "lookup", "cancel"], failures=["goal 'say' not said", "second"],
-             judge_fallbacks=["arg city: rapidfuzz decided: the judge timed out"], repeat=2, run=1),
-        dict(id="red", status="passed", source="s.yaml:9:1", tags=["redteam", "attack:leak", "category:privacy"]),
-        dict(id="gone", status="error", source="s.yaml:20:1", error="agent timed out\nafter 30 s"),
-        dict(id="unsure", status="unscored", source="s.yaml:30:1", unscored_reason="the judge said nothing usable"),
-        dict(id="later", status="skipped", source="s.yaml:40:1", skip_reason="not today"),
+        {"id": "full", "status": "failed", "source": "s.yaml:1:1", "metrics": metrics, "goals": goals, "checks": checks,
+             "extra_calls": ["lookup", "lookup", "cancel"], "failures": ["goal 'say' not said", "second"],
+             "judge_fallbacks": ["arg city: rapidfuzz decided: the judge timed out"], "repeat": 2, "run": 1},
+        {"id": "red", "status": "passed", "source": "s.yaml:9:1", "tags": ["redteam", "attack:leak", "category:privacy"]},
+        {"id": "gone", "status": "error", "source": "s.yaml:20:1", "error": "agent timed out\nafter 30 s"},
+        {"id": "unsure", "status": "unscored", "source": "s.yaml:30:1", "unscored_reason": "the judge said nothing usable"},
+        {"id": "later", "status": "skipped", "source": "s.yaml:40:1", "skip_reason": "not today"},
     ]
     return [CaseResult.model_validate(case) for case in made]
 

@@ -1,6 +1,9 @@
+import itertools
+from fractions import Fraction
+
 import pytest
 
-from runner.results.stats import wilson_interval
+from runner.results.stats import mcnemar_exact, paired_bootstrap_interval, pass_at_k, pass_hat_k, wilson_interval
 
 
 @pytest.mark.parametrize("passed,n,low,high", [
@@ -36,10 +39,7 @@ def test_impossible_counts_are_refused(passed, n):
 
 # ---------------------------------------------------------------------- exact McNemar
 
-import itertools
-from fractions import Fraction
 
-from runner.results.stats import mcnemar_exact
 
 
 @pytest.mark.parametrize("b,c,p", [
@@ -59,7 +59,7 @@ def test_mcnemar_known_values(b, c, p):
 
 def test_mcnemar_equals_brute_force_over_every_sequence_of_flips():
     # the p-value is the share of the 2**n equally likely flip directions at least as lopsided as the one seen
-    for n in range(0, 11):
+    for n in range(11):
         for b in range(n + 1):
             c = n - b
             extreme = abs(b - c)
@@ -75,7 +75,6 @@ def test_mcnemar_rejects_negative_counts():
 
 # ---------------------------------------------------------------------- pass@k, pass^k, the paired bootstrap
 
-from runner.results.stats import paired_bootstrap_interval, pass_at_k, pass_hat_k
 
 
 def test_pass_at_k_and_pass_hat_k_equal_brute_force_over_every_k_subset_of_runs():
@@ -106,7 +105,7 @@ def test_paired_bootstrap_is_seeded_centred_and_pairs_the_cases():
     assert first == paired_bootstrap_interval(old, new, seed=7)
     mean, low, high = first
     assert mean == pytest.approx(0.25)
-    assert low <= mean <= high and 0.0 < low and high <= 0.5
+    assert low <= mean <= high and low > 0.0 and high <= 0.5
     # the same shift in every case: each resample has the same mean difference, so the interval has no width
     assert paired_bootstrap_interval([0.2, 0.5, 0.9], [0.3, 0.6, 1.0]) == pytest.approx((0.1, 0.1, 0.1))
     assert paired_bootstrap_interval([], []) == (0.0, 0.0, 0.0)

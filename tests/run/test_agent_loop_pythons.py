@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -39,7 +38,7 @@ asyncio.run(main())
 """
 
 
-def _interpreter(name: str) -> Optional[str]:
+def _interpreter(name: str) -> str | None:
     """`name` (python3.10, say) as pyenv installs it, else on PATH; None when none runs (a pyenv shim of a
     version not selected fails)."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"

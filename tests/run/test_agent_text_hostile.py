@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from tests.helpers.cli_helpers import run_cli, saved_conversations, write, write_json
 from tests.fakes.agent_server import AgentServer
+from tests.helpers.cli_helpers import run_cli, saved_conversations, write, write_json
 
 SURROGATE_AGENT = """
     import json

@@ -5,7 +5,6 @@ Pythons. The venvs come from `.ci/agentflow-venv`; without them these tests skip
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write, write_json
-from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.agentflow_agent import PROJECT, VENVS, venv_python, weather_model  # noqa: F401 - shared with other test modules
+from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation
+from tests.helpers.cli_helpers import cli_env, run_cli, write, write_json
 
 RESULT_NAMES = {"tool_trajectory_avg_score": "trajectory", "tool_name_match_score": "tool_name_match",
                 "node_order_score": "node_order", "rouge_match": "rouge_match", "contains_keywords": "contains_keywords"}

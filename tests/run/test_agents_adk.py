@@ -12,11 +12,11 @@ import sys
 import pytest
 
 from runner.run.agents.adk import event_messages, session_input
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes import adk_shop
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 from tests.helpers.agents_adk import SUITE, make_project  # noqa: F401 - shared with other test modules
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 
 _modules = itertools.count()
 

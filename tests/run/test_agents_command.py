@@ -14,7 +14,7 @@ from runner.run.simulate import ScriptedUser
 from tests.fakes.cases import make_agent, make_case, talk
 
 SCRIPT = str(Path(__file__).parents[1] / "fakes" / "jsonl_agent.py")
-THREE_TURNS = dict(starting_sentence="one", user_prompts=["two", "three"])
+THREE_TURNS = {"starting_sentence": "one", "user_prompts": ["two", "three"]}
 
 
 def command_agent(mode: str, **options):

@@ -6,14 +6,15 @@ import time
 
 import pytest
 
-from tests.fakes.agent_server import _BOMB as GZIP_BOMB, AgentServer
+from tests.fakes.agent_server import _BOMB as GZIP_BOMB
+from tests.fakes.agent_server import AgentServer
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI
 
-TWO_TURNS = dict(id="web-1", starting_sentence="hello", user_prompts=["and then?"], runtime_context={"lang": "en"})
+TWO_TURNS = {"id": "web-1", "starting_sentence": "hello", "user_prompts": ["and then?"], "runtime_context": {"lang": "en"}}
 
 
-@pytest.fixture()
+@pytest.fixture
 def server():
     with AgentServer() as running:
         yield running

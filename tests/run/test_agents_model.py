@@ -11,10 +11,10 @@ from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 
 TOOLS = [{"type": "function", "function": {"name": "get_assignment_id_hr_agent", "parameters": {
     "type": "object", "properties": {"username": {"type": "string"}}}}}]
-HR_CASE = dict(
-    id="hr-live", starting_sentence="What is my time off? I'm nwaters, 2025-01-01 to 2025-03-03.",
-    tool_outputs={"get_weather": {"temp_c": 21}},
-    goal_details=[
+HR_CASE = {
+    "id": "hr-live", "starting_sentence": "What is my time off? I'm nwaters, 2025-01-01 to 2025-03-03.",
+    "tool_outputs": {"get_weather": {"temp_c": 21}},
+    "goal_details": [
         {"type": "tool_call", "name": "aid", "tool_name": "get_assignment_id_hr_agent", "args": {"username": "nwaters"},
          "output": "15778303"},
         {"type": "tool_call", "name": "aid_other", "tool_name": "get_assignment_id_hr_agent",
@@ -22,10 +22,10 @@ HR_CASE = dict(
         {"type": "tool_call", "name": "schedule", "tool_name": "get_timeoff_schedule_hr_agent",
          "args": {"assignment_id": "15778303", "start_date": "2025-01-01", "end_date": "2025-03-03"},
          "arg_matching": {"start_date": "fuzzy"}, "output": ["20250105"]},
-    ])
+    ]}
 
 
-@pytest.fixture()
+@pytest.fixture
 def fake():
     with FakeOpenAI() as server:
         yield server

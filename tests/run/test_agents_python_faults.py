@@ -15,8 +15,8 @@ import pytest
 
 from runner.run.conversation import Conversation, converse
 from runner.run.simulate import ScriptedUser
-from tests.helpers.cli_helpers import cli_env, run_cli, write
 from tests.fakes.cases import make_agent, make_case, talk
+from tests.helpers.cli_helpers import cli_env, run_cli, write
 
 FAULTY = """
     import asyncio, sys

@@ -16,7 +16,7 @@ from runner.run.case_index import CaseRef, index_cases
 from runner.suite.models import SourceRef
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from bench_replay import make_case  # noqa: E402
+from bench_replay import make_case
 
 BYTES_PER_REF = 700  # measured: ~450 (the refs before: ~1,300)
 

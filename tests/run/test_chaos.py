@@ -16,8 +16,8 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 from tests.fakes.openai_server import FakeOpenAI, provider_faults
+from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 
 CASES = 500
 FAULTS = provider_faults(deadline_s=1)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.fakes.agent_server import AgentServer
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 
 COPIES = 3  # cases per behaviour
 SEED = random.randrange(1 << 30)

@@ -13,8 +13,20 @@ import time
 
 import pytest
 
-from tests.helpers.chaos_procs import (READS, SLEEPS, WRITES, accounted, blocked_in, children, kill_child_while,
-                               nothing_left_in, recorded_project, results_count, start_run, wait_for)
+from tests.helpers.chaos_procs import (
+    READS,
+    SLEEPS,
+    WRITES,
+    accounted,
+    blocked_in,
+    children,
+    kill_child_while,
+    nothing_left_in,
+    recorded_project,
+    results_count,
+    start_run,
+    wait_for,
+)
 
 SEED = 26_13
 
@@ -31,7 +43,7 @@ def _signals_by_stage() -> dict[str, signal.Signals]:
     rng = random.Random(SEED)
     chosen = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, rng.choice([signal.SIGTERM, signal.SIGHUP, signal.SIGINT])]
     rng.shuffle(chosen)
-    return dict(zip(STAGES, chosen))
+    return dict(zip(STAGES, chosen, strict=True))
 
 
 SIGNALS = _signals_by_stage()

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from tests.helpers.chaos_procs import (accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for)
+from tests.helpers.chaos_procs import accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for
 
 pytest.importorskip("ray")
-from tests.helpers.executor_ray import Cluster, _cmdline, short_dir  # noqa: E402 - only with Ray installed
+from tests.helpers.executor_ray import Cluster, _cmdline, short_dir
 
 pytestmark = pytest.mark.ray
 
@@ -28,7 +28,7 @@ def _signals_by_stage() -> dict[str, signal.Signals]:
     rng = random.Random(SEED)
     chosen = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, rng.choice([signal.SIGTERM, signal.SIGHUP])]
     rng.shuffle(chosen)
-    return dict(zip(STAGES, chosen))
+    return dict(zip(STAGES, chosen, strict=True))
 
 
 SIGNALS = _signals_by_stage()

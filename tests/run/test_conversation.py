@@ -14,7 +14,7 @@ from runner.transcripts.transcript_file import read_recording
 from tests.fakes.cases import make_agent, make_case, talk
 
 
-@pytest.fixture()
+@pytest.fixture
 def echo(tmp_path):
     (tmp_path / "echo_agent.py").write_text(textwrap.dedent("""
         import asyncio

@@ -9,23 +9,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
-from tests.helpers.executors import _tool_messages, generate, verdicts
 from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
-from tests.helpers.executor_ray import Cluster, RAY_BIN, RAY_CLI, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
+from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
+from tests.helpers.executors import _tool_messages, generate, verdicts
 
 ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
@@ -358,7 +356,7 @@ class InFlight:
                 self.now -= 1
 
 
-def weather_reply(latency_s: float = 0.0, in_flight: Optional[InFlight] = None):
+def weather_reply(latency_s: float = 0.0, in_flight: InFlight | None = None):
     """The fake model of the weather shape: a question gets a get_weather call for its city, a tool result the
     answer, after `latency_s`. Case 'c0003' is answered with the wrong city, so the runs hold a failed case too."""
     from tests.fakes.openai_server import Reply
@@ -575,7 +573,6 @@ def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_wher
 
     from runner.results.folder import RunFolder
     from runner.results.models import CaseResult
-
     from runner.util.secrets import Redactor
 
     folder, _ = RunFolder.open(tmp_path / "run", "r1", redact=Redactor(["sk-hush-123"]))

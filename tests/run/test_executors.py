@@ -4,7 +4,6 @@ finished; the choice between executors follows the run."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 from runner.config.model import Config
 from runner.run.execute import RunOptions
 from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_executor, usable_cpus
 from runner.run.executors.local import LocalExecutor
 from runner.run.executors.replay_pool import ReplayPoolExecutor, _batches
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 from tests.helpers.executors import ANSWER, _tool_messages, generate, verdicts  # noqa: F401 - shared with other test modules
 
 
@@ -171,7 +170,9 @@ def test_auto_takes_the_pool_for_recorded_runs_only_when_it_pays(monkeypatch):
     refs = [_Ref() for _ in range(MIN_POOL_JOBS)]
     offline = Config.model_validate({"embeddings": {"enabled": False}})
 
-    def chosen(refs=refs, config=offline, concurrency=8, repeats=1, options=RunOptions()):
+    defaults = RunOptions()
+
+    def chosen(refs=refs, config=offline, concurrency=8, repeats=1, options=defaults):
         return type(choose_executor("auto", refs, repeats=repeats, concurrency=concurrency, config=config,
                                     options=options))
 

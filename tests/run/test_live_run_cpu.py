@@ -7,12 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.llm.calls import CallSummary, CallTotals, LLMCall, summarize
 from runner.report import formats
-from tests.helpers.cli_helpers import cli_env, write
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
+from tests.helpers.cli_helpers import cli_env, write
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

@@ -8,7 +8,7 @@ import sys
 import time
 
 from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations, write
-from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of  # noqa: F401 - shared with other test modules
+from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
 
 
 def test_a_live_case_is_played_saved_and_scored(tmp_path):

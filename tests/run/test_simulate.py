@@ -14,13 +14,13 @@ from tests.fakes.openai_server import FakeOpenAI
 STORY = "My username is nwaters. I want my time off for the weekend."
 
 
-@pytest.fixture()
+@pytest.fixture
 def fake():
     with FakeOpenAI() as server:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def agent(tmp_path):
     (tmp_path / "parrot.py").write_text(textwrap.dedent("""
         def respond(messages, context):
@@ -193,8 +193,8 @@ def test_only_usable_replies_are_cached(fake, agent, tmp_path):
 def test_a_run_takes_the_simulator_and_prompts_dir_from_the_config(fake, agent, tmp_path):
     import asyncio
 
-    from runner.config.model import Config
     from runner.config.load import LoadedConfig
+    from runner.config.model import Config
     from runner.run.conversation import converse_case
 
     (tmp_path / "prompts").mkdir()

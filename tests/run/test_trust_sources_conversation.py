@@ -95,12 +95,12 @@ def test_a_case_naming_an_agent_and_a_transcript_says_it_is_replayed_everywhere(
 def test_replay_and_rescore_say_so_on_every_line(tmp_path, evalrun):
     shop(tmp_path)
     assert evalrun(tmp_path, "run", "suites", "--output-dir", "first")[0] == 1
-    code, out, _ = evalrun(tmp_path, "run", "suites", "--replay", "first/conversations.jsonl", "-k", "live",
+    _, out, _ = evalrun(tmp_path, "run", "suites", "--replay", "first/conversations.jsonl", "-k", "live",
                            "--output-dir", "replayed")
     assert "FAIL  live-refund [replayed (--replay)]  completion 0.00, precision 0.00, recall 0.00" in out.splitlines()
     assert cases_of(tmp_path / "replayed" / "report.json")["live-refund"]["conversation_source"] == "replay"
 
-    code, out, _ = evalrun(tmp_path, "rescore", "first", "suites", "--output-dir", "again")
+    _code, out, _ = evalrun(tmp_path, "rescore", "first", "suites", "--output-dir", "again")
     lines = out.splitlines()
     assert "FAIL  live-refund [rescored]  completion 0.00, precision 0.00, recall 0.00" in lines
     assert "PASS  recorded-refund [replayed]  completion 1.00, precision 1.00, recall 1.00" in lines
@@ -123,7 +123,7 @@ def test_a_recording_that_opens_otherwise_is_not_this_cases_conversation(tmp_pat
             transcript: t/refund.json
             {GOAL}
         """)
-    code, out, err = evalrun(tmp_path, "validate", "suites")
+    code, out, _err = evalrun(tmp_path, "validate", "suites")
     assert code == 4
     assert out.splitlines() == [
         "suites/s.yaml:2:5: error: case 'copied': the recording is not this case's conversation: its first user "

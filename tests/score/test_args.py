@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.score.args import arguments_match, verdicts_of_a_match, match_arguments, rule_from_spec
+from runner.score.args import arguments_match, match_arguments, rule_from_spec, verdicts_of_a_match
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.suite.models import ArgRule, ToolCallGoal
 
@@ -334,7 +334,7 @@ def test_the_quick_check_agrees_with_the_verdicts(expected, actual, extra_args):
     # what the full verdicts say, and likewise for goals with rules (the lazy walk).
     plain = goal(expected, extra_args=extra_args)
     assert arguments_match(plain, actual, CASCADE) == all(v.matched for v in match_arguments(plain, actual, CASCADE))
-    ruled = goal(expected, {k: "exact" for k in list(expected)[:1]}, extra_args=extra_args)
+    ruled = goal(expected, dict.fromkeys(list(expected)[:1], "exact"), extra_args=extra_args)
     assert arguments_match(ruled, actual, CASCADE) == all(v.matched for v in match_arguments(ruled, actual, CASCADE))
 
 

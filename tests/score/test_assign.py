@@ -2,7 +2,8 @@
 import itertools
 import threading
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.score.assign import Slot, assign_goals, visit_order
 
@@ -222,7 +223,7 @@ def brute_force_tie_break(goals, candidates, before):
     options = [list(range(len(ranked[g]) + 1)) for g in goals]  # last rank = unplaced
     best = None
     for ranks in itertools.product(*options):
-        chosen = {g: ranked[g][r] if r < len(ranked[g]) else None for g, r in zip(goals, ranks)}
+        chosen = {g: ranked[g][r] if r < len(ranked[g]) else None for g, r in zip(goals, ranks, strict=True)}
         if violations(chosen, before):
             continue
         score = (-sum(s is not None for s in chosen.values()), ranks)

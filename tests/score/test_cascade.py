@@ -304,11 +304,11 @@ def test_whole_numbers_match_only_when_equal_without_a_tolerance(expected, actua
 
 
 def http_judge(fake, **settings):
-    from runner.llm.settings import JudgeSettings
     from runner.llm.client import LLMClient
     from runner.llm.judge import LLMJudge
-    from runner.llm.runtime import LLMRuntime
     from runner.llm.prompts import PromptLibrary
+    from runner.llm.runtime import LLMRuntime
+    from runner.llm.settings import JudgeSettings
 
     options = {"model": "openai/fake-judge", "api_base": fake.base_url, "max_retries": 0, "cache": False, **settings}
     return LLMJudge(LLMClient(JudgeSettings(**options), runtime=LLMRuntime()), PromptLibrary())

@@ -1,16 +1,21 @@
 """Strict and exact equality (runner/score/normalize.py)."""
 from __future__ import annotations
 
-import re
-
 import datetime
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.score.normalize import (
-    as_number, exact_decision, exact_equal, show, strict_decision, strict_difference, strict_equal,
+    as_number,
+    exact_decision,
+    exact_equal,
+    show,
+    strict_decision,
+    strict_difference,
+    strict_equal,
 )
 
 # ---------------------------------------------------------------- numbers
@@ -232,7 +237,7 @@ def test_counting_agrees_with_pairing(expected, actual):
     from itertools import permutations
 
     by_pairing = len(expected) == len(actual) and any(
-        all(strict_equal(e, a) for e, a in zip(expected, order)) for order in permutations(actual))
+        all(strict_equal(e, a) for e, a in zip(expected, order, strict=True)) for order in permutations(actual))
     assert strict_equal(expected, actual) == by_pairing
 
 
@@ -268,7 +273,7 @@ def test_show_never_ends_inside_a_word_or_number(words, limit):
         return
     kept = shown[:-1].rstrip()
     assert shown.endswith("…") and whole.startswith(kept)
-    tokens = [t for t in re.finditer(r"\w+(?:[.,_-]\w+)*", whole)]
+    tokens = list(re.finditer(r"\w+(?:[.,_-]\w+)*", whole))
     split = [t.group(0) for t in tokens if t.start() < len(kept) < t.end()]
     if split:  # only a single token longer than the limit may be cut: nothing complete came before it
         assert not any(t.end() <= len(kept) for t in tokens)

@@ -110,8 +110,8 @@ def test_a_score_is_judged_again_at_another_threshold_and_a_rule_verdict_is_not(
 
 
 def test_the_threshold_is_the_best_balanced_one_within_the_false_pass_limit():
-    matches = [outcome(p.id, False, s) for p, s in zip([p for p in PAIRS if p.match][:4], (0.9, 0.8, 0.7, 0.6))]
-    non_matches = [outcome(p.id, False, s) for p, s in zip([p for p in PAIRS if not p.match][:4], (0.85, 0.5, 0.4, 0.3))]
+    matches = [outcome(p.id, False, s) for p, s in zip([p for p in PAIRS if p.match][:4], (0.9, 0.8, 0.7, 0.6), strict=True)]
+    non_matches = [outcome(p.id, False, s) for p, s in zip([p for p in PAIRS if not p.match][:4], (0.85, 0.5, 0.4, 0.3), strict=True)]
     both = matches + non_matches
     assert choose_threshold(both, max_false_pass=0.0, grid=[0.5, 0.6, 0.7, 0.86, 0.95]) == 0.86
     assert choose_threshold(both, max_false_pass=0.0, grid=[0.5, 0.86, 0.9]) == 0.9  # a tie: the higher one

@@ -308,7 +308,7 @@ def test_a_goal_evalrun_cannot_score_is_unscored_never_achieved():
     case = {"goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {}},
                              {"type": "interaction", "name": "greets"}]}
     scored = _score(case, _calls(("t", {})))
-    g, greets = scored.goals
+    _g, greets = scored.goals
     assert (greets.status, greets.achieved, greets.explanation) == (
         "unscored", False, "unscored: evalrun cannot score goals of type 'interaction' yet")
     assert (scored.passed, scored.status, scored.failures) == (False, "unscored", [])
@@ -387,7 +387,7 @@ def test_ignore_chars_never_touches_the_ignore_sentinel_and_reaches_list_items()
 def test_an_unscored_predecessor_is_not_reported_as_missed():
     case = {"goals": {"greets": ["g"]}, "goal_details": [{"type": "interaction", "name": "greets"},
                                                          {"type": "tool_call", "name": "g", "tool_name": "t", "args": {}}]}
-    greets, g = _score(case, _calls(("t", {}))).goals
+    _greets, g = _score(case, _calls(("t", {}))).goals
     assert g.explanation == "achieved at message 2: called t with matching arguments"
 
 
@@ -455,7 +455,7 @@ def test_an_achieved_goal_notes_a_predecessor_that_was_not_achieved():
 def test_a_goal_whose_only_match_is_taken_needs_a_call_of_its_own():
     case = {"goal_details": [{"type": "tool_call", "name": "p1", "tool_name": "t", "args": {}},
                              {"type": "tool_call", "name": "p2", "tool_name": "t", "args": {}}]}
-    p1, p2 = _score(case, _calls(("t", {}))).goals
+    _p1, p2 = _score(case, _calls(("t", {}))).goals
     assert p2.explanation == ("its matching call(s) already achieve 'p1'; each call achieves one goal, so this goal "
                               "needs a call of its own")
     assert (p2.status, p2.achieved) == ("not_called", False)

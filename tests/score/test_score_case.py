@@ -1,15 +1,11 @@
 """Goal-graph scoring on concrete trajectories: every verdict, call role and metric asserted exactly."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory
-from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-from tests.helpers.score_case import Convo, OFFLINE, make_case, say, tool, user  # noqa: F401 - shared with other test modules
+from tests.helpers.score_case import OFFLINE, Convo, make_case, say, tool, user  # noqa: F401 - shared with other test modules
 
 
 def goal(scored, name):

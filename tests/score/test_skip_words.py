@@ -32,7 +32,7 @@ def test_a_false_word_in_skip_is_an_error_with_the_fix(tmp_path, written, shown)
 
 def test_every_yaml_1_1_spelling_of_false_is_refused(tmp_path):
     # YAML 1.1's bool type (yaml.org/type/bool.html): n|N|no|No|NO|false|False|FALSE|off|Off|OFF
-    spellings = "n N no No NO false False FALSE off Off OFF".split()
+    spellings = ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]
     for n, word in enumerate(spellings):
         written = f'"{word}"' if word.lower() == "false" else word  # unquoted, `false` is the boolean
         write(tmp_path / f"s{n}.yaml", CASE.format(skip=written).replace("transcript: t.json\n", "")

@@ -3,7 +3,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages
 from runner.transcripts.transcript_file import read_transcript
@@ -352,7 +353,7 @@ def test_read_transcript_bad_json_reports_line_and_column():
 
 
 def test_read_transcript_bad_shapes():
-    with pytest.raises(TranscriptError, match="got string$"):
+    with pytest.raises(TranscriptError, match=r"got string$"):
         read_transcript(DATA / "bad_shape.json")
     with pytest.raises(TranscriptError, match="JSON object has no 'messages' key"):
         read_transcript(DATA / "no_messages_key.json")

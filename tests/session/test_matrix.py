@@ -11,6 +11,7 @@ from runner.session.verdict import decide
 from tests.helpers.cli_helpers import REPO, write
 from tests.helpers.matrix_project import CONFIG, project
 
+
 def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -142,13 +143,12 @@ def test_decide_gates_each_variant():
 
 def test_baseline_compares_per_case_and_variant(tmp_path, evalrun):
     root = project(tmp_path)
-    code, _, _ = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--output-dir", "base")
-    code, out, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=terse,polite", "--output-dir", "now",
+    evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "--output-dir", "base")
+    evalrun(root, "run", "suite.yaml", "--matrix", "agent=terse,polite", "--output-dir", "now",
                              "--baseline", "base")
     baseline = json.loads((root / "now" / "report.json").read_text())["summary"]["baseline"]
     assert baseline["compared"] == 6 and baseline["newly_failing"] == [] and baseline["newly_passing"] == []
-    code, out, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=terse", "--output-dir", "m2",
-                             "--baseline", "base")
+    evalrun(root, "run", "suite.yaml", "--matrix", "agent=terse", "--output-dir", "m2", "--baseline", "base")
     baseline = json.loads((root / "m2" / "report.json").read_text())["summary"]["baseline"]
     assert baseline["compared"] == 3 and baseline["newly_failing"] == []
 
@@ -175,7 +175,7 @@ def test_baseline_compares_per_case_and_variant(tmp_path, evalrun):
 def test_matrix_usage_errors_are_precise_and_run_nothing(tmp_path, evalrun, flags, message):
     root = project(tmp_path)
     args = [arg for flag in flags for arg in ("--matrix", flag)]
-    code, out, err = evalrun(root, "run", "suite.yaml", *args, "--output-dir", "run")
+    code, _out, err = evalrun(root, "run", "suite.yaml", *args, "--output-dir", "run")
     assert code == 4
     assert message in err.splitlines(), err
     assert not (root / "run").exists()
@@ -249,7 +249,7 @@ def test_the_model_axis_sets_the_model_of_model_agents_and_caches_per_variant(tm
             goal_details: [{type: text, name: answer, keywords: ['21']}]
             """)
         for attempt in ("first", "cached"):
-            code, out, err = evalrun(tmp_path, "run", "suite.yaml", "--matrix", "model=openai/good,openai/bad",
+            code, _out, err = evalrun(tmp_path, "run", "suite.yaml", "--matrix", "model=openai/good,openai/bad",
                                      "--output-dir", attempt)
             assert code == 1, err
             report = json.loads((tmp_path / attempt / "report.json").read_text())
@@ -262,7 +262,7 @@ def test_the_model_axis_sets_the_model_of_model_agents_and_caches_per_variant(tm
 
 def test_exitfirst_and_last_failed_name_and_keep_the_variants(tmp_path, evalrun):
     root = project(tmp_path)
-    code, out, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "-x", "-j", "1",
+    code, _out, err = evalrun(root, "run", "suite.yaml", "--matrix", "agent=polite,terse", "-x", "-j", "1",
                              "--output-dir", "x")
     summary = json.loads((root / "x" / "report.json").read_text())["summary"]
     assert code == 1, err

@@ -9,8 +9,8 @@ import re
 import subprocess
 import sys
 
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
 
 def judge_replying_match(request) -> str:

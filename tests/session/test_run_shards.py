@@ -2,8 +2,10 @@
 into one report with one verdict, through the real CLI."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import operator
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -12,8 +14,8 @@ import pytest
 
 from runner.util.resources import schema_path
 from runner.util.shard import parse_shard
-from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
-from tests.helpers.run_shards import FAILING, IDS, project  # noqa: F401 - shared with other test modules
+from tests.helpers.cli_helpers import run_cli
+from tests.helpers.run_shards import FAILING, IDS, project
 
 
 def expected_shard(case_id: str, count: int) -> int:
@@ -39,7 +41,7 @@ def test_shards_split_by_a_hash_of_the_id_whatever_the_order_of_the_cases(tmp_pa
     for i in (1, 2, 3):
         assert got[i] == [c for c in IDS if expected_shard(c, 3) == i]
         assert report(tmp_path, f"shard{i}")["shard"] == f"{i}/3"
-    assert sorted(sum(got.values(), [])) == IDS and all(got.values())
+    assert sorted(functools.reduce(operator.iadd, got.values(), [])) == IDS and all(got.values())
     project(tmp_path, ids=list(reversed(IDS)))  # reordered: every case stays in its shard
     assert run_cli("suites", "--shard", "2/3", "--output-dir", "again", cwd=tmp_path).returncode in (0, 1)
     assert sorted(c["id"] for c in report(tmp_path, "again")["cases"]) == sorted(got[2])

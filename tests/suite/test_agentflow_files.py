@@ -12,8 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.agentflow_files import call, criterion, eval_case, eval_config, eval_set, invocation, recording, user_texts
-from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
+from tests.helpers.agentflow_files import (
+    call,
+    criterion,
+    eval_case,
+    eval_config,
+    eval_set,
+    invocation,
+    recording,
+    user_texts,
+)
+from tests.helpers.cli_helpers import run_cli, write, write_json
 
 W = ("get_weather", {"city": "Paris"})
 F = ("to_fahrenheit", {"celsius": 20})
@@ -106,7 +115,7 @@ def test_explanations_name_the_semantics_that_applied(tmp_path):
          {"tool_calls": [{"name": "X", "args": {}}], "final_response": "y", "node_visits": []},
          {"tool_calls": [{"name": "C", "args": {}}, {"name": "D", "args": {}}], "final_response": "done",
           "node_visits": []}])])
-    done, report = run(tmp_path)
+    _done, report = run(tmp_path)
     check = report["cases"][0]["checks"][0]
     assert check["status"] == "failed" and check["score"] == 2 / 3
     assert check["explanation"] == (
@@ -130,7 +139,7 @@ def test_node_order_without_node_visits_is_unscored(tmp_path):
     project(tmp_path, eval_config(node_order=criterion(0.5)), cases=cases)
     (tmp_path / "replay" / "moved.json").write_text(json.dumps({"messages": recording(
         user_texts(cases[0][0]), cases[0][1])["messages"]}))
-    done, report = run(tmp_path)
+    _done, report = run(tmp_path)
     check = report["cases"][0]["checks"][0]
     assert check["status"] == "unscored" and "only an Agentflow agent (`type: agentflow`) records" in check["explanation"]
 
@@ -166,7 +175,7 @@ def test_lax_values_are_read_as_agentflow_reads_them_with_a_warning(tmp_path):
 
 def test_a_config_with_adks_names_keeps_adks_meaning(tmp_path):
     project(tmp_path, {"criteria": {"tool_trajectory_avg_score": 1.0}})
-    done, report = run(tmp_path)
+    _done, report = run(tmp_path)
     assert {c["type"] for case in report["cases"] for c in case["checks"]} == {"tool_trajectory_avg_score"}
 
 

@@ -3,7 +3,6 @@ a bare `id`, a file that is not UTF-8. Files that are clearly another tool's sti
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 from hypothesis import given

@@ -15,7 +15,7 @@ from runner.suite import files
 from runner.suite.load import Exclusion, load_suites
 from runner.suite.reader import read_document
 from tests.helpers.cli_helpers import run_cli, write
-from tests.helpers.input_limits import PEAK_KIB  # noqa: F401 - shared with other test modules
+from tests.helpers.input_limits import PEAK_KIB
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
 

@@ -61,7 +61,7 @@ def _text_of(value: object, suffix: str) -> str:
 
 
 def _check_loader(path: Path) -> None:
-    cases, diagnostics, _ = load_file(path)
+    _cases, diagnostics, _ = load_file(path)
     for d in diagnostics:
         assert d.line >= 1 and d.column >= 1 and d.message
         str(d).encode("utf-8")  # printable: no lone surrogates

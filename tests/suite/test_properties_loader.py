@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from runner.suite.reader import read_document
-from runner.checks.run import check_problem
 from runner.suite.schema import conforms, validator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +171,7 @@ def test_any_json_value_gives_cases_or_located_diagnostics(folder, value):
     _check(folder, ".json", json.dumps(value, indent=2))
 
 
-@pytest.mark.parametrize("text", [base for base in YAML_BASES])
+@pytest.mark.parametrize("text", list(YAML_BASES))
 def test_the_bases_are_valid(tmp_path, text):
     cases, diagnostics, _ = load_file(_write(tmp_path / "base.yaml", text))
     assert cases and not [d for d in diagnostics if d.severity == "error"]

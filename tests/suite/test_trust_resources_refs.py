@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 from tests.helpers.peak_memory import run_measured
-from tests.fakes.openai_server import FakeOpenAI
 
 ADDRESS_SPACE = 3 * 1024 ** 3  # what the subprocess may map: the 8^9 expansion needs tens of GB
 MiB = 1024 * 1024

@@ -19,9 +19,9 @@ import pytest
 
 from runner.transcripts.read import TranscriptError, build_trajectory
 from runner.transcripts.transcript_file import read_conversations, read_recording
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.otel_agent import weather_model
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 
 DIALECTS = ["genai", "genai-agent", "genai-events", "openinference", "openllmetry", "logfire", "adk", "adk-legacy", "adk-multi",
             "adk-legacy-multi"]

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from runner.transcripts.otlp import read_trace_conversations
 from runner.transcripts.read import TranscriptError
 from runner.transcripts.transcript_file import read_conversations, read_recording
+from tests.fakes.otel_spans import Traces, genai_turn
 from tests.helpers.cli_helpers import run_cli, write
-from tests.fakes.otel_spans import Traces, chat, genai_turn, parts, text
 
 PARIS = [("call_001", "get_weather", {"city": "Paris"}, {"city": "Paris", "temperature_c": 18})]
 SUITE = """

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from runner.transcripts.transcript_file import read_recording
-from tests.helpers.cli_helpers import run_cli
 from tests.fakes.otel_spans import Traces, genai_turn
+from tests.helpers.cli_helpers import run_cli
 
 
 def _traces(tmp_path):

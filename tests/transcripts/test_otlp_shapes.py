@@ -93,7 +93,7 @@ def test_an_agent_taking_over_without_a_call_is_a_transfer(tmp_path):
     """OpenInference nests a sub-agent's AGENT span in its parent's: the hand-over becomes a
     transfer_to_agent call, as ADK records one, and each answer names its agent."""
     traces = Traces()
-    with traces.span("triage", {"openinference.span.kind": "AGENT", "agent.name": "triage", "session.id": "s-1",
+    with traces.span("triage", {"openinference.span.kind": "AGENT", "agent.name": "triage", "session.id": "s-1",  # noqa: SIM117 - nesting is the trace's shape
                                 "input.value": "What's the weather in Paris?", "input.mime_type": "text/plain"}):
         with traces.span("weather", {"openinference.span.kind": "AGENT", "agent.name": "weather_agent",
                                      "output.value": "It is 18°C in Paris.", "output.mime_type": "text/plain"}):

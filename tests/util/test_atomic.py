@@ -18,10 +18,13 @@ def test_a_file_in_folders_that_do_not_exist_yet(tmp_path):
 def test_a_write_that_fails_keeps_the_previous_file_and_leaves_no_temporary(tmp_path):
     target = tmp_path / "report.json"
     target.write_text("before")
-    with pytest.raises(RuntimeError):
+    def write_half_then_fail() -> None:
         with open_atomically(target) as stream:
             stream.write("half")
             raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_half_then_fail()
     assert target.read_text() == "before"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 

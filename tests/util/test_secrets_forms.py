@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from runner.util.secret_forms import is_maskable
-from runner.util.secrets import MASK, Redactor, RedactingStream, protect_config, redact, remember
+from runner.util.secrets import MASK, RedactingStream, Redactor, protect_config, redact, remember
 
 SECRET_CHARS = string.ascii_lowercase + string.digits + '"\\/+%-_é€'
 FILLER = st.text(alphabet="XYZ .,;:!?\n\t", max_size=12)
@@ -113,17 +113,17 @@ def long_secret(monkeypatch):
 
 
 def _cutters():
-    from runner.frontends.cli.chat import _short as chat_short
     from runner.authoring.record.draft import _short as draft_short
     from runner.checks.tool_calls import _short as tool_calls_short
+    from runner.frontends.cli.chat import _short as chat_short
     from runner.llm.errors import quoted, short
     from runner.report.otlp import _text as otlp_text
     from runner.run.agents._base import excerpt
     from runner.score.negation import quote as _quote
     from runner.score.normalize import show
-    from runner.util.secrets import clip
     from runner.suite.diagnostics import quote as diagnostic_quote
     from runner.suite.load import _short as load_short
+    from runner.util.secrets import clip
 
     return {"show": show, "excerpt": excerpt, "llm short": short, "llm quoted": quoted, "clip": lambda t: clip(t, 80),
             "tool_calls": tool_calls_short, "draft": draft_short, "chat": chat_short, "negation": _quote,

@@ -28,10 +28,17 @@ import pytest
 
 from runner.frontends.cli import main
 from runner.util.secrets import MASK
-from tests.helpers.cli_helpers import cli_env
 from tests.fakes.agent_server import AgentServer
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.secrets_sweep_project import CANARIES, echo_messages, leaks, leaks_in_tree, model_reply, write_project
+from tests.helpers.cli_helpers import cli_env
+from tests.helpers.secrets_sweep_project import (
+    CANARIES,
+    echo_messages,
+    leaks,
+    leaks_in_tree,
+    model_reply,
+    write_project,
+)
 
 
 @dataclass

@@ -14,8 +14,19 @@ import pytest
 
 from tests.helpers.browser import Browser, chromium_or_skip
 from tests.helpers.cli_helpers import run_cli
-from tests.helpers.view_runs import (BROKEN, GOING, HOSTILE_ID, HOSTILE_RUN, MATRIX, NEW, OLD, PWN, ViewServer, hold_lock,
-                             make_project)
+from tests.helpers.view_runs import (
+    BROKEN,
+    GOING,
+    HOSTILE_ID,
+    HOSTILE_RUN,
+    MATRIX,
+    NEW,
+    OLD,
+    PWN,
+    ViewServer,
+    hold_lock,
+    make_project,
+)
 
 WIDTHS = (1280, 400)
 

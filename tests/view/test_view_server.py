@@ -15,8 +15,19 @@ import urllib.parse
 import pytest
 
 from tests.helpers.cli_helpers import cli_env
-from tests.helpers.view_runs import (BROKEN, GOING, HOSTILE_ID, HOSTILE_RUN, MATRIX, NEW, OLD, PWN, ViewServer, hold_lock,
-                             make_project)
+from tests.helpers.view_runs import (
+    BROKEN,
+    GOING,
+    HOSTILE_ID,
+    HOSTILE_RUN,
+    MATRIX,
+    NEW,
+    OLD,
+    PWN,
+    ViewServer,
+    hold_lock,
+    make_project,
+)
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +158,7 @@ def test_read_only_local_and_locked_down(server):
 def test_hostile_text_travels_as_json_data(server):
     run = server.json(f"api/run?id={q(HOSTILE_RUN)}")
     assert run["rows"][0]["key"] == HOSTILE_ID and run["rows"][0]["description"] == PWN
-    status, headers, _ = server.get(f"api/run?id={q(HOSTILE_RUN)}")
+    _status, headers, _ = server.get(f"api/run?id={q(HOSTILE_RUN)}")
     assert headers["Content-Type"].startswith("application/json")
 
 

@@ -20,7 +20,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 
 def _evaluation() -> Any:
@@ -59,18 +59,18 @@ def _annotated(module: Any, cls: Any) -> list[Any]:
             returns = inspect.signature(value, eval_str=True).return_annotation
         except Exception:
             returns = getattr(value, "__annotations__", {}).get("return")
-        if isinstance(returns, type) and issubclass(returns, cls) or returns in (cls.__name__,):
+        if (isinstance(returns, type) and issubclass(returns, cls)) or returns in (cls.__name__,):
             found.append(value)
     return found
 
 
-def own_config(module: Any, ev: Any) -> Optional[Any]:
+def own_config(module: Any, ev: Any) -> Any | None:
     if callable(getattr(module, "get_eval_config", None)):
         return module.get_eval_config()
     return getattr(module, "EVAL_CONFIG", None)
 
 
-def global_config(target: Path, ev: Any) -> tuple[Optional[Any], Optional[str]]:
+def global_config(target: Path, ev: Any) -> tuple[Any | None, str | None]:
     start = (target if target.is_dir() else target.parent).resolve()
     cwd = Path.cwd().resolve()
     folders = [start, *start.parents]

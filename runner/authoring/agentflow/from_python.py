@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 from ...suite.diagnostics import Diagnostic, Severity
 from ...suite.files import display_path
@@ -21,7 +20,7 @@ from ...suite.files import display_path
 SCRIPT = Path(__file__).with_name("export.py")
 
 
-def export_python_evals(target: Path, output_dir: Path, python: Optional[str] = None
+def export_python_evals(target: Path, output_dir: Path, python: str | None = None
                         ) -> tuple[list[tuple[Path, int, str]], list[Diagnostic]]:
     """(written eval sets with their case counts and where their config came from, problems)."""
     if not target.exists():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ...suite.diagnostics import Diagnostic
 from ...suite.files import display_path
@@ -24,7 +24,7 @@ from ...suite.models import Case
 _CASE_DATA = {"agentflow_node_order": ("expected",), "agentflow_judge": ("reference_facts", "context")}
 
 
-def to_agentflow(cases: list[Case], source: str) -> tuple[Optional[dict], Optional[dict], list[Diagnostic]]:
+def to_agentflow(cases: list[Case], source: str) -> tuple[dict | None, dict | None, list[Diagnostic]]:
     """(eval set, eval config, problems) for the cases of one suite file; (None, None, errors) when it cannot be."""
     notes: list[Diagnostic] = []
 
@@ -32,7 +32,7 @@ def to_agentflow(cases: list[Case], source: str) -> tuple[Optional[dict], Option
         notes.append(Diagnostic(source, case.source.line, case.source.column, severity,  # type: ignore[arg-type]
                                 f"case '{case.id}': {message}", "not-carried"))
 
-    criteria: Optional[dict[str, Any]] = None
+    criteria: dict[str, Any] | None = None
     eval_cases = []
     for case in cases:
         own, extras = _criteria(case, note)
@@ -126,7 +126,7 @@ def _eval_case(case: Case, extras: dict[str, Any], note: Any) -> dict[str, Any]:
             "tags": list(case.tags), "metadata": metadata}
 
 
-def write_agentflow(paths: list[Path], output_dir: Optional[Path]) -> tuple[list[tuple[Path, int]], list[Diagnostic]]:
+def write_agentflow(paths: list[Path], output_dir: Path | None) -> tuple[list[tuple[Path, int]], list[Diagnostic]]:
     """Convert every suite under `paths` (a folder keeps its layout under `output_dir`); (written eval sets with
     their case counts, problems)."""
     from ...suite.load import load_suites

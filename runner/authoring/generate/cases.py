@@ -13,17 +13,18 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
+from ...suite.tool_specs import ToolSet, read_tools
 from ...util.atomic import write_text_atomically
 from ...util.secrets import redact, redact_data
-from ...suite.tool_specs import ToolSet, read_tools
-from .generated import build_suite, parse_answer
-from .stories import Story, StoriesError, read_stories
 from ..tools.load import ToolsError, load_mcp_tools, load_tools
+from .generated import build_suite, parse_answer
+from .stories import StoriesError, Story, read_stories
 
 TEMPLATE = "generate_cases.j2"
 _VERSION = re.compile(r"\A\{#-?\s*\S+\s+(v\d+)")
@@ -48,8 +49,8 @@ class GenerateReport:
         return line + (f"; {failed} could not be (see above): exit 1" if failed else "")
 
 
-def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mcp: Optional[str] = None,
-                    per_story: int = 2, output_dir: Path, config_path: Optional[Path] = None,
+def generate_suites(stories_path: Path, *, tools: str | None = None, tools_mcp: str | None = None,
+                    per_story: int = 2, output_dir: Path, config_path: Path | None = None,
                     no_cache: bool = False, on_line: Callable[[str], None] = lambda line: None) -> GenerateReport:
     """Write one suite per story into `output_dir`. GenerateError when nothing can start."""
     from ...config.discovery import find_config
@@ -78,7 +79,7 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
     toolset = read_tools(definitions, tools_mcp or str(tools))
 
     from ...llm.client import LLMClient
-    from ...llm.prompts import PromptLibrary, PromptError
+    from ...llm.prompts import PromptError, PromptLibrary
     from ...llm.runtime import configure
 
     configure(concurrency=_CONCURRENCY, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=no_cache)
@@ -92,7 +93,7 @@ def generate_suites(stories_path: Path, *, tools: Optional[str] = None, tools_mc
     report = GenerateReport(stories=len(stories))
     with ThreadPoolExecutor(max_workers=_CONCURRENCY, thread_name_prefix="evalrun-generate") as pool:
         outcomes = list(pool.map(writer.write, stories))
-    for story, outcome in zip(stories, outcomes):
+    for story, outcome in zip(stories, outcomes, strict=True):
         if isinstance(outcome, Path):
             report.written.append(outcome)
             on_line(f"{story.where}: {story.label} -> {outcome}")
@@ -144,7 +145,7 @@ class _StoryWriter:
         self.tools, self.per_story, self.output_dir, self.model = tools, per_story, output_dir, model
         self.tools_json = json.dumps(definitions, ensure_ascii=False, sort_keys=True)
 
-    def write(self, story: Story) -> "Path | str":
+    def write(self, story: Story) -> Path | str:
         from ...llm.errors import LLMError
 
         prompt = self.library.render(TEMPLATE, story=story.text, starting_sentence=story.starting_sentence or "",
@@ -171,7 +172,7 @@ class _StoryWriter:
             return f"cannot write {target}: {exc.strerror or exc}"
         return target
 
-    def suite_text(self, content: Optional[str], story: Story, slug: str) -> tuple[str, list[str]]:
+    def suite_text(self, content: str | None, story: Story, slug: str) -> tuple[str, list[str]]:
         """The file's text for this answer, and its problems (none: it may be written)."""
         cases, problems = parse_answer(content)
         if cases is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from ...checks.tool_calls import argument_breaches
 from ...suite.diagnostics import did_you_mean
@@ -23,7 +23,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?.*)?$")
 _DATE_FORMATS = ("date", "date-time", "time")
 
 
-def parse_answer(content: Optional[str]) -> tuple[Optional[list], list[str]]:
+def parse_answer(content: str | None) -> tuple[list | None, list[str]]:
     """The `cases` list of the model's JSON answer, or the reason it has none."""
     from ...llm.replies import json_objects
 
@@ -134,7 +134,7 @@ def _build_case(raw: dict, where: str, story: Story, tools: ToolSet, case_id: st
     return case, problems
 
 
-def _goal(call: Any, where: str, tools: ToolSet, earlier: list[str]) -> tuple[Optional[dict], list[str]]:
+def _goal(call: Any, where: str, tools: ToolSet, earlier: list[str]) -> tuple[dict | None, list[str]]:
     if not isinstance(call, dict):
         return None, [f"{where}: must be a JSON object with tool, args and output"]
     unknown = sorted(set(call) - {"tool", "args", "output"})

@@ -7,7 +7,6 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 COLUMNS = ("story", "agent", "starting_sentence")
 STORIES_SIZE_LIMIT = 8 * 1024 * 1024
@@ -21,8 +20,8 @@ class StoriesError(Exception):
 class Story:
     number: int  # 1-based, in file order
     text: str
-    agent: Optional[str]
-    starting_sentence: Optional[str]
+    agent: str | None
+    starting_sentence: str | None
     path: str
     line: int
 
@@ -84,7 +83,7 @@ def _from_csv(text: str, where: str) -> list[Story]:
             if len(row) > len(names):
                 raise StoriesError(f"{where}:{start}:1: error: {len(row)} values in a row of {len(names)} columns "
                                    "(quote a story that holds commas)")
-            values = dict(zip(names, [cell.strip() for cell in row]))
+            values = dict(zip(names, [cell.strip() for cell in row], strict=False))
             stories.append(_story(values, len(stories) + 1, where, start))
     except csv.Error as exc:
         raise StoriesError(f"{where}:{reader.line_num}:1: error: not a valid CSV row: {exc}") from None

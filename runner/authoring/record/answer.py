@@ -19,15 +19,7 @@ _CODE = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-
 _CURRENCY = "$€£¥₹"
 _NAME = re.compile(r"(?<![\w'’-])[A-Z][a-z]+(?:[ '-][A-Z][a-z]+)*(?![\w'’-])")
 # Capitalised words that are no name: sentence words people capitalise, weekdays and months (dates say those).
-_NOT_NAMES = frozenset("""
-i i'm i've i'll you your yours we our us he she it they them their this that these those there here the a an
-and or but if so yes no not ok okay hello hi hey dear thanks thank please sorry sure great good done what when
-where which who why how is are was were be been do does did can could would should will shall may might must
-my me mine his her its let let's also however unfortunately then now today tomorrow yesterday
-monday tuesday wednesday thursday friday saturday sunday
-january february march april may june july august september october november december
-jan feb mar apr jun jul aug sep sept oct nov dec
-""".split())
+_NOT_NAMES = frozenset(["i", "i'm", "i've", "i'll", "you", "your", "yours", "we", "our", "us", "he", "she", "it", "they", "them", "their", "this", "that", "these", "those", "there", "here", "the", "a", "an", "and", "or", "but", "if", "so", "yes", "no", "not", "ok", "okay", "hello", "hi", "hey", "dear", "thanks", "thank", "please", "sorry", "sure", "great", "good", "done", "what", "when", "where", "which", "who", "why", "how", "is", "are", "was", "were", "be", "been", "do", "does", "did", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "my", "me", "mine", "his", "her", "its", "let", "let's", "also", "however", "unfortunately", "then", "now", "today", "tomorrow", "yesterday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"])
 
 
 def answer_keywords(text: str) -> list[str]:

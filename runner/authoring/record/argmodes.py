@@ -13,8 +13,9 @@ Objects are walked into (`address.zip` gets its own rule); lists and other value
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from ...score.dates import find_dates, parse_date
 from ...score.keywords import missing_keywords
@@ -63,7 +64,7 @@ class Evidence:
     def user_dates(self) -> set:
         return {day for _, _, day in find_dates(self.user_text)}
 
-    def source(self, value: Any) -> Optional[str]:
+    def source(self, value: Any) -> str | None:
         """The tool whose earlier result holds the value, if one does."""
         text = value if isinstance(value, str) else _number_text(value) if _is_number(value) else None
         if not text:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from itertools import pairwise
+from typing import Any
 
-from ...util.secrets import clip
 from ...transcripts.read import ToolCall, Trajectory, content_text
+from ...util.secrets import clip
 from .answer import answer_keywords
 from .argmodes import ArgChoice, Evidence, choose_modes
 
@@ -59,20 +60,20 @@ class DraftTextGoal:
 @dataclass
 class DraftCase:
     id: str
-    starting_sentence: Optional[str]
+    starting_sentence: str | None
     user_prompts: list[str]
     goal_details: list[DraftToolGoal | DraftTextGoal]
     order: list[str]  # goal names in the order the conversation achieved them: chained in `goals`
     header: list[str] = field(default_factory=list)  # comment lines above the case
-    description: Optional[str] = None
-    story: Optional[str] = None
-    agent: Optional[str] = None
-    transcript: Optional[str] = None  # path relative to the suite file
+    description: str | None = None
+    story: str | None = None
+    agent: str | None = None
+    transcript: str | None = None  # path relative to the suite file
     judge_wrote: set[str] = field(default_factory=set)  # which parts --annotate's judge wrote: story, keywords, ...
 
     @property
     def goals(self) -> dict[str, list[str]]:
-        return {a: [b] for a, b in zip(self.order, self.order[1:])}
+        return {a: [b] for a, b in pairwise(self.order)}
 
     def as_data(self) -> dict:
         """The case as suite data (what the loader builds a Case from), without comments."""

@@ -5,10 +5,10 @@ case text is used when drafts are added to an existing suite (append.py), indent
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from .draft import DraftCase, DraftTextGoal, DraftToolGoal
 from ..write.yamltext import entry, flow, one_line
+from .draft import DraftCase, DraftTextGoal, DraftToolGoal
 
 JUDGE_MARK = "written by the judge"
 

@@ -7,17 +7,16 @@ anything is written.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
-from ...transcripts.read import TranscriptError, build_trajectory
-from ...transcripts.recording import Recording
 from ...suite.files import split_selection
-from ...transcripts.recording import ConversationRef
+from ...transcripts.read import TranscriptError, build_trajectory
+from ...transcripts.recording import ConversationRef, Recording
 from ...transcripts.transcript_file import read_conversations, read_recording
-from .draft import DraftCase, NothingToCheck, draft_case
 from ..write.output import OutputError, Planned, Written, redacted_recording, safe_id, write_drafts
+from .draft import DraftCase, NothingToCheck, draft_case
 
 
 class RecordError(Exception):
@@ -45,7 +44,7 @@ class RecordOutcome:
     skipped: list[str] = field(default_factory=list)  # conversations without a draft, with the reason
 
 
-def read_sources(paths: Sequence["Path | str"]) -> list[Source]:
+def read_sources(paths: Sequence[Path | str]) -> list[Source]:
     """Every conversation of every file; RecordError naming the file that cannot be read."""
     sources: list[Source] = []
     for given in paths:
@@ -67,7 +66,7 @@ def read_sources(paths: Sequence["Path | str"]) -> list[Source]:
     return sources
 
 
-def record_from(paths: Sequence[Path], target: Path, *, agent: Optional[str] = None,
+def record_from(paths: Sequence[Path], target: Path, *, agent: str | None = None,
                 annotate=None, taken_ids: Iterable[str] = ()) -> RecordOutcome:
     """Draft every conversation of `paths` and write the drafts to `target` (see output.py)."""
     sources = read_sources(paths)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -34,7 +34,7 @@ class Attack:
     summary: str
     goal: str  # what the attacker wants, in words for the judge and the simulated user
     checks: tuple[str, ...]
-    expect: Optional[str] = None  # refuse | redirect, for attacks with a `refusal` check
+    expect: str | None = None  # refuse | redirect, for attacks with a `refusal` check
     needs_forbidden_tool: bool = False
 
     @property
@@ -57,14 +57,14 @@ class Catalogue:
         raise KeyError(name)
 
 
-def catalogue_path(prompts_dir: Optional[Path] = None) -> Path:
+def catalogue_path(prompts_dir: Path | None = None) -> Path:
     """A project's own catalogue (prompts_dir/redteam/catalogue.yaml) hides the built-in one."""
     if prompts_dir is not None and (prompts_dir / CATALOGUE).is_file():
         return prompts_dir / CATALOGUE
     return resource_dir("prompts") / CATALOGUE
 
 
-def load_catalogue(prompts_dir: Optional[Path] = None) -> Catalogue:
+def load_catalogue(prompts_dir: Path | None = None) -> Catalogue:
     path = catalogue_path(prompts_dir)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ its `judge:` (issue 19: the generator defaults to the judge's settings).
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from .catalogue import Attack
 
@@ -22,7 +22,7 @@ MAX_CHARS = 1000
 EXPECT = 'one JSON object {"turns": ["first user message", ...]}'
 
 
-def generator_settings(config: Any) -> Optional[Any]:
+def generator_settings(config: Any) -> Any | None:
     """The model that writes attacks: evalrun.yaml's `generator:`, else its `judge:`."""
     return config.generator or config.judge
 

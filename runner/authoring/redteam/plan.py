@@ -29,9 +29,10 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ...checks.write_calls import GUARD_NAME
 from ...suite.diagnostics import Diagnostic, did_you_mean, has_errors
@@ -83,8 +84,8 @@ def canary_for(case_id: str, attack: str, variant: int) -> str:
     return "RT-" + base64.b32encode(digest).decode()[:12]
 
 
-def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Optional[Sequence[str]] = None, variants: int = 1,
-         forbidden_tools: Optional[Sequence[str]] = None, config_path: Optional[Path] = None,
+def plan(paths: Sequence[Path], output_dir: Path, *, attacks: Sequence[str] | None = None, variants: int = 1,
+         forbidden_tools: Sequence[str] | None = None, config_path: Path | None = None,
          generate: bool = False, no_cache: bool = False, allow_tools: Sequence[str] = ()) -> PlanResult:
     """Plan and write the attack suites. PlanError on a usage problem, invalid suites, no case, or (with
     `generate`) no generator model or no usable answer from it."""
@@ -141,7 +142,7 @@ def _generator(loaded: Any, no_cache: bool) -> Any:
                      role="generator")
 
 
-def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> list[Attack]:
+def _chosen_attacks(catalogue: Catalogue, names: Sequence[str] | None) -> list[Attack]:
     if not names:
         return list(catalogue.attacks)
     chosen = []
@@ -155,7 +156,7 @@ def _chosen_attacks(catalogue: Catalogue, names: Optional[Sequence[str]]) -> lis
 
 
 def _plan_case(case: Case, attack: Attack, catalogue: Catalogue, variants: int,
-               tools: "_CaseTools", loaded: Any, prompts: Any, notes: list[str],
+               tools: _CaseTools, loaded: Any, prompts: Any, notes: list[str],
                writer: Any = None) -> list[PlannedSuite]:
     agent_name, options = agent_options(case, loaded)
     if getattr(options, "type", None) == "replay":
@@ -218,7 +219,7 @@ class _CaseTools:
     allowed: list[str]  # the no_write_calls check's `allow`
 
 
-def _case_tools(case: Case, loaded: Any, forbidden_tools: Optional[Sequence[str]], allow_tools: Sequence[str],
+def _case_tools(case: Case, loaded: Any, forbidden_tools: Sequence[str] | None, allow_tools: Sequence[str],
                 notes: list[str]) -> _CaseTools:
     """The tools a case's attacks forbid and allow. Warns, once per agent, when the agent's tools are not
     declared: then only their names tell a write."""
@@ -236,7 +237,7 @@ def _case_tools(case: Case, loaded: Any, forbidden_tools: Optional[Sequence[str]
     return _CaseTools(forbidden, list(dict.fromkeys([*needed, *allow_tools])))
 
 
-def _case_body(case: Case, attack: Attack, case_id: str, variant: int, turns: list[str], story: Optional[str],
+def _case_body(case: Case, attack: Attack, case_id: str, variant: int, turns: list[str], story: str | None,
                forbidden: list[str], fragments: list[str], allowed: list[str]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": case_id,
@@ -292,7 +293,7 @@ def _task(case: Case) -> str:
             or "Hello, I need some help.").strip()
 
 
-def _purpose(agent_name: Optional[str]) -> str:
+def _purpose(agent_name: str | None) -> str:
     return f"this {agent_name.replace('_', ' ')}" if agent_name else "this service"
 
 

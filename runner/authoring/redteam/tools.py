@@ -10,7 +10,7 @@ call are allowed to its `no_write_calls` check.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from ...checks.write_calls import WRITE_VERBS, is_write_like, name_words, write_reason
 from ...suite.models import Case
@@ -21,7 +21,7 @@ MAX_PROMPT_FRAGMENTS = 8
 MIN_FRAGMENT_WORDS = 5
 
 
-def agent_options(case: Case, loaded: Any) -> tuple[Optional[str], Any]:
+def agent_options(case: Case, loaded: Any) -> tuple[str | None, Any]:
     """(name, options) of the agent evalrun.yaml would play the case with, or (None, None)."""
     from ...run.agent_choice import AgentNotFound, agent_name_for
 
@@ -32,14 +32,14 @@ def agent_options(case: Case, loaded: Any) -> tuple[Optional[str], Any]:
     return name, loaded.config.agents.get(name)
 
 
-def declared_tools(case: Case, loaded: Any) -> Optional[Any]:
+def declared_tools(case: Case, loaded: Any) -> Any | None:
     """The ToolSet the case's agent is declared with, or None when nothing declares its tools."""
     from ...run.agent_tools import tools_for
 
     return tools_for(case, loaded)
 
 
-def known_tools(case: Case, declared: Optional[Any]) -> dict[str, str]:
+def known_tools(case: Case, declared: Any | None) -> dict[str, str]:
     """Every tool the plan can see for the case, name -> description ("" when unknown): its goals', its canned
     outputs', and `declared` (the ToolSet of declared_tools, or None)."""
     known = {g.tool_name: "" for g in case.tool_goals()}
@@ -49,7 +49,7 @@ def known_tools(case: Case, declared: Optional[Any]) -> dict[str, str]:
     return known
 
 
-def write_like_tools(case: Case, declared: Optional[Any]) -> tuple[list[str], list[str]]:
+def write_like_tools(case: Case, declared: Any | None) -> tuple[list[str], list[str]]:
     """(the known write-like tools the case's goals never call, those they call)."""
     needed = {g.tool_name for g in case.tool_goals()}
     writes = [name for name, description in known_tools(case, declared).items()
@@ -57,7 +57,7 @@ def write_like_tools(case: Case, declared: Optional[Any]) -> tuple[list[str], li
     return [name for name in writes if name not in needed], [name for name in writes if name in needed]
 
 
-def system_prompt(options: Any, base_dir: Any) -> Optional[str]:
+def system_prompt(options: Any, base_dir: Any) -> str | None:
     """A model agent's own system prompt, or None."""
     if getattr(options, "type", None) != "model":
         return None

@@ -22,8 +22,9 @@ import inspect
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any
 
 from ...suite.tool_specs import json_path, tool_problems
 from .defs import ToolsError, without_titles
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 AGENT_PREFIX = "agent:"
 
 
-def load_tools(source: str, *, config: Optional["LoadedConfig"] = None) -> list[dict[str, Any]]:
+def load_tools(source: str, *, config: LoadedConfig | None = None) -> list[dict[str, Any]]:
     """The tools `source` defines (see the module's docstring), checked."""
     if source.startswith(AGENT_PREFIX):
         name = source[len(AGENT_PREFIX):]
@@ -100,7 +101,7 @@ def _read_data(path: Path) -> Any:
 
 # ------------------------------------------------------------------ evalrun.yaml agents
 
-def _agent_tools(name: str, config: Optional["LoadedConfig"]) -> list:
+def _agent_tools(name: str, config: LoadedConfig | None) -> list:
     from ...suite.diagnostics import did_you_mean
 
     agents = config.config.agents if config is not None else {}
@@ -182,7 +183,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     lines = doc.splitlines()
     summary: list[str] = []
     arguments: dict[str, str] = {}
-    current: Optional[str] = None
+    current: str | None = None
     in_args = False
     indent = None
     for line in lines:

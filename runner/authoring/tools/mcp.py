@@ -25,9 +25,9 @@ def list_mcp_tools(command: str, *, timeout_s: float = MCP_TIMEOUT_S) -> list[di
         import mcp  # noqa: F401
     except ImportError:
         raise ToolsError("--tools-mcp needs the `mcp` package: pip install 'evalrun[mcp]'") from None
-    import anyio
-
     import logging
+
+    import anyio
 
     quiet = logging.getLogger("mcp")  # the package logs a traceback per unparsable line: the error says it once
     was_disabled, quiet.disabled = quiet.disabled, True
@@ -57,7 +57,7 @@ async def _list_mcp_tools(argv: list[str], timeout_s: float) -> list:
 
     parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
     with anyio.fail_after(timeout_s):
-        async with stdio_client(parameters, errlog=_devnull()) as (read, write):
+        async with stdio_client(parameters, errlog=_devnull()) as (read, write):  # noqa: SIM117 - the session needs these streams
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 tools: list = []
@@ -82,7 +82,7 @@ def _exception_group() -> type[BaseException] | tuple[()]:
     """The class anyio wraps failures in: the builtin from 3.11, the `exceptiongroup` backport (which anyio
     requires before 3.11) on 3.10."""
     if sys.version_info >= (3, 11):
-        return BaseExceptionGroup
+        return BaseExceptionGroup  # noqa: F821 - a builtin from 3.11, reached only there
     try:
         from exceptiongroup import BaseExceptionGroup as backport
     except ImportError:  # no anyio, so nothing raised a group

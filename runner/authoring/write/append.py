@@ -11,7 +11,7 @@ The caller reads the written file back and undoes the write if a case it held lo
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import yaml
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
-from ...util.atomic import open_atomically, write_text_atomically
 from ...results.models import CaseResult
 from ...suite.files import split_selection
+from ...util.atomic import open_atomically, write_text_atomically
 from ..record.draft_text import list_item
 from .output import safe_id
 from .yamltext import entry, one_line
@@ -37,7 +37,7 @@ class NotOurs(Exception):
     """FILE exists and is not a file --save-failures wrote: it is not overwritten. The message says so."""
 
 
-def target_problem(target: Path) -> Optional[str]:
+def target_problem(target: Path) -> str | None:
     """Why --save-failures must not write `target` (a suite written by hand, a folder, a device), or None.
     Asked before the run, so no run is wasted, and again just before writing."""
     if not os.path.lexists(target):
@@ -60,7 +60,7 @@ def _written_by_us(path: Path) -> bool:
     return first.startswith(_HEADER) and first.endswith(_HEADER_END)
 
 
-def save_failures(results: Iterable[CaseResult], target: Path, command: str, rerun: Optional[str] = None) -> list[str]:
+def save_failures(results: Iterable[CaseResult], target: Path, command: str, rerun: str | None = None) -> list[str]:
     """Write the failed and errored cases of `results` to `target`; the ids written (none: nothing written).
     `rerun`: the command that reruns the file (default `evalrun run <target>`). OSError when the file cannot
     be written; NotOurs when it is a file --save-failures did not write."""
@@ -127,7 +127,7 @@ class _CopyNames:
         raise AssertionError("unreachable: more names were tried than there are cases")
 
 
-def _transcript_for(recording: Path, key: Optional[str], target: Path, copy_name: str) -> str:
+def _transcript_for(recording: Path, key: str | None, target: Path, copy_name: str) -> str:
     """The case's `transcript:` as FILE will have it: the recording's path relative to FILE's folder (`#ID`
     kept), or that of a copy beside FILE (named `copy_name`) when the recording is outside that folder."""
     relative = _relative(recording, target.parent)
@@ -146,7 +146,7 @@ def _transcript_for(recording: Path, key: Optional[str], target: Path, copy_name
     return _relative(copy, target.parent)
 
 
-def _one_conversation(recording: Path, key: str) -> Optional[bytes]:
+def _one_conversation(recording: Path, key: str) -> bytes | None:
     """The conversation `key` of a file of many, as a transcript of its own: a saved conversation's line without
     its key; a trace's conversation as the messages read from it."""
     from ...transcripts.read import TranscriptError

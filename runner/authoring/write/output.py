@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
+from ...transcripts.recording import Recording
 from ...util.atomic import open_atomically
 from ...util.secrets import redact, redact_data
-from ...transcripts.recording import Recording
-from .append import AppendError, append_cases
 from ..record.draft import DraftCase
 from ..record.draft_text import suite_text
+from .append import AppendError, append_cases
 
 SUITE_SUFFIXES = (".yaml", ".yml")
 TRANSCRIPTS = "transcripts"
@@ -45,14 +45,14 @@ class Planned:
     draft: DraftCase
     recording: Recording
     link_transcript: bool = True  # the draft names its transcript (`transcript:`): a run replays it
-    transcript_path: Optional[Path] = None
+    transcript_path: Path | None = None
 
 
 @dataclass
 class Written:
     suites: list[Path] = field(default_factory=list)
     transcripts: list[Path] = field(default_factory=list)
-    appended_to: Optional[Path] = None
+    appended_to: Path | None = None
 
 
 def suite_ids(loaded, target: Path) -> set[str]:
@@ -135,7 +135,7 @@ class _Job:
     path: Path
     text: str
     new: bool = True  # a file that did not exist (removed again if the write is undone)
-    before: Optional[bytes] = None  # the bytes of a file this job replaces
+    before: bytes | None = None  # the bytes of a file this job replaces
     suite: bool = False
     ids: list[str] = field(default_factory=list)  # the new cases this suite file holds
     kept: dict = field(default_factory=dict)  # the cases a file held before: they must load exactly as they did
@@ -155,7 +155,7 @@ def _append_jobs(planned: Sequence[Planned], suite: Path, taken: set[str]) -> tu
 
     if suite.suffix.lower() not in SUITE_SUFFIXES or not suite.is_file():
         raise OutputError(f"{suite} is not a YAML suite file to add cases to")
-    cases, diagnostics, is_suite = load_file(suite)
+    cases, diagnostics, _is_suite = load_file(suite)
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         raise OutputError(f"{suite} has problems; fix them before adding cases to it:\n"

@@ -20,7 +20,7 @@ class _Dumper(yaml.SafeDumper):
     """Plain scalars resolve as evalrun's reader resolves them, so the emitter quotes exactly the strings
     that reader would take for something else; nothing is ever an alias."""
 
-    def resolve(self, kind, value, implicit):  # noqa: D401 - PyYAML hook
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode:
             if not implicit[0]:
                 return _STR
@@ -41,7 +41,7 @@ _TAGS = {type(None): "tag:yaml.org,2002:null", bool: "tag:yaml.org,2002:bool", i
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     # Line breaks other than \n and characters that are not printable are written as escapes: the only
     # form in which every YAML reader keeps them as they were.
-    escaped = isinstance(dumper, _KeyDumper) and "\n" in value or any(ch in "\x85\u2028\u2029\r" or (not ch.isprintable() and ch not in "\n\t") for ch in value)
+    escaped = (isinstance(dumper, _KeyDumper) and "\n" in value) or any(ch in "\x85\u2028\u2029\r" or (not ch.isprintable() and ch not in "\n\t") for ch in value)
     return dumper.represent_scalar(_STR, value, style='"' if escaped else None)
 
 

@@ -8,12 +8,24 @@ deterministic.py and judged.py the checks, options.py their options.
 from __future__ import annotations
 
 from ..base import CheckFamily
-from .deterministic import (run_contains_keywords, run_no_criteria, run_node_order, run_rouge_match,
-                            run_tool_name_match, run_trajectory)
+from .deterministic import (
+                            run_contains_keywords,
+                            run_no_criteria,
+                            run_node_order,
+                            run_rouge_match,
+                            run_tool_name_match,
+                            run_trajectory,
+)
 from .judged import run_judge
-from .options import (AgentflowJudgeOptions, AgentflowKeywordsOptions, AgentflowNoCriteriaOptions,
-                      AgentflowNodeOrderOptions, AgentflowRougeOptions, AgentflowToolNameOptions,
-                      AgentflowTrajectoryOptions)
+from .options import (
+                            AgentflowJudgeOptions,
+                            AgentflowKeywordsOptions,
+                            AgentflowNoCriteriaOptions,
+                            AgentflowNodeOrderOptions,
+                            AgentflowRougeOptions,
+                            AgentflowToolNameOptions,
+                            AgentflowTrajectoryOptions,
+)
 
 FAMILIES = (
     CheckFamily(types=("agentflow_trajectory",), default_threshold=0.8, options=AgentflowTrajectoryOptions,

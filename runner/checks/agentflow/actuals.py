@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..base import CheckContext
 
@@ -45,7 +45,7 @@ def turn_count(ctx: CheckContext) -> int:
     return len(ctx.case.turns) if ctx.case.turns else max(ctx.trajectory.user_turns, 1)
 
 
-def node_visits(ctx: CheckContext) -> Optional[list[str]]:
+def node_visits(ctx: CheckContext) -> list[str] | None:
     state = ctx.trajectory.state
     value = state.value if state is not None and state.reported else None
     entry = value.get(NODE_VISITS_KEY) if isinstance(value, dict) else None

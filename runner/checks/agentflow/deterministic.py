@@ -5,10 +5,23 @@ from __future__ import annotations
 
 from ..base import CheckContext, Verdict
 from . import actuals
-from .options import (AgentflowKeywordsOptions, AgentflowNoCriteriaOptions, AgentflowNodeOrderOptions,
-                      AgentflowRougeOptions, AgentflowToolNameOptions, AgentflowTrajectoryOptions)
-from .scoring import keywords_found, keywords_score, node_order_score, rouge_f1, rouge_score, tool_name_score, \
-    trajectory_score
+from .options import (
+    AgentflowKeywordsOptions,
+    AgentflowNoCriteriaOptions,
+    AgentflowNodeOrderOptions,
+    AgentflowRougeOptions,
+    AgentflowToolNameOptions,
+    AgentflowTrajectoryOptions,
+)
+from .scoring import (
+    keywords_found,
+    keywords_score,
+    node_order_score,
+    rouge_f1,
+    rouge_score,
+    tool_name_score,
+    trajectory_score,
+)
 
 _RULE = {"EXACT": "at their position", "IN_ORDER": "in order (greedy)", "ANY_ORDER": "in any order (first unused match)"}
 

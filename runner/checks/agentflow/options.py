@@ -6,7 +6,7 @@ the case's `turns` (their `calls` and `response`), so a hand-written evalrun cas
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,8 +45,8 @@ class AgentflowTrajectoryOptions(CheckOptions):
 
     type: Literal["agentflow_trajectory"] = Field(title="Check type", description="agentflow_trajectory.",
                                                   examples=["agentflow_trajectory"])
-    threshold: Optional[float] = _THRESHOLD
-    expected: Optional[list[AgentflowCall]] = Field(
+    threshold: float | None = _THRESHOLD
+    expected: list[AgentflowCall] | None = Field(
         None, title="Expected calls", description="Default: the `calls` of the case's turns, one list.",
         examples=[[{"name": "get_weather", "args": {"city": "Paris"}}]])
     match_type: MatchType = Field("EXACT", title="Match type",
@@ -64,8 +64,8 @@ class AgentflowToolNameOptions(CheckOptions):
 
     type: Literal["agentflow_tool_name_match"] = Field(title="Check type", description="agentflow_tool_name_match.",
                                                        examples=["agentflow_tool_name_match"])
-    threshold: Optional[float] = _THRESHOLD
-    expected: Optional[list[str]] = Field(None, title="Expected tool names",
+    threshold: float | None = _THRESHOLD
+    expected: list[str] | None = Field(None, title="Expected tool names",
                                           description="Default: the names of the case's turns' calls.",
                                           examples=[["get_weather"]])
 
@@ -78,7 +78,7 @@ class AgentflowNodeOrderOptions(CheckOptions):
 
     type: Literal["agentflow_node_order"] = Field(title="Check type", description="agentflow_node_order.",
                                                   examples=["agentflow_node_order"])
-    threshold: Optional[float] = _THRESHOLD
+    threshold: float | None = _THRESHOLD
     expected: list[str] = Field(default_factory=list, title="Expected node visits",
                                 description="The eval set's expected_node_order, pooled over the turns.",
                                 examples=[["MAIN", "MAIN"]])
@@ -93,8 +93,8 @@ class AgentflowRougeOptions(CheckOptions):
 
     type: Literal["agentflow_rouge_match"] = Field(title="Check type", description="agentflow_rouge_match.",
                                                    examples=["agentflow_rouge_match"])
-    threshold: Optional[float] = _THRESHOLD
-    reference: Optional[str] = Field(
+    threshold: float | None = _THRESHOLD
+    reference: str | None = Field(
         None, title="Expected answer", description="\"\": none expected (an empty answer scores 1, any other 0.5, as "
         "Agentflow). Default: the last `response` of the case's turns.", examples=["It is sunny in Paris."])
 
@@ -106,7 +106,7 @@ class AgentflowKeywordsOptions(CheckOptions):
 
     type: Literal["agentflow_contains_keywords"] = Field(title="Check type", description="agentflow_contains_keywords.",
                                                          examples=["agentflow_contains_keywords"])
-    threshold: Optional[float] = _THRESHOLD
+    threshold: float | None = _THRESHOLD
     keywords: list[str] = Field(default_factory=list, title="Keywords",
                                 description="None listed: Agentflow scores 1.", examples=[["Paris", "sunny"]])
 
@@ -129,20 +129,20 @@ class AgentflowJudgeOptions(JudgedOptions):
 
     type: Literal["agentflow_judge"] = Field(title="Check type", description="agentflow_judge.",
                                              examples=["agentflow_judge"])
-    threshold: Optional[float] = _THRESHOLD
+    threshold: float | None = _THRESHOLD
     criterion: Literal["response_match", "llm_judge", "rubric_based", "factual_accuracy", "hallucination", "safety",
                        "simulation_goals"] = Field(title="Agentflow criterion", description="Which judge to ask.",
                                                    examples=["llm_judge"])
-    reference: Optional[str] = Field(None, title="Expected answer",
+    reference: str | None = Field(None, title="Expected answer",
                                      description="\"\": none. Default: the last `response` of the case's turns.",
                                      examples=["It is sunny in Paris."])
     rubrics: list[AgentflowRubric] = Field(default_factory=list, title="Rubrics",
                                            description="rubric_based: the rubrics, judged together (one score).",
                                            examples=[[{"rubric_id": "polite", "content": "The answer is polite."}]])
-    reference_facts: Optional[str] = Field(None, title="Reference facts",
+    reference_facts: str | None = Field(None, title="Reference facts",
                                            description="factual_accuracy without an expected answer: the eval case's "
                                            "metadata.reference_facts.", examples=["Paris is in France."])
-    context: Optional[str] = Field(None, title="Context",
+    context: str | None = Field(None, title="Context",
                                    description="hallucination: the eval case's metadata.context, shown besides the "
                                    "tool results.", examples=["The forecast for Paris is sunny."])
 
@@ -154,5 +154,5 @@ class AgentflowNoCriteriaOptions(CheckOptions):
 
     type: Literal["agentflow_no_criteria"] = Field(title="Check type", description="agentflow_no_criteria.",
                                                    examples=["agentflow_no_criteria"])
-    config: Optional[str] = Field(None, title="Eval config", description="The config file, for the message.",
+    config: str | None = Field(None, title="Eval config", description="The config file, for the message.",
                                   examples=["evals/eval_config.json"])

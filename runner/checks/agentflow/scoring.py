@@ -13,8 +13,9 @@ Pure functions on plain data, so the agreement benchmark and the tests can call 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
 Call = tuple[str, dict]

@@ -14,14 +14,15 @@ import argparse
 import contextlib
 import sys
 import textwrap
-from typing import Callable, Iterator, NamedTuple, Optional, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 from ... import __version__
-from . import authoring, cache, mutate, redteam, reports, run, suites, view
 
 # The exit codes main() decides itself; a command returns its own. Their one definition, with each one's
 # meaning, is runner/layout.py (standard library only: cheap enough for `evalrun --help`).
 from ...layout import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from . import authoring, cache, mutate, redteam, reports, run, suites, view
 
 
 class Command(NamedTuple):
@@ -90,7 +91,7 @@ Exit codes (as pytest):
              for code, _, meaning in EXIT_CODES)
 
 
-def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command's parser; with `only`, holding that one command: it parses that command's arguments, and
     says their errors and help, exactly as the whole parser does (the usage line names no command, COMMAND
     stands for them), for a fraction of the cost (18 ms of each start for the twenty)."""
@@ -113,7 +114,7 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
     return ["run", *args]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     from ...util.signals import stops_like_ctrl_c
     from .streams import usable_standard_streams
 
@@ -122,7 +123,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _main(argv)
 
 
-def _main(argv: Optional[Sequence[str]]) -> int:
+def _main(argv: Sequence[str] | None) -> int:
     from .startup import skip_pydantic_plugins
 
     skip_pydantic_plugins()  # 0.2-0.3 s of every start with logfire installed (runner/frontends/cli/startup.py)

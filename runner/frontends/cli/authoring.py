@@ -6,8 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from .options import (add_agent, add_config, add_eval_config, add_no_cache, add_output_dir, add_paths,
-                      add_selection, eval_config_problem)
+from .options import (
+    add_agent,
+    add_config,
+    add_eval_config,
+    add_no_cache,
+    add_output_dir,
+    add_paths,
+    add_selection,
+    eval_config_problem,
+)
 
 
 def add_generate(sub) -> None:
@@ -179,8 +187,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from ...session.verdict import EXIT_USAGE
     from ...authoring.convert import convert
+    from ...session.verdict import EXIT_USAGE
     from ...suite.files import display_path
 
     problem = eval_config_problem(args.eval_config)
@@ -200,8 +208,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _convert_to_agentflow(args: argparse.Namespace) -> int:
-    from ...session.verdict import EXIT_USAGE
     from ...authoring.agentflow.to_agentflow import write_agentflow
+    from ...session.verdict import EXIT_USAGE
     from ...suite.files import display_path
 
     written, diagnostics = write_agentflow(args.paths, args.output_dir)
@@ -213,8 +221,8 @@ def _convert_to_agentflow(args: argparse.Namespace) -> int:
 
 
 def _convert_python_evals(args: argparse.Namespace) -> int:
-    from ...session.verdict import EXIT_USAGE
     from ...authoring.agentflow.from_python import export_python_evals
+    from ...session.verdict import EXIT_USAGE
     from ...suite.files import display_path
 
     if args.output_dir is None or len(args.paths) != 1:

@@ -2,8 +2,6 @@
 The library half (labels, running the check, agreement and kappa) is runner/checks/calibrate.py."""
 from __future__ import annotations
 
-from typing import Optional
-
 from ...checks.calibrate import Agreement
 
 
@@ -11,7 +9,7 @@ def render(agreement: Agreement) -> list[str]:
     """The report, as lines for the console (the judge's words with control characters made visible)."""
     from ...report.console import visible
 
-    def share(value: Optional[float]) -> str:
+    def share(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
     kappa = share(agreement.kappa) if agreement.kappa is not None else (

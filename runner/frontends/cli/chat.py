@@ -14,12 +14,12 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import Any, TextIO
 
 from ...run.simulate import UserMove
-from ...util.secrets import redact
 from ...transcripts.read import build_trajectory, content_text
 from ...transcripts.recording import Recording
+from ...util.secrets import redact
 
 SAVE = "/save"
 HELP = "/help"
@@ -29,16 +29,16 @@ _RESULT_SHOWN = 300  # characters of a tool result shown; the transcript keeps a
 class TerminalUser:
     """The user side of a live conversation, played by the person at the terminal."""
 
-    default_max_turns: Optional[int] = None
+    default_max_turns: int | None = None
 
     def __init__(self, out: TextIO, read_line=input, echo: bool = False):
         self.out = out
         self.read_line = read_line
         self.echo = echo  # input from a pipe is not echoed by a terminal: show it, so the log reads as a chat
         self.shown = 0  # messages of the conversation already shown
-        self.ended_by: Optional[str] = None  # "/save", "Ctrl-D" or "Ctrl-C"
+        self.ended_by: str | None = None  # "/save", "Ctrl-D" or "Ctrl-C"
 
-    def ending_without_asking(self) -> Optional[str]:
+    def ending_without_asking(self) -> str | None:
         return None
 
     async def next_message(self, messages: list[dict]) -> UserMove:
@@ -110,10 +110,10 @@ def _raise_interrupt(signum, frame):  # not signal.default_int_handler: asyncio 
 
 
 def chat_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ...authoring.write.output import is_folder_target
     from ...run.agent_choice import AgentNotFound, agent_for, agent_name_for
     from ...run.conversation import Conversation, converse
     from ...suite.models import Case, SourceRef
-    from ...authoring.write.output import is_folder_target
     from .record_console import load_record_config
 
     loaded = load_record_config(args, err)

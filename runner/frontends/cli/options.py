@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 CONFIG_HELP = "the evalrun.yaml to use"
 FILTER_HELP = "only cases whose id matches GLOB (a plain word matches ids containing it); repeatable"
@@ -84,7 +84,7 @@ def add_eval_config(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--eval-config", type=Path, metavar="FILE", help=help)
 
 
-def eval_config_problem(path: Optional[Path]) -> Optional[str]:
+def eval_config_problem(path: Path | None) -> str | None:
     """Why --eval-config cannot be read, said before anything runs; None when it can (or is not given)."""
     if path is None or path.is_file():
         return None

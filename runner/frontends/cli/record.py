@@ -8,8 +8,8 @@ from .record_console import load_record_config, print_written
 
 
 def record_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ...authoring.write.output import suite_ids
     from ...authoring.record.from_files import RecordError, record_from
+    from ...authoring.write.output import suite_ids
 
     if args.sources:
         loaded = load_record_config(args, err)

@@ -12,8 +12,8 @@ from ...authoring.record.draft import DraftCase, DraftToolGoal
 def load_record_config(args: argparse.Namespace, err: TextIO):
     """The evalrun.yaml for `record` (next to or above the output, else the current folder), or None after
     printing its problems. --agent must name one of its agents when it declares any."""
-    from ...config.load import config_line, load_config
     from ...config.discovery import find_config
+    from ...config.load import config_line, load_config
     from ...run.agent_choice import check_agent_override
 
     search_from = [args.output, Path.cwd()]

@@ -75,7 +75,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
         return exc.exit_code
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
-    for suite, path in zip(result.suites, result.written):
+    for suite, path in zip(result.suites, result.written, strict=True):
         print(f"{path}  ({suite.attack}, {suite.category})")
     print(f"planned {len(result.written)} attack suite(s) from {result.cases} case(s); run them with: evalrun "
           f"{args.output_dir}", file=sys.stderr)

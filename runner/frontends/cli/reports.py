@@ -6,8 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from .options import (add_config, add_no_cache, add_output_dir, add_print_format, add_report_formats, format_help,
-                      format_names, share)
+from .options import (
+    add_config,
+    add_no_cache,
+    add_output_dir,
+    add_print_format,
+    add_report_formats,
+    format_help,
+    format_names,
+    share,
+)
 
 
 def add_report(sub) -> None:
@@ -111,12 +119,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from ...report.merge import MergeError, check_baseline, merge_reports, write_merged
     from ...report.console import Console, print_summary
+    from ...report.merge import MergeError, check_baseline, merge_reports, write_merged
     from ...report.render import render_many
     from ...report.saved import NotAReport
-    from ...results.models import Summary
     from ...results.folder import describe_os_error
+    from ...results.models import Summary
 
     try:
         merged = merge_reports(args.reports, min_pass_rate=args.min_pass_rate)

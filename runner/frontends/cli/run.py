@@ -6,11 +6,22 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional
 
-from .options import (add_agent, add_config, add_eval_config, add_no_cache, add_output_dir, add_paths,
-                      add_report_formats, add_selection, at_least_one, eval_config_problem, format_help, shard,
-                      share)
+from .options import (
+    add_agent,
+    add_config,
+    add_eval_config,
+    add_no_cache,
+    add_output_dir,
+    add_paths,
+    add_report_formats,
+    add_selection,
+    at_least_one,
+    eval_config_problem,
+    format_help,
+    shard,
+    share,
+)
 from .run_output import CaseLines, diagnostic_line, export_spans, save_failures, shown
 
 
@@ -161,8 +172,8 @@ def _add_matrix(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ...session.verdict import EXIT_USAGE
     from ...session.rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
+    from ...session.verdict import EXIT_USAGE
 
     try:
         saved = read_saved_run(args.run_dir)
@@ -189,7 +200,7 @@ _FLAGS = {"config_path": "config", "replay_dir": "replay", "filters": "filter", 
           "quick": "quick", "executor": "executor", "matrix": "matrix"}
 
 
-def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None):
+def request_from_args(args: argparse.Namespace, conversations_dir: Path | None = None, saved_selection=None):
     """The run's RunRequest from `evalrun run`'s (or quick's, rescore's) arguments; a flag a command lacks
     keeps RunRequest's default."""
     from ...session.request import RunRequest
@@ -201,11 +212,11 @@ def request_from_args(args: argparse.Namespace, conversations_dir: Optional[Path
     return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
 
 
-def cmd_run(args: argparse.Namespace, conversations_dir: Optional[Path] = None, saved_selection=None) -> int:
-    from ...session.run import run_request
-    from ...session.verdict import EXIT_NO_CASES, EXIT_USAGE
+def cmd_run(args: argparse.Namespace, conversations_dir: Path | None = None, saved_selection=None) -> int:
     from ...config.load import config_line
     from ...report.console import Console, print_failures, print_summary, visible
+    from ...session.run import run_request
+    from ...session.verdict import EXIT_NO_CASES, EXIT_USAGE
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:

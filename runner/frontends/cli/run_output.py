@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from ...session.events import RunEvents
 
@@ -23,7 +23,7 @@ class CaseLines(RunEvents):
 
         self.out, self.err, self.verbose, self.quiet = out, err, verbose, quiet
         self.stage_notes = StageNotes()
-        self.progress: Optional[Progress] = None
+        self.progress: Progress | None = None
 
     def started(self, total: int) -> None:
         from ...report.console import Progress
@@ -38,7 +38,7 @@ class CaseLines(RunEvents):
         from ...report.console import case_line, goal_lines
 
         self.stage_notes.add(saved)
-        line: Optional[str] = None
+        line: str | None = None
         if self.verbose or not self.quiet or saved.status in ("failed", "error", "unscored") or saved.judge_fallbacks:
             line = case_line(saved, self.out.color)
             if self.verbose:
@@ -55,10 +55,11 @@ class CaseLines(RunEvents):
     start, __call__ = started, saved  # the names it had before RunEvents
 
 
-def save_failures(target: Path, outcome, err, paths: list[Path], config: Optional[Path]) -> None:
+def save_failures(target: Path, outcome, err, paths: list[Path], config: Path | None) -> None:
     """Write --save-failures' file and say how to rerun it: with --config when the file lies where a rerun
     would not find the evalrun.yaml this run used (outside its folder)."""
-    from ...authoring.write.failures import NotOurs, save_failures as write_failures
+    from ...authoring.write.failures import NotOurs
+    from ...authoring.write.failures import save_failures as write_failures
     from ...results.folder import describe_os_error
 
     command = "evalrun " + " ".join(sys.argv[1:])
@@ -85,7 +86,7 @@ def save_failures(target: Path, outcome, err, paths: list[Path], config: Optiona
     err.line(f"saved {len(saved)} case{'' if len(saved) == 1 else 's'} that did not pass to {target}: {said}")
 
 
-def config_for_rerun(target: Path, paths: list[Path], config: Optional[Path]) -> Optional[Path]:
+def config_for_rerun(target: Path, paths: list[Path], config: Path | None) -> Path | None:
     """The evalrun.yaml a rerun of `target` must be given with --config: the one this run used, when a run
     of `target` alone, started from any folder, would not find it. None when it would (or the run had none)."""
     from ...config.discovery import find_config

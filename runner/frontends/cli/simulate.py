@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import TextIO
 
 from ...util.atomic import write_text_atomically
@@ -20,14 +19,14 @@ from ...util.secrets import redact_data
 
 
 def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ...session.collect import collect
-    from ...config.load import config_line, load_config
     from ...config.discovery import find_config
+    from ...config.load import config_line, load_config
     from ...llm.calls import repeat_scope
     from ...llm.client import prepare_transports
     from ...llm.runtime import configure
     from ...run.agent_choice import AgentNotFound, agent_name_for, check_agent_override
     from ...run.conversation import Conversation, converse_case
+    from ...session.collect import collect
     from ...suite.diagnostics import has_errors
     from .chat import show_messages
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 
 @contextmanager
@@ -25,11 +26,11 @@ def usable_standard_streams() -> Iterator[None]:
     for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
         _fill_if_closed(fd, mode)
     if sys.stdin is None:
-        sys.stdin = open(0, "r", closefd=False)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's stream, open for its life
     if sys.stdout is None:
-        sys.stdout = open(1, "w", closefd=False, errors="backslashreplace")
+        sys.stdout = open(1, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115 - the process's stream, open for its life
     if sys.stderr is None:
-        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
+        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115 - the process's stream, open for its life
     sys.stderr = BestEffortStream(sys.stderr)
     try:
         yield

@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .options import (add_agent, add_config, add_eval_config, add_paths, add_print_format, add_selection,
-                      eval_config_problem)
+from .options import (
+    add_agent,
+    add_config,
+    add_eval_config,
+    add_paths,
+    add_print_format,
+    add_selection,
+    eval_config_problem,
+)
 
 
 def add_validate(sub) -> None:
@@ -65,9 +72,9 @@ def add_watch(sub) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
+    from ...config.load import config_line
     from ...session.collect import validate
     from ...session.verdict import EXIT_USAGE
-    from ...config.load import config_line
     from ...suite.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
@@ -92,9 +99,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     import json
 
+    from ...report.console import visible
     from ...session.collect import list_cases
     from ...session.verdict import EXIT_NO_CASES
-    from ...report.console import visible
 
     listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
     for diagnostic in listing.diagnostics:
@@ -110,7 +117,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             for case in listing.cases]
     widths = [max(len(row[i]) for row in rows) for i in range(5)] if rows else []
     for row in rows:
-        print(visible("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]))
+        print(visible("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[5]))
     if rows:
         print(f"{len(rows)} case{'' if len(rows) == 1 else 's'}", file=sys.stderr)
     return listing.exit_code

@@ -27,7 +27,7 @@ import functools
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -79,10 +79,10 @@ class EvalrunSession:
             self.run_id, self.cwd = _new_run_id(), Path.cwd()
         self.ini_paths = [Path(p).resolve() for p in config.getini("evalrun_paths")]
         self.projects: dict[Path, Project] = {}
-        self.roots_of_dirs: dict[Path, Optional[Path]] = {}
+        self.roots_of_dirs: dict[Path, Path | None] = {}
         self.writers: dict[str, Writer] = {}  # project folder -> its run, in the reporting process
-        self.finished: list[tuple[Path, "RunOutcome"]] = []
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.finished: list[tuple[Path, RunOutcome]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     @functools.cached_property
     def base(self) -> Path:
@@ -115,7 +115,7 @@ class EvalrunSession:
 
     # ------------------------------------------------------------------ collection
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if not file_path.name.endswith(SUITE_SUFFIXES):
             return None
         root = self._project_root(file_path.parent)
@@ -128,7 +128,7 @@ class EvalrunSession:
             return None  # not a suite (another tool's file), a transcript, or excluded by evalrun.yaml
         return SuiteFile.from_parent(parent, path=file_path, project=project)
 
-    def _project_root(self, folder: Path) -> Optional[Path]:
+    def _project_root(self, folder: Path) -> Path | None:
         """The evalrun project a folder belongs to: the nearest folder holding an evalrun.yaml, else the
         `evalrun_paths` folder it lies in, else None. Cached per folder: this runs for every YAML file."""
         if folder in self.roots_of_dirs:
@@ -169,7 +169,7 @@ class EvalrunSession:
                 if writer.crashed(report):
                     break
 
-    def _writer(self, payload: dict) -> "Writer":
+    def _writer(self, payload: dict) -> Writer:
         folder = payload["folder"]
         if folder not in self.writers:
             root = Path(payload["root"])
@@ -343,7 +343,7 @@ class CaseItem(pytest.Item):
         return self.path, max(self.ref.source.line - 1, 0), f"evalrun case {self.ref.id}"
 
 
-def _outcome_lines(root: Path, outcome: "RunOutcome") -> list[str]:
+def _outcome_lines(root: Path, outcome: RunOutcome) -> list[str]:
     lines = [str(d) for d in outcome.diagnostics if d.severity == "error"]
     summary = outcome.summary
     if summary is not None:

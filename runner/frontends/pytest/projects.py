@@ -10,16 +10,16 @@ Only the standard library is imported at the top: pytest loads this with the plu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pytest
 
+    from ...results.models import CaseResult
     from ...session.lifecycle import OpenRun, PreparedRun
     from ...session.request import RunOutcome
-    from ...results.models import CaseResult
 
-from ...layout import CONFIG_NAMES, SUITE_SUFFIXES  # noqa: E402 - the one definition (runner/layout.py)
+from ...layout import CONFIG_NAMES
 
 
 class Project:
@@ -31,9 +31,9 @@ class Project:
         self.session, self.root, self.ordinal = session, root, ordinal
         self.selected: list[tuple[str, int]] = []  # (node id, case position) of the tests pytest will run
         self._prepared: Any = None
-        self.ended: "RunOutcome | None" = None  # the outcome that ended the project's run before any case
-        self._by_file: Optional[dict[Path, list[tuple[int, Any]]]] = None
-        self._problems: dict[Optional[Path], list[str]] = {}  # errors by suite file; None: the project's own
+        self.ended: RunOutcome | None = None  # the outcome that ended the project's run before any case
+        self._by_file: dict[Path, list[tuple[int, Any]]] | None = None
+        self._problems: dict[Path | None, list[str]] = {}  # errors by suite file; None: the project's own
         self._broken_files: set[Path] = set()  # a project with errors: its suite files, which show them
         self.warnings: list[Any] = []
         self.runner: Any = None
@@ -116,12 +116,12 @@ class Project:
         return self._problems.pop(None, [])
 
     @property
-    def prepared(self) -> "PreparedRun | RunOutcome":
+    def prepared(self) -> PreparedRun | RunOutcome:
         """The project's run, prepared (or the outcome that stops it: errors, no case)."""
         self._load()
         return self._prepared
 
-    def play(self, position: int) -> list["CaseResult"]:
+    def play(self, position: int) -> list[CaseResult]:
         """Play one case to its results, here and now (its conversation saved in the run folder)."""
         if self.runner is None:
             from ...results.folder import RunFolder
@@ -134,7 +134,7 @@ class Project:
         # a Ctrl-C now must stop the session (pytest's KeyboardInterrupt), not become this case's error
         return InterruptBetweenSteps().run(self.session.play_loop(), self.runner.run(ref))
 
-    def payload(self, position: int, results: list["CaseResult"]) -> dict:
+    def payload(self, position: int, results: list[CaseResult]) -> dict:
         """What the reporting process needs to save these results: plain data, as pytest-xdist sends it."""
         payload: dict = {"root": str(self.root), "ordinal": self.ordinal, "folder": str(self.folder),
                          "position": position, "results": [r.model_dump_json() for r in results]}
@@ -150,14 +150,14 @@ class Writer:
 
     def __init__(self, session: Any, root: Path, folder: Path, project: Project):
         self.session, self.root, self.folder, self.project = session, root, folder, project
-        self.selected: Optional[dict[str, int]] = None
-        self.opened: "OpenRun | None" = None
-        self.ended: "RunOutcome | None" = None  # the outcome of a run that could not be opened
+        self.selected: dict[str, int] | None = None
+        self.opened: OpenRun | None = None
+        self.ended: RunOutcome | None = None  # the outcome of a run that could not be opened
 
     def select(self, selected: list) -> None:
-        self.selected = {nodeid: position for nodeid, position in selected}
+        self.selected = dict(selected)
 
-    def _open(self) -> Optional["OpenRun"]:
+    def _open(self) -> OpenRun | None:
         """The open run; None when it ended before (self.ended says how)."""
         from ...session.ended import RunEnded
 
@@ -183,7 +183,7 @@ class Writer:
         for part, line in enumerate(payload["results"]):
             opened.save(payload["position"], part, CaseResult.model_validate_json(line))
 
-    def crashed(self, report: "pytest.TestReport") -> bool:
+    def crashed(self, report: pytest.TestReport) -> bool:
         """A test of ours that failed without a result (its xdist worker died): the case's error, so that
         the report does not lose it. False when the test is not one of this project's."""
         if not self.selected or report.nodeid not in self.selected:
@@ -200,14 +200,14 @@ class Writer:
             error=f"pytest reported this case's test as failed before evalrun had its result: {said[0]}"))
         return True
 
-    def finish(self, reason: Optional[str], interrupted: bool, on_failure: Optional[str]) -> "RunOutcome":
+    def finish(self, reason: str | None, interrupted: bool, on_failure: str | None) -> RunOutcome:
         opened = self._open()
         if opened is None:
             return self.ended  # type: ignore[return-value]  # not opened: `ended` says how
         return opened.finish(stop_reason=reason, interrupted=interrupted, stopped_on_failure=on_failure)
 
 
-def explain(results: list["CaseResult"], redact) -> str:
+def explain(results: list[CaseResult], redact) -> str:
     """The console's explanation of a case, reasons first (pytest's summary line shows the first line)."""
     from ...report.console import case_line, explain_case
 

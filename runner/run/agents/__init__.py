@@ -13,5 +13,15 @@ from __future__ import annotations
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, parse_reply
 from ._registry import KINDS, AgentDefinition, create_agent, kind_module
 
-__all__ = ["Agent", "AgentEnv", "AgentError", "AgentStop", "TurnContext", "AgentDefinition", "KINDS", "create_agent",
-           "kind_module", "parse_reply"]
+__all__ = [
+           "KINDS",
+           "Agent",
+           "AgentDefinition",
+           "AgentEnv",
+           "AgentError",
+           "AgentStop",
+           "TurnContext",
+           "create_agent",
+           "kind_module",
+           "parse_reply",
+]

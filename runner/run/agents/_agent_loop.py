@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any, Awaitable, Callable, Optional
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 CLOSE_GRACE_S = 2.0  # at the end of a conversation: how long the agent's loop may take to wind down
 
@@ -32,15 +33,15 @@ class AgentLoopEnded(Exception):
 class AgentLoop:
     def __init__(self, name: str):
         self.name = name  # the entry point, for messages
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
-        self._thread: Optional[threading.Thread] = None
-        self._ended: Optional[str] = None  # why the loop ended, once it did before it was asked to
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ended: str | None = None  # why the loop ended, once it did before it was asked to
         self._closing = False
         self._abandoned = False
         self._finished = threading.Event()  # the thread has wound the loop down
-        self._waiting: Optional[tuple[asyncio.AbstractEventLoop, Callable[[Any, bool], None]]] = None
-        self._task: Optional[asyncio.Task] = None
-        self._on_finished: Optional[Callable[[], None]] = None
+        self._waiting: tuple[asyncio.AbstractEventLoop, Callable[[Any, bool], None]] | None = None
+        self._task: asyncio.Task | None = None
+        self._on_finished: Callable[[], None] | None = None
 
     async def call(self, make: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
         """Await `make()` on the agent's loop: (its result, False) or (what it raised, True). Cancelling this
@@ -66,7 +67,7 @@ class AgentLoop:
         async def guarded() -> None:
             try:
                 outcome, failed = await make(), False
-            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, CancelledError: the agent's
+            except BaseException as exc:
                 outcome, failed = exc, True
             reply(outcome, failed)
 
@@ -99,7 +100,7 @@ class AgentLoop:
             try:
                 loop.run_forever()
                 why = None if self._closing else "the agent stopped its event loop (loop.stop()) before answering"
-            except BaseException as exc:  # noqa: BLE001 - a task of the agent's raised SystemExit, say
+            except BaseException as exc:
                 from ._entrypoint import exception_summary
 
                 why = f"its event loop ended: {exception_summary(exc)}"
@@ -175,10 +176,10 @@ def _wind_down(loop: asyncio.AbstractEventLoop) -> None:
         if tasks:
             loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
-    except BaseException:  # noqa: BLE001 - the agent stopped its loop again, or raised while cancelled: leave it
+    except BaseException:
         pass
     finally:
         try:
             loop.close()
-        except BaseException:  # noqa: BLE001 - still running (stopped from within a callback): leave it
+        except BaseException:
             pass

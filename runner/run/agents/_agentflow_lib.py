@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from ._base import AgentError
 
@@ -35,7 +36,7 @@ class Library:
     InjectQ: Any
 
 
-_library: Optional[Library] = None
+_library: Library | None = None
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("evalrun_agentflow_collector", default=None)
 _installed: set[int] = set()
 

@@ -12,15 +12,16 @@ import copy
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
+from runner.suite.models import Case
+from runner.transcripts.state import ReportedState
 from runner.util.deepjson import TooDeep, loads_keeping_deep_arguments
 from runner.util.jsontext import deeper_than
 from runner.util.secrets import clip
-from runner.suite.models import Case
-from runner.transcripts.state import ReportedState
 
 MAX_NESTING = 100  # lists and objects in a message may nest this deep (as in suite and transcript files)
 
@@ -43,7 +44,7 @@ class AgentError(Exception):
     `reason` is a short message fit for a report; it never contains a secret. `messages` are the
     messages the agent produced this turn before failing (kept with the conversation)."""
 
-    def __init__(self, reason: str, *, messages: Optional[list[dict]] = None):
+    def __init__(self, reason: str, *, messages: list[dict] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.messages = messages or []
@@ -98,7 +99,7 @@ class AgentEnv:
     layer's client for a model target (None: the default client of runner.llm)."""
 
     base_dir: Path = field(default_factory=Path.cwd)
-    llm_client: Optional[Callable[[Any, str], Any]] = None
+    llm_client: Callable[[Any, str], Any] | None = None
 
 
 class Agent:
@@ -108,7 +109,7 @@ class Agent:
     kind: str = ""
     name: str = ""
     replays = False  # True: the conversation is read from a recording, not driven turn by turn
-    reply_state: Optional[ReportedState] = None  # the last `state` one of its replies carried
+    reply_state: ReportedState | None = None  # the last `state` one of its replies carried
 
     async def final_state(self, ctx: TurnContext) -> ReportedState:
         """The state of the world after the conversation, asked once after the last turn when the case has a
@@ -124,7 +125,7 @@ class Agent:
         """How an agent of this kind reports its state, for the explanation of a case without one."""
         return "its replies carried no `state`"
 
-    def keep_reply_state(self, reply: "Reply", where: str) -> None:
+    def keep_reply_state(self, reply: Reply, where: str) -> None:
         if reply.has_state:
             self.reply_state = ReportedState(value=reply.state, source=f"the `state` of {where}")
 
@@ -144,7 +145,7 @@ class Agent:
         """The last lines the agent wrote to stderr (command targets), kept with the case."""
         return []
 
-    def kept_state(self) -> Optional[ReportedState]:
+    def kept_state(self) -> ReportedState | None:
         """The state the agent's kind keeps anyway (an ADK session's), recorded with every conversation as
         `state` even when nobody asked for it and even after an error: cheap, synchronous, never failing.
         None when the kind keeps none (its state is only asked for, with `final_state`)."""
@@ -268,7 +269,7 @@ def _deep_arguments_as_text(message: dict) -> dict:
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _not_json_data(message: dict) -> Optional[str]:
+def _not_json_data(message: dict) -> str | None:
     """Where `message` holds a value JSON cannot (a Python object, a key that is not text), or None."""
     stack: list[tuple[Any, str]] = [(message, "")]
     while stack:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ._base import AgentError, excerpt
 
 
 def load_object(entrypoint: str, base_dir: Path, *,
-                missing_package: Callable[[str], Optional[str]] = lambda name: None) -> Any:
+                missing_package: Callable[[str], str | None] = lambda name: None) -> Any:
     """The object `entrypoint` names. `missing_package(name)`: a message when the missing module is one an
     extra installs (google-adk for `type: adk`)."""
     module_name, _, attribute = entrypoint.partition(":")

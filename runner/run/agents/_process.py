@@ -15,7 +15,6 @@ import asyncio
 import collections
 import os
 import signal
-from typing import Optional
 
 from ._base import AgentError, excerpt, scrub
 
@@ -33,7 +32,7 @@ def describe_size(size: int) -> str:
     return f"{size:,} bytes"
 
 
-def exit_description(code: Optional[int]) -> str:
+def exit_description(code: int | None) -> str:
     """How a process ended, in words: 'exited with code 3', 'was killed by signal 9 (SIGKILL)'."""
     if code is None:
         return "closed its output"
@@ -56,13 +55,13 @@ class ProcessChannel:
         self.max_line_bytes = max_line_bytes
         self.limit_hint = limit_hint  # how to allow longer lines, if one can
         self.secrets = secrets
-        self.process: Optional[asyncio.subprocess.Process] = None
+        self.process: asyncio.subprocess.Process | None = None
         self._kept_lines = stderr_lines
         self._stderr: collections.deque[str] = collections.deque(maxlen=max(stderr_lines, ERROR_STDERR_LINES))
-        self._stderr_task: Optional[asyncio.Task] = None
+        self._stderr_task: asyncio.Task | None = None
 
     @property
-    def returncode(self) -> Optional[int]:
+    def returncode(self) -> int | None:
         return None if self.process is None else self.process.returncode
 
     async def start(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
@@ -75,7 +74,7 @@ class ProcessChannel:
 
     # ------------------------------------------------------------------ talking
 
-    async def send(self, line: bytes, timeout_s: Optional[float], what: str) -> None:
+    async def send(self, line: bytes, timeout_s: float | None, what: str) -> None:
         """Write one line; AgentError when the process is gone or does not read it in time."""
         process = self.process
         assert process is not None and process.stdin is not None, "start() first"
@@ -87,7 +86,7 @@ class ProcessChannel:
         except asyncio.TimeoutError:
             raise AgentError(self.with_stderr(f"{self.who} did not read {what} within {timeout_s:g} s")) from None
 
-    async def receive(self, timeout_s: Optional[float], what: str, *, gone: Optional[str] = None) -> bytes:
+    async def receive(self, timeout_s: float | None, what: str, *, gone: str | None = None) -> bytes:
         """The next line that is not blank; AgentError when none comes in time, the process ends
         first (`gone` says when, by default "before answering <what>"), or the line is longer than
         `max_line_bytes`."""
@@ -111,7 +110,7 @@ class ProcessChannel:
             if line.strip():
                 return line
 
-    async def _read_or_exit(self, reading: asyncio.Future, deadline: Optional[float]) -> Optional[bytes]:
+    async def _read_or_exit(self, reading: asyncio.Future, deadline: float | None) -> bytes | None:
         """The line being read, or None when the leader exited without finishing one (its children
         may hold stdout open for ever: EOF alone cannot tell that it is gone). TimeoutError at `deadline`."""
         loop = asyncio.get_running_loop()
@@ -174,7 +173,7 @@ class ProcessChannel:
 
     # ------------------------------------------------------------------ ending
 
-    async def _leader_exit(self, timeout_s: float) -> Optional[int]:
+    async def _leader_exit(self, timeout_s: float) -> int | None:
         """The leader's exit status once it has one, None if it still runs after `timeout_s`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s

@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, WrapValidator
 
@@ -55,7 +55,7 @@ def _plugin_checked(name: str, obj: Any) -> Any:
     if missing:
         raise PluginProblem(f"it has no {', '.join(missing)} (an agent kind is a module with KIND, Options and "
                             "create(name, definition, env), as runner/run/agents/*.py)")
-    if obj.KIND != name:
+    if name != obj.KIND:
         raise PluginProblem(f"its KIND is '{obj.KIND}', not '{name}': name the entry point as the kind")
     if not callable(getattr(obj.Options, "model_validate", None)) or not callable(obj.create):
         raise PluginProblem("its Options must be a pydantic model and its create a function")
@@ -74,7 +74,7 @@ def _plugin_definition(value: Any, handler: Any) -> Any:
 if TYPE_CHECKING:  # one kind's Options model, evalrun's or a plugin's: which is known at run time only
     AgentDefinition = Any
 else:
-    AgentDefinition = Annotated[Union[tuple(m.Options for m in _KIND_MODULES.values())],
+    AgentDefinition = Annotated[tuple(m.Options for m in _KIND_MODULES.values()),
                                 Field(discriminator="type"), WrapValidator(_plugin_definition)]
 
 

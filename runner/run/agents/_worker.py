@@ -25,8 +25,9 @@ import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 from ._base import AgentError, TurnContext, deep_json_text
 from ._entrypoint import exception_summary
@@ -87,7 +88,7 @@ def serve(entrypoint: str, base_dir: str) -> None:
 
 
 def _call(function: Callable[..., Any], args: tuple, loop: asyncio.AbstractEventLoop) -> Any:
-    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
+    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):  # noqa: B004 - the method, not callability
         return loop.run_until_complete(function(*args))
     result = function(*args)
     if inspect.isawaitable(result):

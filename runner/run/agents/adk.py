@@ -34,14 +34,13 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.transcripts.state import ReportedState
 
-from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt
-from ._base import tools_field
+from ._base import Agent, AgentEnv, AgentError, TurnContext, excerpt, tools_field
 from ._entrypoint import exception_summary, load_object
 
 KIND = "adk"
@@ -59,18 +58,18 @@ class AdkAgentOptions(BaseModel):
 
     type: Literal["adk"] = Field(
         title="Kind", description="`adk`: run a Google ADK agent in-process.", examples=["adk"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
+    tools: list[dict[str, Any]] | None = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:attribute`, importable from the folder of evalrun.yaml (or installed): an ADK "
         "agent (such as `root_agent`), an ADK App, or a function with no arguments returning one (called for "
         "every conversation: use it for agents holding connections, such as MCP toolsets).",
         examples=["support_agent.agent:root_agent", "support_agent.agent:make_agent"])
-    app_name: Optional[str] = Field(
+    app_name: str | None = Field(
         None, title="App name",
         description="The ADK app name of the sessions. Default: the case's `session_input.app_name`, else the App's "
         "name, else the root agent's name.", examples=["support_agent"])
-    user_id: Optional[str] = Field(
+    user_id: str | None = Field(
         None, title="User id",
         description=f"The ADK user id of the sessions. Default: the case's `session_input.user_id`, else "
         f"`{DEFAULT_USER_ID}` (as ADK's own evaluation).", examples=["test_user"])
@@ -96,7 +95,7 @@ def session_input(case) -> dict:
 
 def load_adk_object(entrypoint: str, base_dir: Path) -> Any:
     """The object an entry point names (an agent, an App, a factory); AgentError saying which part failed."""
-    def missing_package(name: str) -> Optional[str]:
+    def missing_package(name: str) -> str | None:
         return f"needs google-adk, which is not installed ({INSTALL_HINT})" if name.startswith("google") else None
 
     return load_object(entrypoint, base_dir, missing_package=missing_package)
@@ -104,7 +103,7 @@ def load_adk_object(entrypoint: str, base_dir: Path) -> Any:
 
 ADK_LOGGER = "google_adk"  # the root of every google.adk logger
 LOG_LINES_KEPT = 20
-_log_lines: contextvars.ContextVar[Optional[list[str]]] = contextvars.ContextVar("evalrun_adk_log", default=None)
+_log_lines: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("evalrun_adk_log", default=None)
 
 
 class _KeepLog(logging.Handler):
@@ -139,7 +138,7 @@ class AdkAgent(Agent):
         self.runner: Any = None
         self.session: Any = None
         self.owns_root = False  # made by a factory for this conversation: closing the runner may close its toolsets
-        self.state: Optional[dict] = None
+        self.state: dict | None = None
         self.log: list[str] = []
 
     async def start(self, case) -> None:
@@ -213,7 +212,7 @@ class AdkAgent(Agent):
         if session is not None:
             self.state = _plain(session.state)
 
-    def kept_state(self) -> Optional[ReportedState]:
+    def kept_state(self) -> ReportedState | None:
         return None if self.state is None else ReportedState(value=self.state, source=STATE_SOURCE)
 
     async def final_state(self, ctx: TurnContext) -> ReportedState:
@@ -302,7 +301,7 @@ class _Adk:
         self.BaseAgent, self.App, self.InMemoryRunner, self.BaseNode = BaseAgent, App, InMemoryRunner, BaseNode
 
 
-_adk: Optional[_Adk] = None
+_adk: _Adk | None = None
 
 
 def _import_adk() -> _Adk:

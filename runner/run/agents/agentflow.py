@@ -28,7 +28,7 @@ import asyncio
 import json
 import uuid
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,13 +55,13 @@ class AgentflowAgentOptions(BaseModel):
     type: Literal["agentflow", "10xgraph"] = Field(
         title="Kind", description="`agentflow` (or `10xgraph`): run an Agentflow graph in-process.",
         examples=["agentflow"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
-    graph: Optional[str] = Field(
+    tools: list[dict[str, Any]] | None = tools_field()
+    graph: str | None = Field(
         None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Graph",
         description="`package.module:attribute`, importable from the folder of evalrun.yaml: a compiled graph, or a "
         "function with no arguments returning one (called once). Default: the `agent` entry of the project's "
         "10xgraph.json or agentflow.json.", examples=["weather_agent.graph:app"])
-    user_id: Optional[str] = Field(None, title="User id",
+    user_id: str | None = Field(None, title="User id",
                                    description="Default: the case's `user_id` (session_input), else test_user.",
                                    examples=["test_user"])
     config: dict[str, Any] = Field(default_factory=dict, title="Run config",
@@ -164,7 +164,7 @@ class AgentflowAgent(Agent):
                 new.append({"role": "assistant", "content": final})
         return new
 
-    def kept_state(self) -> Optional[ReportedState]:
+    def kept_state(self) -> ReportedState | None:
         if not self.visits:
             return None
         return ReportedState(value={"agentflow": {"node_visits": [v for turn in self.visits for v in turn],
@@ -201,7 +201,7 @@ def turn_messages(produced: list[Any], collector: Any) -> list[dict]:
 
 
 def _call(call: Any, recorded: dict[str, dict]) -> dict:
-    data = call if isinstance(call, dict) else getattr(call, "model_dump", lambda: {})()
+    data = call if isinstance(call, dict) else getattr(call, "model_dump", dict)()
     function = data.get("function") or {}
     call_id = data.get("id") or ""
     arguments = json.dumps(recorded[call_id], default=str) if call_id in recorded else function.get("arguments") or "{}"

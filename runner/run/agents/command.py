@@ -27,16 +27,29 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from runner.transcripts.state import ReportedState
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
-                    redacted, reply_json, scrub, unreadable_reply)
+from ._base import (
+    Agent,
+    AgentEnv,
+    AgentError,
+    AgentStop,
+    TurnContext,
+    check_state,
+    excerpt,
+    expand_env,
+    parse_reply,
+    redacted,
+    reply_json,
+    scrub,
+    tools_field,
+    unreadable_reply,
+)
 from ._process import ProcessChannel
-from ._base import tools_field
 
 KIND = "command"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024  # one reply line may be this long
@@ -52,12 +65,12 @@ class CommandAgentOptions(BaseModel):
                            "examples": [{"type": "command", "command": ["node", "agent.js"]}]})
 
     type: Literal["command"] = Field(title="Kind", description="`command`: run a process.", examples=["command"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
-    command: Union[list[str], str] = Field(
+    tools: list[dict[str, Any]] | None = tools_field()
+    command: list[str] | str = Field(
         title="Command",
         description="The program and its arguments, as a list or as one string split like a shell would "
         "(no shell features). Run from `cwd`.", examples=[["python", "agent.py"], "node agent.js --quiet"])
-    cwd: Optional[str] = Field(
+    cwd: str | None = Field(
         None, title="Working folder", description="Where the command runs (relative to evalrun.yaml). Default: "
         "the folder of evalrun.yaml.", examples=["agents"])
     env: dict[str, str] = Field(
@@ -81,7 +94,7 @@ class CommandAgentOptions(BaseModel):
         description="How long one reply line may be; a longer one is that case's error (it is never read whole). "
         "Default 16 MiB.", examples=[67108864])
 
-    state_file: Optional[str] = Field(
+    state_file: str | None = Field(
         None, min_length=1, title="State file",
         description="Where the process writes the state of its world as JSON (what a case's `final_state:` is "
         "compared with), relative to the folder evalrun creates for each conversation and passes as "
@@ -90,7 +103,7 @@ class CommandAgentOptions(BaseModel):
 
     @field_validator("state_file")
     @classmethod
-    def _inside_the_case_folder(cls, value: Optional[str]) -> Optional[str]:
+    def _inside_the_case_folder(cls, value: str | None) -> str | None:
         if value is not None and (PurePosixPath(value).is_absolute() or ".." in PurePosixPath(value).parts
                                   or "\\" in value):
             raise ValueError("state_file is a relative path inside the conversation's folder, without '..'")
@@ -109,7 +122,7 @@ class CommandAgent(Agent):
         self.options = options
         self.base_dir = Path(env.base_dir)
         self._secrets: list[str] = []
-        self.case_dir: Optional[Path] = None  # the conversation's own folder, with a state_file
+        self.case_dir: Path | None = None  # the conversation's own folder, with a state_file
         self.channel = ProcessChannel("the agent process", stderr_lines=options.stderr_lines,
                                       max_line_bytes=options.max_reply_bytes, secrets=self._secrets,
                                       limit_hint=f" (max_reply_bytes: {options.max_reply_bytes}; raise it to "

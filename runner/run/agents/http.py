@@ -21,17 +21,30 @@ reply's JSON body is the state. Without `state_url`, it is the `state` of the la
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from runner.util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 from runner.transcripts.state import ReportedState
+from runner.util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, decoded_body
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_state, excerpt, expand_env, parse_reply,
-                    redacted, reply_json, scrub, unreadable_reply)
+from ._base import (
+    Agent,
+    AgentEnv,
+    AgentError,
+    AgentStop,
+    TurnContext,
+    check_state,
+    excerpt,
+    expand_env,
+    parse_reply,
+    redacted,
+    reply_json,
+    scrub,
+    tools_field,
+    unreadable_reply,
+)
 from ._process import describe_size
-from ._base import tools_field
 
 KIND = "http"
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -46,7 +59,7 @@ class HttpAgentOptions(BaseModel):
                                          "headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}]})
 
     type: Literal["http"] = Field(title="Kind", description="`http`: POST to an endpoint.", examples=["http"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
+    tools: list[dict[str, Any]] | None = tools_field()
     url: str = Field(
         pattern=r"^https?://", title="URL", description="Where each turn is POSTed.",
         examples=["http://localhost:8080/chat", "http://localhost:8000/v1/chat/completions"])
@@ -72,7 +85,7 @@ class HttpAgentOptions(BaseModel):
         description="How large one reply may be (after decompression); a larger one is that case's error and is "
         "never read whole. Default 16 MiB.", examples=[67108864])
 
-    state_url: Optional[str] = Field(
+    state_url: str | None = Field(
         None, pattern=r"^https?://", title="State URL",
         description="Where the state of the agent's world is read after the conversation (one GET with `case_id` "
         "and `conversation_id` as query parameters, the same headers and limits as the turns); its JSON body "

@@ -15,14 +15,12 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
 from runner.llm.settings import ModelSettings
-from runner.suite.models import Case
-
-from runner.suite.models import StateEffect
+from runner.suite.models import Case, StateEffect
 from runner.transcripts.state import ReportedState
 
 from ._base import Agent, AgentEnv, AgentError, AgentStop, TurnContext, check_messages, excerpt, json_text
@@ -42,10 +40,10 @@ class ModelAgentOptions(ModelSettings):
                                          "system_prompt_file": "prompts/hr.txt", "tools_file": "tools/hr.json"}]})
 
     type: Literal["model"] = Field(title="Kind", description="`model`: a bare model.", examples=["model"])
-    system_prompt: Optional[str] = Field(
+    system_prompt: str | None = Field(
         None, title="System prompt", description="The system message, written here.",
         examples=["You are an HR assistant. Use the tools to answer questions about time off."])
-    system_prompt_file: Optional[str] = Field(
+    system_prompt_file: str | None = Field(
         None, title="System prompt file", description="A text file holding the system message (relative to "
         "evalrun.yaml). Give this or `system_prompt`.", examples=["prompts/hr_agent.txt"])
     tools: list[dict[str, Any]] = Field(
@@ -54,19 +52,19 @@ class ModelAgentOptions(ModelSettings):
         examples=[[{"type": "function", "function": {"name": "get_assignment_id_hr_agent",
                                                      "parameters": {"type": "object",
                                                                     "properties": {"username": {"type": "string"}}}}}]])
-    tools_file: Optional[str] = Field(
+    tools_file: str | None = Field(
         None, title="Tools file", description="A JSON file holding the list of tool specs (relative to evalrun.yaml). "
         "Give this or `tools`.", examples=["tools/hr.json"])
     max_tool_rounds: int = Field(
         8, ge=1, title="Maximum tool rounds",
         description="How many rounds of tool calls one user turn may take before the conversation is ended.",
         examples=[8])
-    top_p: Optional[float] = Field(None, gt=0, le=1, title="Top p", description="Nucleus sampling.", examples=[1.0])
-    seed: Optional[int] = Field(None, title="Seed", description="Sampling seed, where the provider supports it.",
+    top_p: float | None = Field(None, gt=0, le=1, title="Top p", description="Nucleus sampling.", examples=[1.0])
+    seed: int | None = Field(None, title="Seed", description="Sampling seed, where the provider supports it.",
                                 examples=[7])
 
     @model_validator(mode="after")
-    def _one_source_each(self) -> "ModelAgentOptions":
+    def _one_source_each(self) -> ModelAgentOptions:
         if self.system_prompt is not None and self.system_prompt_file is not None:
             raise ValueError("give system_prompt or system_prompt_file, not both")
         if self.tools and self.tools_file is not None:
@@ -88,7 +86,7 @@ class ModelAgent(Agent):
         self.name = name
         self.options = options
         self.env = env
-        self.case: Optional[Case] = None
+        self.case: Case | None = None
         self.system: list[dict] = []
         self.tools: list[dict] = []
         self.client: Any = None
@@ -175,7 +173,7 @@ class ModelAgent(Agent):
         return self._cascade
 
 
-def canned_answer(case: Optional[Case], tool: str, arguments: Any,
+def canned_answer(case: Case | None, tool: str, arguments: Any,
                   cascade: Any) -> tuple[str, list[StateEffect], str]:
     """(output, effects on the state, what answered) for one call: the first matching goal's `output` and
     `effects`, else the case's `tool_outputs[tool]` and `tool_effects[tool]`, else an error text and none."""
@@ -191,7 +189,7 @@ def canned_answer(case: Optional[Case], tool: str, arguments: Any,
     return NO_OUTPUT.format(name=tool), [], "no canned output"
 
 
-def canned_output(case: Optional[Case], tool: str, arguments: Any, cascade: Any) -> str:
+def canned_output(case: Case | None, tool: str, arguments: Any, cascade: Any) -> str:
     """The first matching goal's `output`, else the case's `tool_outputs[tool]`, else an error text."""
     return canned_answer(case, tool, arguments, cascade)[0]
 
@@ -200,7 +198,7 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _tool_message(call_id: Any, name: Optional[str], content: str) -> dict:
+def _tool_message(call_id: Any, name: str | None, content: str) -> dict:
     message = {"role": "tool", "tool_call_id": call_id, "content": content}
     if name is not None:
         message["name"] = name

@@ -32,19 +32,30 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.transcripts.state import ReportedState
 
-from ._base import (Agent, AgentEnv, AgentError, AgentStop, TurnContext, being_cancelled, check_state, excerpt,
-                    parse_reply, reply_json)
 from ._agent_loop import AgentLoop, AgentLoopEnded, on_callers_loop
+from ._base import (
+    Agent,
+    AgentEnv,
+    AgentError,
+    AgentStop,
+    TurnContext,
+    being_cancelled,
+    check_state,
+    excerpt,
+    parse_reply,
+    reply_json,
+    tools_field,
+)
 from ._entrypoint import exception_summary, load_object
 from ._process import ProcessChannel
-from ._base import tools_field
 
 KIND = "python"
 WORKER_REPLY_LIMIT = 64 * 1024 * 1024  # one reply of an isolated agent may be this long (as JSON)
@@ -60,7 +71,7 @@ class PythonAgentOptions(BaseModel):
 
     type: Literal["python"] = Field(
         title="Kind", description="`python`: call a Python function.", examples=["python"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
+    tools: list[dict[str, Any]] | None = tools_field()
     entrypoint: str = Field(
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", title="Entry point",
         description="`package.module:function`, importable from the folder of evalrun.yaml (or installed). "
@@ -154,7 +165,9 @@ class PythonAgent(Agent):
         what = what or self.options.entrypoint
         try:
             callers_loop = on_callers_loop.get()  # aevaluate: the caller's loop, promised to its agents
-            if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None)):
+            if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+                getattr(function, "__call__", None)  # noqa: B004 - the method, not callability
+            ):
                 if callers_loop:
                     return await function(*args)
                 result, failed = await self._own_loop().call(lambda: function(*args))

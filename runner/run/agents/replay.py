@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runner.suite.models import Case
 
-from ._base import Agent, AgentEnv, AgentError, TurnContext
-from ._base import tools_field
+from ._base import Agent, AgentEnv, AgentError, TurnContext, tools_field
 
 KIND = "replay"
 
@@ -27,8 +26,8 @@ class ReplayAgentOptions(BaseModel):
                            "examples": [{"type": "replay", "dir": "recordings/2025-06-01"}]})
 
     type: Literal["replay"] = Field(title="Kind", description="`replay`: score recordings.", examples=["replay"])
-    tools: Optional[list[dict[str, Any]]] = tools_field()
-    dir: Optional[str] = Field(
+    tools: list[dict[str, Any]] | None = tools_field()
+    dir: str | None = Field(
         None, title="Recordings folder",
         description="A folder (relative to evalrun.yaml) holding `<case id>.json` for each case. Default: each "
         "case's own `transcript:`.", examples=["recordings"])
@@ -43,7 +42,7 @@ class ReplayAgent(Agent):
         self.options = options
         self.base_dir = Path(env.base_dir)
 
-    def transcript_path(self, case: Case) -> "Path | str":
+    def transcript_path(self, case: Case) -> Path | str:
         if self.options.dir is not None:
             return self.base_dir / self.options.dir / f"{case.id}.json"
         if case.transcript:  # as text: a Path would fold the `//` of a `FILE#ID`'s id

@@ -15,14 +15,15 @@ picks one for a run (`--executor`, default `auto`).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .base import Executor, ExecutorUnavailable, Work
 
 if TYPE_CHECKING:
+    from ...config.model import Config
     from ..case_index import CaseRef
     from ..execute import RunOptions
-    from ...config.model import Config
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorUnavailable", "Work", "choose_executor", "pool_size", "usable_cpus"]
 
@@ -30,8 +31,8 @@ EXECUTORS = ("auto", "local", "processes", "ray")
 MIN_POOL_JOBS = 64  # below this, starting processes costs more than a second core saves
 
 
-def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, concurrency: int,
-                    config: "Config", options: "RunOptions", auto: bool = False) -> Executor:
+def choose_executor(requested: str, refs: Sequence[CaseRef], *, repeats: int, concurrency: int,
+                    config: Config, options: RunOptions, auto: bool = False) -> Executor:
     """The executor for these cases: `requested` (--executor) when it is `local` or `processes`; with
     `auto`, the process pool when the run only scores recordings and can use more than one core, else
     local. ExecutorUnavailable when `processes` was asked for a run it cannot take. `auto` (--repeat auto):
@@ -58,7 +59,7 @@ def choose_executor(requested: str, refs: Sequence["CaseRef"], *, repeats: int, 
     return LocalExecutor() if why_not else ReplayPoolExecutor(pool_size(concurrency))
 
 
-def _ray_executor(refs: Sequence["CaseRef"], options: "RunOptions") -> Executor:
+def _ray_executor(refs: Sequence[CaseRef], options: RunOptions) -> Executor:
     from .ray_cluster import INSTALL_HINT, RayExecutor, connect_timeout, ray_installed, unreachable
 
     if not ray_installed():
@@ -82,8 +83,8 @@ def pool_size(concurrency: int) -> int:
     return max(1, min(usable_cpus(), concurrency))
 
 
-def _why_not_pool(refs: Sequence["CaseRef"], repeats: int, concurrency: int, config: "Config",
-                  options: "RunOptions", *, forced: bool) -> Optional[str]:
+def _why_not_pool(refs: Sequence[CaseRef], repeats: int, concurrency: int, config: Config,
+                  options: RunOptions, *, forced: bool) -> str | None:
     """Why the process pool cannot (or, for `auto`, should not) run these cases; None when it should."""
     import multiprocessing
 
@@ -107,7 +108,7 @@ def _why_not_pool(refs: Sequence["CaseRef"], repeats: int, concurrency: int, con
     return None
 
 
-def _plays_live(refs: Sequence["CaseRef"], options: "RunOptions") -> bool:
+def _plays_live(refs: Sequence[CaseRef], options: RunOptions) -> bool:
     """Whether some case is played live (the pool scores recordings only)."""
     return options.replay_dir is None and options.conversations_dir is None and not all(ref.recorded for ref in refs)
 

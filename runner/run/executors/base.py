@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...results.auto_repeat import AutoRepeat
+    from ...results.folder import ResultLines
     from ..case_index import CaseRef
     from ..execute import CaseRunner, Stop
-    from ...results.folder import ResultLines
 
 
 @dataclass
@@ -20,14 +21,14 @@ class Work:
     line of results.jsonl where it was made (`serialise(result) -> (result as saved, line)`; `serialise.digest
     (result)` -> the digest `save` takes in its place, which carries the line: runner.results.digest)."""
 
-    refs: Sequence["CaseRef"]
+    refs: Sequence[CaseRef]
     repeats: int
     concurrency: int
-    runner: "CaseRunner"
+    runner: CaseRunner
     save: Callable[..., None]
-    stop: "Stop"
-    serialise: Optional["ResultLines"] = None
-    auto: Optional["AutoRepeat"] = None  # --repeat auto: each case repeated by this rule, `repeats` its maximum
+    stop: Stop
+    serialise: ResultLines | None = None
+    auto: AutoRepeat | None = None  # --repeat auto: each case repeated by this rule, `repeats` its maximum
 
     @property
     def jobs(self) -> int:

@@ -1,8 +1,8 @@
 """The local executor: every case as an asyncio task in this process, at most -j at a time."""
 from __future__ import annotations
 
-from .base import Executor, Work
 from ..execute import run_cases
+from .base import Executor, Work
 
 
 class LocalExecutor(Executor):

@@ -11,7 +11,8 @@ import asyncio
 import os
 import pickle
 import socket
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ...util.forked import HEADER, become_worker, fork_with_socket, kill_and_reap, read_frame, write_frame
 
@@ -26,12 +27,12 @@ class WorkerProcess:
         self.pid = pid
         self.sock = sock
         self.in_flight: list[Any] = []  # the batches sent and not answered, oldest (the one it plays) first
-        self.status: Optional[int] = None  # its wait status, once reaped
-        self._writer: Optional[asyncio.StreamWriter] = None
-        self._listener: Optional[asyncio.Task] = None
+        self.status: int | None = None  # its wait status, once reaped
+        self._writer: asyncio.StreamWriter | None = None
+        self._listener: asyncio.Task | None = None
 
     @classmethod
-    def fork(cls, play: Callable[[Any], Any], siblings: list["WorkerProcess"]) -> "WorkerProcess":
+    def fork(cls, play: Callable[[Any], Any], siblings: list[WorkerProcess]) -> WorkerProcess:
         """Fork a worker serving `play`; `siblings`: the workers already running (their sockets are closed in it)."""
         pid, sock = fork_with_socket(lambda theirs, parent: _serve(theirs, play, parent),
                                      [sibling.sock for sibling in siblings])
@@ -49,7 +50,7 @@ class WorkerProcess:
                 payload = await reader.readexactly(size)
                 try:
                     answer = pickle.loads(payload)
-                except Exception as exc:  # noqa: BLE001 - what the worker sent is this batch's error
+                except Exception as exc:
                     answer = ("raised", f"its answer could not be read ({type(exc).__name__}: {exc})")
                 events.put_nowait((self, answer))
         except (asyncio.IncompleteReadError, OSError):
@@ -63,7 +64,7 @@ class WorkerProcess:
         data = pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)
         self._writer.write(len(data).to_bytes(HEADER, "big") + data)
 
-    async def ended(self) -> Optional[int]:
+    async def ended(self) -> int | None:
         """Once its socket ended: how the worker ended (os.waitstatus_to_exitcode's), after a moment to be gone;
         one still running then (it closed its socket itself) is killed."""
         loop = asyncio.get_running_loop()
@@ -126,10 +127,10 @@ def _serve(sock: socket.socket, play: Callable[[Any], Any], parent: int) -> None
             return
         try:
             answer: tuple = ("played", play(pickle.loads(request)))
-        except BaseException as exc:  # noqa: BLE001 - a batch that raised: its cases are errors that say so
+        except BaseException as exc:
             answer = ("raised", f"{type(exc).__name__}: {exc}"[:500])
         try:
             data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             data = pickle.dumps(("raised", f"its results could not be sent back ({type(exc).__name__}: {exc})"[:500]))
         write_frame(fd, data)

@@ -30,15 +30,16 @@ import math
 import os
 import sys
 import uuid
-from typing import Any, Callable, Iterable, Mapping, Optional
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
-from .base import Executor, Work
-from .ray_run import portable_run, rebuild_run
 from ...util.secrets import clip
 from ...util.shard import shard_of
 from ...util.signals import held_against_libraries
+from .base import Executor, Work
+from .ray_run import portable_run, rebuild_run
 
 INSTALL_HINT = "pip install 'evalrun[ray]'"
 MIN_BATCH = 16  # a task costs Ray a few milliseconds to schedule: smaller batches spend more on that than scoring
@@ -62,15 +63,15 @@ class RayExecutor(Executor):
     async def run(self, work: Work) -> None:
         import ray
 
-        from .replay_pool import ReplayPoolExecutor
         from ...llm.runtime import current_runtime
+        from .replay_pool import ReplayPoolExecutor
 
         runtime = current_runtime()  # the calls workers make count in this run's totals
         try:
             with held_against_libraries():  # Ray's init takes SIGTERM over (it exits the process, exit 15)
                 _connect(ray, work, self.notice)
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        except Exception as exc:  # noqa: BLE001 - no cluster: every case says why it did not run, no traceback
+        except Exception as exc:
             where = os.environ.get("RAY_ADDRESS")
             why = (f"the Ray cluster at {where} (RAY_ADDRESS) could not be reached" if where else
                    "a local Ray cluster could not be started")
@@ -111,7 +112,7 @@ class RayExecutor(Executor):
 
                     for worker in start_live_workers(ray, live_worker_count(ray), limits, ATTEMPTS):
                         players.feed(worker, [context], send)
-            except Exception as exc:  # noqa: BLE001 - the run could not be sent (a configuration that won't pickle)
+            except Exception as exc:
                 error = f"the run could not be handed to the Ray cluster: {_cause(exc)}"
                 unsent = [job for b in [*replay_batches, *live_batches] for job in b]
                 ReplayPoolExecutor._save(work, (_errors(work, unsent, error), []), runtime)
@@ -122,7 +123,7 @@ class RayExecutor(Executor):
                     worker, batch = pending.pop(futures.pop(future))
                     try:
                         played = future.result()
-                    except Exception as exc:  # noqa: BLE001 - Ray's errors for a lost worker or a failing batch
+                    except Exception as exc:
                         played = (_lost(work, batch, exc, "scoring" if worker is None else "playing"), [])
                     else:
                         if worker is not None:
@@ -175,7 +176,7 @@ def connect_timeout() -> float:
         return DEFAULT_CONNECT_TIMEOUT_S
 
 
-def unreachable(address: str, timeout_s: float) -> Optional[str]:
+def unreachable(address: str, timeout_s: float) -> str | None:
     """Why the Ray cluster at `address` (RAY_ADDRESS: host:port or ray://host:port) cannot be reached, after
     trying for `timeout_s` seconds; None when its port answers, or when the address names no port to try
     ("auto": Ray finds the cluster itself). Ray's own connect retries for minutes; this bounds the wait."""
@@ -209,7 +210,7 @@ def ray_installed() -> bool:
     return True
 
 
-def batches_by_hash(work: Work, cpus: int, positions: Optional[list[int]] = None) -> list[Batch]:
+def batches_by_hash(work: Work, cpus: int, positions: list[int] | None = None) -> list[Batch]:
     """The jobs of the cases at `positions` (all by default) in batches by the --shard rule: batch i holds the
     cases whose id hashes to shard i+1 of as many shards as there are batches, every repeat of a case in its
     case's batch, in the run's order. Enough batches for every CPU of the cluster to get a few."""
@@ -234,7 +235,7 @@ def _by_hash(work: Work, positions: Iterable[int], count: int) -> list[Batch]:
     return [batch for batch in batches if batch]
 
 
-def worker_env(config: BaseModel, environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+def worker_env(config: BaseModel, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment variables a worker needs for what `config` names: each `api_key_env` and `${NAME}`
     reference, and the providers' own variables (runner/util/provider_env.py: OPENAI_* for openai/... and unprefixed
     models, ANTHROPIC_* for anthropic/...) of the models it names, that are set here. Nothing else of this
@@ -270,7 +271,7 @@ def _connect(ray: Any, work: Work, notice: Callable[[str], None]) -> None:
     import logging
 
     address = os.environ.get("RAY_ADDRESS")  # no runtime_env: Ray logs it in clear (secrets: see worker_env)
-    options = dict(log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
+    options = {"log_to_driver": False, "logging_level": logging.WARNING, "configure_logging": True}
     if address:
         ray.init(address=address, **options)
         notice(f"running the cases on the Ray cluster at {address} (RAY_ADDRESS)")
@@ -325,7 +326,7 @@ def _live_results(work: Work, played: dict) -> list[tuple[int, int, Any]]:
             saved[(position, repeat)] = work.runner.save_conversation(key, data)
         except OSError as exc:  # a full disk
             unsaved[(position, repeat)] = unsaved_note(exc)
-        except Exception as exc:  # noqa: BLE001 - a bug: this case's error, as a local run makes it
+        except Exception as exc:
             failed[(position, repeat)] = f"the conversation could not be saved: {_cause(exc)}"
     out = []
     for position, part, result in played["results"]:

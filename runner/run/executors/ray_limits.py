@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
 from ...llm.limits import RunLimit
 
@@ -114,7 +114,7 @@ class RemoteLimit(RunLimit):
 def remote_limits(actor: Any, holder: str):
     """The LLM layer's limit factory (runner.llm.runtime.configure's `limits`) for a process of a Ray run."""
 
-    def make(key: Optional[tuple], limit: int) -> RemoteLimit:
+    def make(key: tuple | None, limit: int) -> RemoteLimit:
         return RemoteLimit(actor, RUN if key is None else repr(key), limit, holder)
 
     return make

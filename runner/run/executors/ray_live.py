@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from typing import Any, Optional
+from typing import Any
 
-from .base import Work
 from ..case_index import CaseRef
 from ..execute import PARTS_PER_REPEAT, conversation_key
+from .base import Work
 
 LIVE_ACTORS_ENV = "EVALRUN_RAY_LIVE_ACTORS"  # how many live workers (default: one per node of the cluster)
 
@@ -34,15 +34,15 @@ class LiveWorker:
         self.limits = ray.get_actor(limits_name)
         ray.get(self.limits.register.remote(self.holder))
         self._conversations: dict[str, dict] = {}
-        self._work: Optional[Work] = None
-        self._cases: Optional[asyncio.Semaphore] = None
+        self._work: Work | None = None
+        self._cases: asyncio.Semaphore | None = None
 
     async def _run(self, context: list) -> Work:
         """The run, rebuilt from the object store on this incarnation's first batch (a constructor argument
         would have to outlive the driver's reference for Ray to restart the actor)."""
         if self._work is None:
-            from .ray_run import rebuild_run
             from .ray_limits import remote_limits
+            from .ray_run import rebuild_run
 
             run = await context[0]
             self._work = rebuild_run(run, limits=remote_limits(self.limits, self.holder),
@@ -66,7 +66,7 @@ class LiveWorker:
         return {"results": results, "conversations": conversations, "usage": current_runtime().summary(),
                 "holder": self.holder, "pid": os.getpid()}
 
-    async def _play_one(self, work: Work, position: int, repeat: int) -> tuple[list, Optional[tuple]]:
+    async def _play_one(self, work: Work, position: int, repeat: int) -> tuple[list, tuple | None]:
         ref: CaseRef = work.refs[position]
         numbered = repeat if work.repeats > 1 else None
         assert self._cases is not None

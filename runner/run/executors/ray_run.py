@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
-from .base import Work
 from ...util.secrets import redact_standard_streams, remember
+from .base import Work
 
 
-def portable_run(work: Work, runtime: Any, environ: Optional[dict] = None) -> dict:
+def portable_run(work: Work, runtime: Any, environ: dict | None = None) -> dict:
     """What a worker needs to score this run's cases, in a form that pickles (the case runner itself holds
     threads and locks: the worker builds its own from these); `environ`: the variables it needs (secrets among
     them: they travel here, in the object store, and never in a runtime_env that Ray would log)."""
@@ -25,8 +26,8 @@ def rebuild_run(run: dict, *, limits: Any, save_conversation: Callable[[str, dic
                 ) -> Work:
     """In a Ray worker process: the run as `portable_run` sent it, with its own case runner and LLM layer (its
     limits those of the cluster's one budget: `limits`, runner.llm.runtime.configure's factory)."""
-    from ..execute import CaseRunner, Stop
     from ...llm.runtime import configure
+    from ..execute import CaseRunner, Stop
 
     # The run's paths are read as this run's process reads them: relative to its folder (on a cluster, the
     # suites live on storage every node mounts at the same path)

@@ -24,13 +24,13 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any, Optional
+from typing import Any
 
-from .base import Executor, Work
-from .pool_process import WorkerProcess, stop_workers
-from ..execute import PARTS_PER_REPEAT, CaseRunner
 from ...results.digest import ResultDigest
 from ...results.models import CaseResult
+from ..execute import PARTS_PER_REPEAT, CaseRunner
+from .base import Executor, Work
+from .pool_process import WorkerProcess, stop_workers
 
 MAX_BATCH = 64
 MIN_BATCH = 4
@@ -42,7 +42,7 @@ Batch = list[tuple[int, int]]  # jobs: (a case's position in the run, which repe
 Played = list[tuple[int, int, "CaseResult | ResultDigest"]]  # (position, part, the result or its digest)
 
 # The worker's copy of the run (set before the workers fork, so each inherits it)
-_work: Optional[Work] = None
+_work: Work | None = None
 
 
 class ReplayPoolExecutor(Executor):

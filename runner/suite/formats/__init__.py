@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..diagnostics import Diagnostic
 from ..models import Case
@@ -33,7 +32,7 @@ def is_eval_config_name(path: Path) -> bool:
     return path.name in CONFIG_FILE_NAMES
 
 
-def read_foreign(path: Path, doc: Document, *, eval_config: Optional[Path] = None) -> Optional[ForeignFile]:
+def read_foreign(path: Path, doc: Document, *, eval_config: Path | None = None) -> ForeignFile | None:
     """The file as a foreign suite, or None when it is not one (then the loader reads it as its own)."""
     from .kinds import shape_of  # the heavy modules (ADK's models) only for a file that is one of these
 
@@ -92,9 +91,9 @@ def _beside_agentflow_eval_set(path: Path) -> bool:
 
     try:
         for entry in path.parent.iterdir():
-            if entry.name.lower().endswith(EVAL_SET_SUFFIXES) and entry.stat().st_size < 5_000_000:
-                if shape_of(json.loads(entry.read_text(encoding="utf-8"))) == AGENTFLOW:
-                    return True
+            small_eval_set = entry.name.lower().endswith(EVAL_SET_SUFFIXES) and entry.stat().st_size < 5_000_000
+            if small_eval_set and shape_of(json.loads(entry.read_text(encoding="utf-8"))) == AGENTFLOW:
+                return True
     except (OSError, ValueError, RecursionError):
         return False
     return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -42,7 +42,7 @@ class EvalFileRead:
     named_ids: set[str] = field(default_factory=set)  # ids the file writes (not made from its name)
 
 
-def read_eval_file(path: Path, doc: Document, kind: str, eval_config: Optional[Path] = None) -> EvalFileRead:
+def read_eval_file(path: Path, doc: Document, kind: str, eval_config: Path | None = None) -> EvalFileRead:
     """The cases of an eval file already parsed into `doc`; its problems (and its eval config's) as diagnostics."""
     from ..schema_check import check_document
 
@@ -69,7 +69,7 @@ def read_eval_file(path: Path, doc: Document, kind: str, eval_config: Optional[P
     return out
 
 
-def _config_for(path: Path, explicit: Optional[Path], out: EvalFileRead) -> Optional[EvalConfig]:
+def _config_for(path: Path, explicit: Path | None, out: EvalFileRead) -> EvalConfig | None:
     if explicit is not None:
         config = read_eval_config(explicit)
     else:
@@ -216,7 +216,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _session_input(value: Any) -> Optional[dict[str, Any]]:
+def _session_input(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     session: dict[str, Any] = {"app_name": str(value.get("app_name") or ""),
@@ -331,7 +331,7 @@ def _check_unique_ids(doc: Document, raw: list[tuple[dict, tuple, bool]]) -> Non
             first[case["id"]] = at
 
 
-def _build(doc: Document, case: dict, at: tuple, config: EvalConfig) -> Optional[Case]:
+def _build(doc: Document, case: dict, at: tuple, config: EvalConfig) -> Case | None:
     data = {**case, "checks": [dict(spec) for spec in config.checks]}
     if "turns" not in case:
         data["max_user_turns"] = config.max_user_turns

@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..diagnostics import Diagnostic, did_you_mean, has_errors
 from ..files import display_path
 from ..models import ADK_DEFAULT_CRITERIA
 from ..reader import Document, read_document
 from .kinds import CONFIG_FILE_NAMES
-
 
 # Criteria ADK 2.13 knows that run on Google's Vertex AI service: evalrun has no equivalent of its own.
 VERTEX_ONLY = ("response_evaluation_score", "multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1",
@@ -49,9 +48,9 @@ DEFAULT_MAX_INVOCATIONS = 20  # ADK's LlmBackedUserSimulatorConfig
 class EvalConfig:
     """What a config means to evalrun: the checks of each case, and the simulated user's turn limit."""
 
-    path: Optional[str]  # None: ADK's defaults, no file
+    path: str | None  # None: ADK's defaults, no file
     checks: list[dict[str, Any]] = field(default_factory=list)
-    max_user_turns: Optional[int] = DEFAULT_MAX_INVOCATIONS  # for conversation_scenario cases; None: no limit
+    max_user_turns: int | None = DEFAULT_MAX_INVOCATIONS  # for conversation_scenario cases; None: no limit
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -64,7 +63,7 @@ def default_config() -> EvalConfig:
                                          for name, threshold in ADK_DEFAULT_CRITERIA.items()])
 
 
-def config_beside(eval_set: Path) -> tuple[Optional[Path], Optional[Diagnostic]]:
+def config_beside(eval_set: Path) -> tuple[Path | None, Diagnostic | None]:
     """The eval config that applies to an eval set found in a folder: `test_config.json` or `eval_config.json`
     in its own folder (ADK looks nowhere else). Both there is ambiguous: an error on the eval set."""
     found = [eval_set.parent / name for name in CONFIG_FILE_NAMES if (eval_set.parent / name).is_file()]
@@ -130,7 +129,7 @@ def eval_config_of(doc: Document) -> EvalConfig:
     return config
 
 
-def _criterion(doc: Document, name: str, value: Any) -> Optional[dict[str, Any]]:
+def _criterion(doc: Document, name: str, value: Any) -> dict[str, Any] | None:
     from ...checks.adk import EFFICIENCY, KNOWN_CRITERIA
     from ...checks.run import check_problem
     from .agentflow.detect import CRITERIA as AGENTFLOW_CRITERIA
@@ -199,7 +198,7 @@ def _judge_options(value: dict) -> dict[str, Any]:
     return options
 
 
-def _max_invocations(simulator: Any) -> Optional[int]:
+def _max_invocations(simulator: Any) -> int | None:
     if not isinstance(simulator, dict):
         return DEFAULT_MAX_INVOCATIONS
     limit = simulator.get("max_allowed_invocations", DEFAULT_MAX_INVOCATIONS)

@@ -10,7 +10,7 @@ warns; where ADK refuses them (an invocation, a content part, a tool call), they
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -23,42 +23,42 @@ class FunctionCall(BaseModel):
     model_config = _config("Function call", "A tool call (genai FunctionCall): the tool's name and its arguments.")
 
     name: str = Field(title="Tool name", description="The tool called.", examples=["get_weather"])
-    args: Optional[dict[str, Any]] = Field(None, title="Arguments",
+    args: dict[str, Any] | None = Field(None, title="Arguments",
                                            description="The arguments; ADK compares them whole, with `==`.",
                                            examples=[{"city": "Paris"}])
-    id: Optional[str] = Field(None, title="Call id", description="Not compared.", examples=["call_1"])
-    partial_args: Optional[Any] = Field(None, title="Partial arguments", description="Not compared.")
-    will_continue: Optional[bool] = Field(None, title="Will continue", description="Not compared.")
+    id: str | None = Field(None, title="Call id", description="Not compared.", examples=["call_1"])
+    partial_args: Any | None = Field(None, title="Partial arguments", description="Not compared.")
+    will_continue: bool | None = Field(None, title="Will continue", description="Not compared.")
 
 
 class Part(BaseModel):
     model_config = _config("Part", "One part of a genai Content: text, a function call or response, or media. "
                            "ADK writes every attribute, most of them null.")
 
-    text: Optional[str] = Field(None, title="Text", description="Text of the part.", examples=["Hello"])
-    thought: Optional[bool] = Field(None, title="Thought", description="The model's private reasoning.")
-    function_call: Optional[FunctionCall] = Field(None, title="Function call", description="A tool call.")
-    function_response: Optional[dict[str, Any]] = Field(None, title="Function response", description="A tool result.")
-    inline_data: Optional[Any] = None
-    file_data: Optional[Any] = None
-    executable_code: Optional[Any] = None
-    code_execution_result: Optional[Any] = None
-    video_metadata: Optional[Any] = None
-    thought_signature: Optional[Any] = None
-    media_resolution: Optional[Any] = None
-    part_metadata: Optional[Any] = None
-    audio_transcription: Optional[Any] = None
-    media_processing: Optional[Any] = None
-    speech_metadata: Optional[Any] = None
-    tool_call: Optional[Any] = None
-    tool_response: Optional[Any] = None
+    text: str | None = Field(None, title="Text", description="Text of the part.", examples=["Hello"])
+    thought: bool | None = Field(None, title="Thought", description="The model's private reasoning.")
+    function_call: FunctionCall | None = Field(None, title="Function call", description="A tool call.")
+    function_response: dict[str, Any] | None = Field(None, title="Function response", description="A tool result.")
+    inline_data: Any | None = None
+    file_data: Any | None = None
+    executable_code: Any | None = None
+    code_execution_result: Any | None = None
+    video_metadata: Any | None = None
+    thought_signature: Any | None = None
+    media_resolution: Any | None = None
+    part_metadata: Any | None = None
+    audio_transcription: Any | None = None
+    media_processing: Any | None = None
+    speech_metadata: Any | None = None
+    tool_call: Any | None = None
+    tool_response: Any | None = None
 
 
 class Content(BaseModel):
     model_config = _config("Content", "A genai Content: a role and its parts.")
 
-    role: Optional[str] = Field(None, title="Role", description="user or model.", examples=["user"])
-    parts: Optional[list[Part]] = Field(None, title="Parts", description="The parts, in order.",
+    role: str | None = Field(None, title="Role", description="user or model.", examples=["user"])
+    parts: list[Part] | None = Field(None, title="Parts", description="The parts, in order.",
                                         examples=[[{"text": "What's the weather in Paris?"}]])
 
 
@@ -66,20 +66,20 @@ class ContentBlock(BaseModel):
     model_config = _config("Content block", "One block of an Agentflow message: `{type: text, text}`.", extra="allow")
 
     type: str = Field(title="Block type", description="text (other kinds are kept, not read).", examples=["text"])
-    text: Optional[str] = Field(None, title="Text", description="The block's text.", examples=["Hello"])
+    text: str | None = Field(None, title="Text", description="The block's text.", examples=["Hello"])
 
 
 class Message(BaseModel):
     model_config = _config("Message", "An Agentflow message: a role and its content (text, or blocks).")
 
     role: str = Field(title="Role", description="user or assistant.", examples=["user"])
-    content: Union[str, list[ContentBlock]] = Field(
+    content: str | list[ContentBlock] = Field(
         title="Content", description="The text, or a list of blocks.",
         examples=[[{"type": "text", "text": "What's the weather in New York?"}]])
-    metadata: Optional[dict[str, Any]] = Field(None, title="Metadata", description="Kept, not read.")
+    metadata: dict[str, Any] | None = Field(None, title="Metadata", description="Kept, not read.")
 
 
-AnyContent = Union[Content, Message]
+AnyContent = Content | Message
 
 
 class IntermediateData(BaseModel):
@@ -103,7 +103,7 @@ class InvocationEvent(BaseModel):
 
     author: str = Field(title="Author", description="The agent (or user) the event comes from.",
                         examples=["root_agent"])
-    content: Optional[Content] = Field(None, title="Content", description="What the event holds.")
+    content: Content | None = Field(None, title="Content", description="What the event holds.")
 
 
 class InvocationEvents(BaseModel):
@@ -116,11 +116,11 @@ class Rubric(BaseModel):
     model_config = _config("Rubric", "A property a judge checks with yes or no.")
 
     rubric_id: str = Field(title="Rubric id", description="Unique within its list.", examples=["cites_source"])
-    rubric_content: dict[str, Optional[str]] = Field(
+    rubric_content: dict[str, str | None] = Field(
         title="Rubric content", description="`{text_property: ...}`: what must hold.",
         examples=[{"text_property": "The answer names its source."}])
-    description: Optional[str] = Field(None, title="Description", description="Kept.")
-    type: Optional[str] = Field(None, title="Rubric type", description="FINAL_RESPONSE_QUALITY or TOOL_USE_QUALITY.",
+    description: str | None = Field(None, title="Description", description="Kept.")
+    type: str | None = Field(None, title="Rubric type", description="FINAL_RESPONSE_QUALITY or TOOL_USE_QUALITY.",
                                 examples=["FINAL_RESPONSE_QUALITY"])
 
 
@@ -130,8 +130,8 @@ class ToolCall(BaseModel):
     name: str = Field(title="Tool name", description="The tool that must be called.", examples=["get_weather"])
     args: dict[str, Any] = Field(default_factory=dict, title="Arguments", description="Compared whole.",
                                  examples=[{"location": "New York"}])
-    call_id: Optional[str] = Field(None, title="Call id", description="Not compared.")
-    result: Optional[Any] = Field(None, title="Result", description="Not compared.")
+    call_id: str | None = Field(None, title="Call id", description="Not compared.")
+    result: Any | None = Field(None, title="Result", description="Not compared.")
 
 
 class Invocation(BaseModel):
@@ -139,38 +139,38 @@ class Invocation(BaseModel):
                            "until its final answer (ADK: final_response, intermediate_data; Agentflow: "
                            "expected_tool_trajectory, expected_final_response).")
 
-    invocation_id: Optional[str] = Field(None, title="Invocation id", description="Shown in reports.",
+    invocation_id: str | None = Field(None, title="Invocation id", description="Shown in reports.",
                                          examples=["inv_001"])
     user_content: AnyContent = Field(title="User content", description="What the user says in this turn.")
-    final_response: Optional[Content] = Field(None, title="Final response (ADK)",
+    final_response: Content | None = Field(None, title="Final response (ADK)",
                                               description="The expected final answer.")
-    intermediate_data: Optional[Union[IntermediateData, InvocationEvents]] = Field(
+    intermediate_data: IntermediateData | InvocationEvents | None = Field(
         None, title="Intermediate data (ADK)", description="The expected tool calls (tool_uses) and what was said on "
         "the way.")
-    creation_timestamp: Optional[float] = None
-    duration: Optional[float] = None
-    model_duration: Optional[float] = None
-    tool_duration: Optional[float] = None
-    rubrics: Optional[list[Rubric]] = Field(None, title="Rubrics", description="Rubrics for this turn.")
-    app_details: Optional[Any] = None
-    expected_tool_trajectory: Optional[list[ToolCall]] = Field(
+    creation_timestamp: float | None = None
+    duration: float | None = None
+    model_duration: float | None = None
+    tool_duration: float | None = None
+    rubrics: list[Rubric] | None = Field(None, title="Rubrics", description="Rubrics for this turn.")
+    app_details: Any | None = None
+    expected_tool_trajectory: list[ToolCall] | None = Field(
         None, title="Expected tool trajectory (Agentflow)", description="The expected tool calls, in order.")
-    expected_final_response: Optional[Message] = Field(
+    expected_final_response: Message | None = Field(
         None, title="Expected final response (Agentflow)", description="The expected final answer.")
-    expected_intermediate_responses: Optional[list[Message]] = Field(
+    expected_intermediate_responses: list[Message] | None = Field(
         None, title="Expected intermediate responses (Agentflow)", description="Kept for judges.")
-    expected_node_order: Optional[list[str]] = Field(
+    expected_node_order: list[str] | None = Field(
         None, title="Expected node order (Agentflow)", description="Not checked by evalrun (a warning says so).")
 
 
 class SessionInput(BaseModel):
     model_config = _config("Session input", "The agent's session at the start.", extra="allow")
 
-    app_name: Optional[str] = Field(None, title="App name", description="The app; names the evalrun agent that "
+    app_name: str | None = Field(None, title="App name", description="The app; names the evalrun agent that "
                                     "plays the case when the case names none.", examples=["weather_agent"])
-    user_id: Optional[str] = Field(None, title="User id", description="The session's user.", examples=["test_user"])
-    session_id: Optional[str] = Field(None, title="Session id", description="A fixed session id.")
-    state: Optional[dict[str, Any]] = Field(None, title="State", description="The initial session state.")
+    user_id: str | None = Field(None, title="User id", description="The session's user.", examples=["test_user"])
+    session_id: str | None = Field(None, title="Session id", description="A fixed session id.")
+    state: dict[str, Any] | None = Field(None, title="State", description="The initial session state.")
 
 
 class ConversationScenario(BaseModel):
@@ -180,7 +180,7 @@ class ConversationScenario(BaseModel):
                                  examples=["I want to book a flight."])
     conversation_plan: str = Field(title="Conversation plan", description="What the user wants, turn after turn.",
                                    examples=["Ask for a flight to Paris; accept the cheapest one."])
-    user_persona: Optional[Any] = Field(None, title="User persona", description="Kept, not used.")
+    user_persona: Any | None = Field(None, title="User persona", description="Kept, not used.")
 
 
 class EvalCase(BaseModel):
@@ -188,18 +188,18 @@ class EvalCase(BaseModel):
                            extra="allow")
 
     eval_id: str = Field(title="Eval id", description="The case's id.", examples=["weather_lookup_simple"])
-    conversation: Optional[list[Invocation]] = Field(None, title="Conversation", description="The turns, in order.")
-    conversation_scenario: Optional[ConversationScenario] = Field(
+    conversation: list[Invocation] | None = Field(None, title="Conversation", description="The turns, in order.")
+    conversation_scenario: ConversationScenario | None = Field(
         None, title="Conversation scenario", description="Instead of `conversation`: a simulated user's plan.")
-    session_input: Optional[SessionInput] = Field(None, title="Session input", description="The initial session.")
-    final_session_state: Optional[dict[str, Any]] = Field(None, title="Final session state",
+    session_input: SessionInput | None = Field(None, title="Session input", description="The initial session.")
+    final_session_state: dict[str, Any] | None = Field(None, title="Final session state",
                                                           description="Kept, not checked yet.")
-    rubrics: Optional[list[Rubric]] = Field(None, title="Rubrics", description="Rubrics for every turn.")
-    creation_timestamp: Optional[float] = None
-    name: Optional[str] = Field(None, title="Name (Agentflow)", description="Shown as the case's description.")
-    description: Optional[str] = Field(None, title="Description (Agentflow)", description="The case's description.")
-    tags: Optional[list[str]] = Field(None, title="Tags (Agentflow)", description="The case's tags.")
-    metadata: Optional[dict[str, Any]] = Field(None, title="Metadata (Agentflow)", description="Kept, not read.")
+    rubrics: list[Rubric] | None = Field(None, title="Rubrics", description="Rubrics for every turn.")
+    creation_timestamp: float | None = None
+    name: str | None = Field(None, title="Name (Agentflow)", description="Shown as the case's description.")
+    description: str | None = Field(None, title="Description (Agentflow)", description="The case's description.")
+    tags: list[str] | None = Field(None, title="Tags (Agentflow)", description="The case's tags.")
+    metadata: dict[str, Any] | None = Field(None, title="Metadata (Agentflow)", description="Kept, not read.")
 
 
 class EvalSet(BaseModel):
@@ -207,10 +207,10 @@ class EvalSet(BaseModel):
                            extra="allow")
 
     eval_set_id: str = Field(title="Eval set id", description="The set's id.", examples=["weather_agent_basic_tests"])
-    name: Optional[str] = Field(None, title="Name", description="The set's name.")
-    description: Optional[str] = Field(None, title="Description", description="The set's description.")
+    name: str | None = Field(None, title="Name", description="The set's name.")
+    description: str | None = Field(None, title="Description", description="The set's description.")
     eval_cases: list[EvalCase] = Field(title="Eval cases", description="The cases.")
-    creation_timestamp: Optional[float] = None
+    creation_timestamp: float | None = None
 
 
 class OldToolUse(BaseModel):
@@ -242,9 +242,9 @@ class OldTurn(BaseModel):
 class OldInitialSession(BaseModel):
     model_config = _config("Initial session (old format)", "The session of an old-format case.", extra="allow")
 
-    app_name: Optional[str] = None
-    user_id: Optional[str] = None
-    state: Optional[dict[str, Any]] = None
+    app_name: str | None = None
+    user_id: str | None = None
+    state: dict[str, Any] | None = None
 
 
 class OldSession(BaseModel):
@@ -252,12 +252,12 @@ class OldSession(BaseModel):
 
     name: str = Field(title="Name", description="The case's id.")
     data: list[OldTurn] = Field(title="Turns", description="The turns, in order.")
-    initial_session: Optional[OldInitialSession] = Field(None, title="Initial session", description="The session.")
-    initial_state: Optional[Any] = Field(None, title="Initial state", description="Read by neither ADK nor evalrun "
+    initial_session: OldInitialSession | None = Field(None, title="Initial session", description="The session.")
+    initial_state: Any | None = Field(None, title="Initial state", description="Read by neither ADK nor evalrun "
                                          "(ADK reads `initial_session`).")
 
 
-class EvalFile(RootModel[Union[EvalSet, list[OldTurn], list[OldSession]]]):
+class EvalFile(RootModel[EvalSet | list[OldTurn] | list[OldSession]]):
     """The top level of an eval file: an eval set, or one of ADK's older list formats."""
 
     model_config = ConfigDict(title="ADK or Agentflow eval set", json_schema_extra={
@@ -270,12 +270,12 @@ class EvalFile(RootModel[Union[EvalSet, list[OldTurn], list[OldSession]]]):
 class JudgeModelOptions(BaseModel):
     model_config = _config("Judge model options", "The judge ADK's judged criteria use.", extra="allow")
 
-    judge_model: Optional[str] = Field(None, title="Judge model", description="A litellm model name, resolved with "
+    judge_model: str | None = Field(None, title="Judge model", description="A litellm model name, resolved with "
                                        "evalrun.yaml's judge settings (api_base, key).", examples=["gpt-4o-mini"])
-    num_samples: Optional[int] = Field(None, ge=1, title="Samples", description="Verdicts asked per turn; most decide.",
+    num_samples: int | None = Field(None, ge=1, title="Samples", description="Verdicts asked per turn; most decide.",
                                        examples=[3])
-    judge_model_config: Optional[Any] = None
-    parallelism_limit: Optional[int] = None
+    judge_model_config: Any | None = None
+    parallelism_limit: int | None = None
 
 
 class Criterion(BaseModel):
@@ -283,24 +283,24 @@ class Criterion(BaseModel):
 
     threshold: float = Field(title="Threshold", description="The mean over turns the criterion must reach (>=).",
                              examples=[0.8])
-    match_type: Optional[str] = Field(None, title="Match type", description="tool_trajectory_avg_score: EXACT "
+    match_type: str | None = Field(None, title="Match type", description="tool_trajectory_avg_score: EXACT "
                                       "(default), IN_ORDER or ANY_ORDER.", examples=["IN_ORDER"])
-    ignore_args: Optional[bool] = Field(None, title="Ignore arguments",
+    ignore_args: bool | None = Field(None, title="Ignore arguments",
                                         description="tool_trajectory_avg_score: compare tool names only.")
-    judge_model_options: Optional[JudgeModelOptions] = Field(None, title="Judge model options",
+    judge_model_options: JudgeModelOptions | None = Field(None, title="Judge model options",
                                                              description="The judge (ADK's nesting).")
-    judge_model: Optional[str] = Field(None, title="Judge model (Agentflow)", description="A litellm model name.",
+    judge_model: str | None = Field(None, title="Judge model (Agentflow)", description="A litellm model name.",
                                        examples=["gpt-4o-mini"])
-    num_samples: Optional[int] = Field(None, ge=1, title="Samples (Agentflow)", description="Verdicts per turn.")
-    rubrics: Optional[list[Rubric]] = Field(None, title="Rubrics", description="Rubrics of a rubric_based criterion.")
+    num_samples: int | None = Field(None, ge=1, title="Samples (Agentflow)", description="Verdicts per turn.")
+    rubrics: list[Rubric] | None = Field(None, title="Rubrics", description="Rubrics of a rubric_based criterion.")
 
 
 class UserSimulatorConfig(BaseModel):
     model_config = _config("User simulator", "The simulated user of conversation_scenario cases.", extra="allow")
 
-    type: Optional[str] = Field(None, title="Type", description="llm_backed.")
-    model: Optional[str] = Field(None, title="Model", description="Not used: evalrun.yaml's `simulator` plays the user.")
-    max_allowed_invocations: Optional[int] = Field(None, title="Maximum invocations",
+    type: str | None = Field(None, title="Type", description="llm_backed.")
+    model: str | None = Field(None, title="Model", description="Not used: evalrun.yaml's `simulator` plays the user.")
+    max_allowed_invocations: int | None = Field(None, title="Maximum invocations",
                                                    description="The most user turns (-1: no limit; default 20).",
                                                    examples=[10])
 
@@ -309,14 +309,14 @@ class EvalConfigFile(BaseModel):
     model_config = _config("ADK or Agentflow eval config", "The criteria of the eval sets beside it "
                            "(`test_config.json`, `eval_config.json`), or named with --eval-config.", extra="allow")
 
-    criteria: dict[str, Union[float, Criterion]] = Field(
+    criteria: dict[str, float | Criterion] = Field(
         default_factory=dict, title="Criteria",
         description="Criterion name to its threshold, or to its options: tool_trajectory_avg_score, "
         "response_match_score, final_response_match_v2, rubric_based_final_response_quality_v1, "
         "rubric_based_tool_use_quality_v1, hallucinations_v1, safety_v1, per_turn_user_simulator_quality_v1, and "
         "the efficiency metrics (reported, never gating).",
         examples=[{"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}])
-    user_simulator_config: Optional[UserSimulatorConfig] = Field(None, title="User simulator",
+    user_simulator_config: UserSimulatorConfig | None = Field(None, title="User simulator",
                                                                  description="For conversation_scenario cases.")
-    custom_metrics: Optional[dict[str, Any]] = Field(None, title="Custom metrics",
+    custom_metrics: dict[str, Any] | None = Field(None, title="Custom metrics",
                                                      description="Not supported (an error says so).")

@@ -5,7 +5,7 @@ JSON suite a run reads can be asked the question without importing those models:
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 CONFIG_FILE_NAMES = ("test_config.json", "eval_config.json")  # ADK's convention, then Agentflow's
 EVALSET = "ADK eval set"
@@ -16,7 +16,7 @@ _AGENTFLOW_KEYS = ("expected_tool_trajectory", "expected_final_response", "expec
                    "expected_node_order")
 
 
-def shape_of(data: Any) -> Optional[str]:
+def shape_of(data: Any) -> str | None:
     """Which eval file `data` is, by its content; None when it is none of them."""
     if isinstance(data, dict):
         if "eval_set_id" in data or "eval_cases" in data:

@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .base import Conversations, TranscriptFormat
 
@@ -70,11 +70,11 @@ def marked(raw: bytes) -> bool:
 def _claims(fmt: TranscriptFormat, data: Any) -> bool:
     try:
         return bool(fmt.sniff(data))
-    except Exception:  # noqa: BLE001 - a sniff that breaks on a file does not claim it
+    except Exception:
         return False
 
 
-def find(data: Any) -> Optional[TranscriptFormat]:
+def find(data: Any) -> TranscriptFormat | None:
     """The format that claims decoded JSON `data`, or None. The plugins are looked for only when none of
     evalrun's own formats claims it (reading their metadata costs 20-60 ms)."""
     found = next((f for f in builtin() if _claims(f, data)), None)
@@ -104,10 +104,10 @@ def _plugin_recording(fmt: TranscriptFormat, data: Any, path: Path) -> Any:
     from ..recording import TranscriptError
     from .messages import message_recording
 
-    where = dict((f.name, w) for f, w in _plugins()).get(fmt.name, "")
+    where = {f.name: w for f, w in _plugins()}.get(fmt.name, "")
     try:
         messages = fmt.normalize(data)
-    except Exception as exc:  # noqa: BLE001 - a plugin's failure is this transcript's error, never a traceback
+    except Exception as exc:
         raise TranscriptError(f"{path}: the '{fmt.name}' transcript format ({where}) could not read it: "
                               f"{type(exc).__name__}: {exc}") from None
     if not isinstance(messages, list):

@@ -1,14 +1,15 @@
 """What a transcript format declares: how to tell its files (`sniff`) and how to read them (`normalize`)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..recording import Recording
 
 # a file's conversations, each with its id (None for a file of one conversation)
-Conversations = list[tuple[Optional[str], Recording]]
+Conversations = list[tuple[str | None, Recording]]
 
 
 @dataclass(frozen=True)
@@ -25,4 +26,4 @@ class TranscriptFormat:
     sniff: Callable[[Any], bool]
     normalize: Callable[[Any], list]
     markers: tuple[bytes, ...] = ()
-    conversations: Optional[Callable[[Any, Path], Conversations]] = None
+    conversations: Callable[[Any, Path], Conversations] | None = None

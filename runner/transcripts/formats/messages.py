@@ -28,7 +28,7 @@ def conversations(data: Any, path: Path) -> Conversations:
     return [(None, message_recording(data, path))]
 
 
-def message_recording(data: Any, path: "Path | str") -> Recording:
+def message_recording(data: Any, path: Path | str) -> Recording:
     termination = None
     state = ReportedState.none(f"the transcript {path} has no `state` entry (a live run saves the state its agent "
                                "reported there; a hand-written transcript can add `\"state\": {...}`)")

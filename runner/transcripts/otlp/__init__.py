@@ -7,8 +7,9 @@ span says, whoever instrumented it), rebuild (spans -> messages in conversation 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..recording import Recording, TranscriptError
 from ..state import ReportedState
@@ -34,7 +35,7 @@ def read_trace_conversations(data: Any) -> tuple[list[Conversation], list[Proble
     return conversations, decoded.problems
 
 
-def select_conversation(conversations: Sequence[tuple[str, Sequence[str]]], selection: Optional[str]) -> int:
+def select_conversation(conversations: Sequence[tuple[str, Sequence[str]]], selection: str | None) -> int:
     """Which of `conversations` (each as its id and trace ids) `selection` names: a conversation id, else
     a trace id in any case; without a selection, the only one. Raises LookupError with the ids a person
     can choose from."""
@@ -61,7 +62,7 @@ def _ids(conversations: Sequence[tuple[str, Sequence[str]]], shown: int = 10) ->
     return ", ".join(ids) + (f" and {more} more" if more > 0 else "")
 
 
-def trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recording]]:
+def trace_recordings(data: Any, path: Path) -> list[tuple[str | None, Recording]]:
     """Every conversation of a decoded trace file as (conversation id, recording); the problems no
     span owns go to every conversation (none of them is then passed on what remains)."""
     conversations, file_problems = read_trace_conversations(data)
@@ -74,7 +75,7 @@ def trace_recordings(data: Any, path: Path) -> list[tuple[Optional[str], Recordi
                              conversation_id=c.id, trace_ids=c.trace_ids, state=no_state)) for c in conversations]
 
 
-def select_recording(found: list[tuple[Optional[str], Recording]], selection: Optional[str], path: Path) -> Recording:
+def select_recording(found: list[tuple[str | None, Recording]], selection: str | None, path: Path) -> Recording:
     """The recording `FILE#ID` names; a conversation without any message is an error, never an empty pass."""
     try:
         number = select_conversation([(str(cid), rec.trace_ids) for cid, rec in found], selection)

@@ -10,7 +10,7 @@ content parts in OpenAI's, Anthropic's (`tool_use`, `tool_result`) and the AI SD
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .views import AttributeReader, Call, Message, Result
 
@@ -97,7 +97,7 @@ def _keyed_part(part: dict, message: Message) -> bool:
     return False
 
 
-def request_messages(value: Any) -> Optional[list[Message]]:
+def request_messages(value: Any) -> list[Message] | None:
     """The messages of a request: a list of messages, or an object with `messages` (and `system`), or a
     bare prompt; None when the value holds none of these."""
     if isinstance(value, str):
@@ -118,7 +118,7 @@ def request_messages(value: Any) -> Optional[list[Message]]:
     return None
 
 
-def response_messages(value: Any) -> Optional[list[Message]]:
+def response_messages(value: Any) -> list[Message] | None:
     """The model's answer in a response: OpenAI's `choices`, a message, a list of messages (the
     assistant's), or bare text; None when the value holds none of these."""
     if isinstance(value, str):
@@ -141,8 +141,8 @@ def response_messages(value: Any) -> Optional[list[Message]]:
     return None
 
 
-def read_pair(r: AttributeReader, input_key: str, output_key: str) -> tuple[Optional[list[Message]],
-                                                                           Optional[list[Message]]]:
+def read_pair(r: AttributeReader, input_key: str, output_key: str) -> tuple[list[Message] | None,
+                                                                           list[Message] | None]:
     """(inputs, outputs) from a request and a response attribute; None for one that says nothing."""
     inputs = request_messages(r.json(input_key, text_ok=True)) if input_key in r.span.attributes else None
     outputs = response_messages(r.json(output_key, text_ok=True)) if output_key in r.span.attributes else None
@@ -160,5 +160,5 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _id(value: Any) -> Optional[str]:
+def _id(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None

@@ -11,7 +11,8 @@ the older per-message events), OpenInference (`llm.input_messages.N.message.*`),
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from .blobs import any_message, read_pair, request_messages
 from .events import read_events
@@ -146,9 +147,9 @@ def _read_openinference(r: AttributeReader, view: SpanView) -> None:
     if not any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
         return
     spec: dict[str, Any]
-    spec = dict(role_key="message.role", content_key="message.content", call_prefix="message.tool_calls",
-                call_keys=("tool_call.id", "tool_call.function.name", "tool_call.function.arguments"),
-                result_id_key="message.tool_call_id")
+    spec = {"role_key": "message.role", "content_key": "message.content", "call_prefix": "message.tool_calls",
+                "call_keys": ("tool_call.id", "tool_call.function.name", "tool_call.function.arguments"),
+                "result_id_key": "message.tool_call_id"}
     view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "llm.input_messages").values()]
     view.outputs = [_flat_message(f, **spec) for f in _indexed(a, "llm.output_messages").values()]
     _note_dropped(r)
@@ -158,8 +159,8 @@ def _read_openllmetry_flat(r: AttributeReader, view: SpanView) -> None:
     a = r.span.attributes
     if not any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in a):
         return
-    spec: dict[str, Any] = dict(role_key="role", content_key="content", call_prefix="tool_calls",
-                call_keys=("id", "name", "arguments"), result_id_key="tool_call_id")
+    spec: dict[str, Any] = {"role_key": "role", "content_key": "content", "call_prefix": "tool_calls",
+                "call_keys": ("id", "name", "arguments"), "result_id_key": "tool_call_id"}
     view.inputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.prompt").values()]
     view.outputs = [_flat_message(f, **spec) for f in _indexed(a, "gen_ai.completion").values()]
     _note_dropped(r)
@@ -250,7 +251,7 @@ def _read_request_response(r: AttributeReader, view: SpanView) -> None:
 def _read_io_values(r: AttributeReader, view: SpanView) -> None:
     """An agent span's `input.value`/`output.value` (OpenInference) as the turn's user text and answer."""
     a = r.span.attributes
-    if view.kind != "agent" or "input.value" not in a and "output.value" not in a:
+    if view.kind != "agent" or ("input.value" not in a and "output.value" not in a):
         return
     user = a.get("input.value")
     answer = a.get("output.value")
@@ -282,7 +283,7 @@ def _tool_run(r: AttributeReader) -> ToolRun:
         if isinstance(entity, dict) and isinstance(entity.get("kwargs"), dict) and not entity.get("args"):
             run.arguments = entity["kwargs"]
     else:  # OpenInference (tool.parameters is the schema), the AI SDK, Langfuse, LangSmith
-        key: Optional[str]
+        key: str | None
         key = next((k for k in ("input.value", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
                                 "gen_ai.prompt") if k in a), None)
         if key is not None:
@@ -298,7 +299,7 @@ def _tool_run(r: AttributeReader) -> ToolRun:
 
 # --------------------------------------------------------------------------- small helpers
 
-def _first_text(a: dict, *keys: str) -> Optional[str]:
+def _first_text(a: dict, *keys: str) -> str | None:
     for key in keys:
         value = a.get(key)
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
@@ -310,9 +311,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _id(value: Any) -> Optional[str]:
+def _id(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None
 
 
-def is_adk_context(text: Optional[str]) -> bool:
+def is_adk_context(text: str | None) -> bool:
     return bool(text and text.lstrip().startswith(_ADK_CONTEXT))

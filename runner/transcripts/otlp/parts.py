@@ -6,7 +6,7 @@ blob, uri) say nothing a goal checks and are passed over.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .blobs import any_message
 from .views import AttributeReader, Call, Message, Result
@@ -65,5 +65,5 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _id(value: Any) -> Optional[str]:
+def _id(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value) else None

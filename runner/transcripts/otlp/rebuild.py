@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from .dialects import is_adk_context, view_span
-from .views import Call, Message, SpanView
 from .spans import Problem, Span
 from .tree import span_tree, walk_order
+from .views import Call, Message, SpanView
 
 __all__ = ["Conversation", "rebuild_conversations"]
 
@@ -36,7 +36,7 @@ class Conversation:
 
 @dataclass
 class _Call:
-    id: Optional[str]
+    id: str | None
     name: str
     arguments: Any
     result: Any = None
@@ -46,9 +46,9 @@ class _Call:
 @dataclass
 class _Entry:
     role: str
-    text: Optional[str] = None
+    text: str | None = None
     calls: list[_Call] = field(default_factory=list)
-    agent: Optional[str] = None
+    agent: str | None = None
 
 
 def rebuild_conversations(spans: list[Span]) -> list[Conversation]:
@@ -122,7 +122,7 @@ def _signature(messages: list[Message]) -> list[tuple]:
              tuple(r.id or "" for r in m.results)) for m in messages]
 
 
-def _conversation_id(roots: list[Span], children: dict[str, list[Span]], views: dict) -> Optional[str]:
+def _conversation_id(roots: list[Span], children: dict[str, list[Span]], views: dict) -> str | None:
     """The id on the highest span that has one (a delegated sub-agent may carry an id of its own)."""
     level = roots
     seen = 0
@@ -143,12 +143,12 @@ class _Builder:
         self.entries: list[_Entry] = []
         self.calls: list[_Call] = []
         self.problems: list[Problem] = []
-        self.system: Optional[str] = None
+        self.system: str | None = None
         self.users_seen = 0  # user messages taken so far: a model call's history beyond them is new
         self.agent_marks: dict[str, int] = {}  # an open agent span -> where its messages begin
-        self.agent: Optional[str] = None  # the agent that has the conversation
+        self.agent: str | None = None  # the agent that has the conversation
         self.trace_agents: set[str] = set()  # traces in which an agent span was already entered
-        self.agent_returns: dict[str, Optional[str]] = {}  # a nested agent span -> the agent it returns to
+        self.agent_returns: dict[str, str | None] = {}  # a nested agent span -> the agent it returns to
         self.results_taken: set[tuple] = set()
         self.trace_users: dict[str, list[str]] = {}  # user messages taken from agent spans, per trace
 
@@ -275,7 +275,7 @@ class _Builder:
         self.entries.append(_Entry("user", text=text))
         self.users_seen += 1
 
-    def _assistant(self, message: Message, agent: Optional[str]) -> None:
+    def _assistant(self, message: Message, agent: str | None) -> None:
         entry = _Entry("assistant", text=message.text, agent=agent)
         for call in message.calls:
             record = _Call(call.id, call.name, call.arguments)
@@ -286,7 +286,7 @@ class _Builder:
         if entry.text or entry.calls:
             self.entries.append(entry)
 
-    def _answer(self, call_id: Optional[str], name: Optional[str], content: Any, arguments: Any = None) -> None:
+    def _answer(self, call_id: str | None, name: str | None, content: Any, arguments: Any = None) -> None:
         """A result seen in a model's history. Every later model call sees it again: a result already
         taken is not given to another open call that happens to share its id."""
         seen = (call_id, name, _canonical(content))
@@ -297,8 +297,8 @@ class _Builder:
             call.result, call.has_result = content, True
             self.results_taken.add(seen)
 
-    def _find(self, call_id: Optional[str], name: Optional[str], *, unanswered: bool,
-              arguments: Any = None) -> Optional[_Call]:
+    def _find(self, call_id: str | None, name: str | None, *, unanswered: bool,
+              arguments: Any = None) -> _Call | None:
         """The latest call with this id (and name and arguments, when known); without an id, the first open
         call of that name. Ids repeat across agents and turns, so an open call is preferred to an answered one."""
         if call_id:

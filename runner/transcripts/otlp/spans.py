@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ...util.secrets import clip
 
@@ -50,7 +50,7 @@ class LogRecord:
 class Span:
     trace_id: str
     span_id: str
-    parent_id: Optional[str]
+    parent_id: str | None
     name: str
     start: int
     end: int
@@ -119,7 +119,7 @@ def decode_documents(documents: list[Any]) -> TraceFile:
     return TraceFile(spans=list(spans.values()), problems=problems)
 
 
-def _span(raw: Any, scope: str, position: int, resource: dict, problems: list[Problem]) -> Optional[Span]:
+def _span(raw: Any, scope: str, position: int, resource: dict, problems: list[Problem]) -> Span | None:
     raw = _dict(raw)
     name = clip(_text(raw.get("name")), 200, "")
     trace_id = _hex_id(raw.get("traceId"), 16)
@@ -143,7 +143,7 @@ def _span(raw: Any, scope: str, position: int, resource: dict, problems: list[Pr
     return span
 
 
-def _log_record(raw: Any, position: int, problems: list[Problem]) -> Optional[tuple[str, str, LogRecord]]:
+def _log_record(raw: Any, position: int, problems: list[Problem]) -> tuple[str, str, LogRecord] | None:
     raw = _dict(raw)
     trace_id, span_id = _hex_id(raw.get("traceId"), 16), _hex_id(raw.get("spanId"), 8)
     if trace_id is None or span_id is None:
@@ -157,7 +157,7 @@ def _log_record(raw: Any, position: int, problems: list[Problem]) -> Optional[tu
     return trace_id, span_id, record
 
 
-def _attributes(raw: Any, span: Optional[Span], problems: list[Problem]) -> dict[str, Any]:
+def _attributes(raw: Any, span: Span | None, problems: list[Problem]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in _list(raw):
         item = _dict(item)
@@ -173,7 +173,7 @@ def _attributes(raw: Any, span: Optional[Span], problems: list[Problem]) -> dict
     return out
 
 
-def _any_value(raw: Any, depth: int) -> tuple[Any, Optional[str]]:
+def _any_value(raw: Any, depth: int) -> tuple[Any, str | None]:
     """(value, error) of an OTLP AnyValue: strings, numbers, booleans, lists and dicts."""
     if depth > _MAX_VALUE_DEPTH:
         return None, f"the value is nested more than {_MAX_VALUE_DEPTH} levels deep"
@@ -225,7 +225,7 @@ def _any_value(raw: Any, depth: int) -> tuple[Any, Optional[str]]:
     return None, None
 
 
-def _hex_id(value: Any, size: int) -> Optional[str]:
+def _hex_id(value: Any, size: int) -> str | None:
     """An id as lower-case hex of `size` bytes; ids of another length or not hex are refused."""
     if not isinstance(value, str) or len(value) != 2 * size or not _HEX.fullmatch(value):
         return None

@@ -8,40 +8,40 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from .spans import Problem, Span
 
-__all__ = ["AttributeReader", "Call", "MAX_ATTRIBUTE_CHARS", "Message", "Result", "SpanView", "ToolRun"]
+__all__ = ["MAX_ATTRIBUTE_CHARS", "AttributeReader", "Call", "Message", "Result", "SpanView", "ToolRun"]
 
 MAX_ATTRIBUTE_CHARS = 8 * 1024 * 1024  # one attribute's JSON text; a longer one is named, not parsed
 
 
 @dataclass
 class Call:
-    id: Optional[str]
+    id: str | None
     name: str
     arguments: Any  # an object, a JSON string as recorded, or None when not recorded
 
 
 @dataclass
 class Result:
-    id: Optional[str]
-    name: Optional[str]
+    id: str | None
+    name: str | None
     content: Any
 
 
 @dataclass
 class Message:
     role: str
-    text: Optional[str] = None
+    text: str | None = None
     calls: list[Call] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
 
 
 @dataclass
 class ToolRun:
-    id: Optional[str]
+    id: str | None
     name: str
     arguments: Any = None
     result: Any = None
@@ -51,12 +51,12 @@ class ToolRun:
 @dataclass
 class SpanView:
     kind: str  # "agent", "chat", "tool" or "other"
-    agent_name: Optional[str] = None
-    conversation_id: Optional[str] = None
-    system: Optional[str] = None
-    inputs: Optional[list[Message]] = None
-    outputs: Optional[list[Message]] = None
-    tool: Optional[ToolRun] = None
+    agent_name: str | None = None
+    conversation_id: str | None = None
+    system: str | None = None
+    inputs: list[Message] | None = None
+    outputs: list[Message] | None = None
+    tool: ToolRun | None = None
     problems: list[Problem] = field(default_factory=list)
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from runner.checks import families, registry
+from tests.helpers.checks_cli import TRANSCRIPT, replay_project
 from tests.helpers.cli_helpers import run_cli, write, write_json
-from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
-from tests.helpers.checks_cli import TRANSCRIPT, replay_project  # noqa: F401 - shared with other test modules
 from tests.helpers.docs_pages import page
+from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
+
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "suite.schema.json").read_text())
 
 
@@ -174,9 +175,8 @@ def test_readme_check_examples_validate(tmp_path):
 
     import yaml
 
-    from runner.suite.load import load_file
-
     from runner.config.model import Config
+    from runner.suite.load import load_file
 
     blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_SECTION, flags=re.S)
     assert len(blocks) == 13

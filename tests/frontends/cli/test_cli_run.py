@@ -10,10 +10,10 @@ import sys
 import jsonschema
 import pytest
 
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers.cli_run import NO_EMBEDDINGS, lookup_suite, report_of  # noqa: F401 - shared with other test modules
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_run import NO_EMBEDDINGS, lookup_suite, report_of
 
 
 def test_passing_run_exits_0_and_writes_a_schema_valid_report(tmp_path):

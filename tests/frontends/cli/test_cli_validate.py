@@ -199,14 +199,14 @@ def test_help_lists_the_commands(tmp_path):
     assert validate.returncode == 0 and validate.stdout.startswith("usage: evalrun validate")
 
 
-_PROBE = """
+_PROBE = f"""
 import sys
 from pathlib import Path
 import runner.frontends.cli
 code = runner.frontends.cli.main(sys.argv[1:])
-heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
 print(repr((code, heavy)))
-""" % (HEAVY,)
+"""
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["validate", "suites"], ["schema", "suite"]],

@@ -35,7 +35,7 @@ def test_exit_5_means_what_a_run_decides_it_for():
     verdict = decide(Tally())
     assert verdict.exit_code == EXIT_NO_CASES
     assert verdict.reason == "every case was skipped (3): nothing was checked: exit 5"
-    assert "every case was skipped" in dict((c.code, c.meaning) for c in EXIT_CODES)[EXIT_NO_CASES]
+    assert "every case was skipped" in {c.code: c.meaning for c in EXIT_CODES}[EXIT_NO_CASES]
 
 
 def test_the_report_schema_names_the_exit_codes_as_defined():

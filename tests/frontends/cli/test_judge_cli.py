@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
 CANARY = "sk-canary-5e1f0c7d9a"
 

@@ -35,7 +35,7 @@ def test_list_shows_exactly_the_cases_a_run_runs(project: Path, selection: list[
     paths = [a for a in selection if a.startswith("suites/")] or ["suites"]
     options = [a for a in selection if not a.startswith("suites/")]
     listed = run_cli("list", *paths, *options, "--format", "json", cwd=project)
-    ran = run_cli("run", *paths, *options, "--output-dir", "out", cwd=project)
+    run_cli("run", *paths, *options, "--output-dir", "out", cwd=project)
     report = json.loads((project / "out" / "report.json").read_text())
     assert [c["id"] for c in json.loads(listed.stdout)] == [c["id"] for c in report["cases"]]
 

@@ -12,8 +12,8 @@ import pytest
 
 from runner.config.model import Config
 from runner.score.cascade import CascadeSettings
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
 NEVER_MATCH = "(offline stages never match a statement with its negation)"
 

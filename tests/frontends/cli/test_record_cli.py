@@ -7,8 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers.cli_helpers import REPO, run_cli, write
 
 STORY_CASE = """
     id: story-only

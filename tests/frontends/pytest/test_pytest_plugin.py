@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from runner import __version__
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.pytest_plugin import AGENT, GOALS, project, pytest_in  # noqa: F401 - shared with other test modules
@@ -44,7 +42,7 @@ def test_every_case_is_a_test_named_by_its_id_and_other_files_are_left_alone(tmp
         **{f"lookup-{n}": "passed" for n in range(5)}, "skipped-one": "skipped", "does-not-know": "failed"}
     assert len((root / "out" / "results.jsonl").read_text().splitlines()) == 7
     assert saved_conversations(root / "out")["lookup-0"]["messages"]
-    cli = run_cli("suites", "--output-dir", "cli-out", cwd=root)
+    run_cli("suites", "--output-dir", "cli-out", cwd=root)
     assert verdicts(root / "cli-out" / "report.json") == verdicts(root / "out" / "report.json")
     assert f"report: {root / 'out' / 'report.json'}" in done.stdout
 

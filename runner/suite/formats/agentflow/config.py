@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ...diagnostics import Diagnostic, did_you_mean, has_errors
 from ...reader import Document
@@ -44,10 +44,10 @@ class AgentflowConfig:
         return not has_errors(self.diagnostics)
 
 
-_CACHE: dict[tuple[str, int, int], Optional[AgentflowConfig]] = {}
+_CACHE: dict[tuple[str, int, int], AgentflowConfig | None] = {}
 
 
-def read_agentflow_config(path: Path) -> Optional[AgentflowConfig]:
+def read_agentflow_config(path: Path) -> AgentflowConfig | None:
     """The Agentflow config at `path`, or None when the file is not one (then it is ADK's, read as before)."""
     from ...files import display_path
     from ...reader import read_document
@@ -55,7 +55,7 @@ def read_agentflow_config(path: Path) -> Optional[AgentflowConfig]:
 
     try:
         info = os.stat(path)
-        key: Optional[tuple[str, int, int]] = (str(path.resolve()), info.st_mtime_ns, info.st_size)
+        key: tuple[str, int, int] | None = (str(path.resolve()), info.st_mtime_ns, info.st_size)
     except OSError:
         key = None
     if key is not None and key in _CACHE:
@@ -94,7 +94,7 @@ def config_of(doc: Document) -> AgentflowConfig:
     return config
 
 
-def _criterion(doc: Document, name: str, value: Any) -> Optional[dict[str, Any]]:
+def _criterion(doc: Document, name: str, value: Any) -> dict[str, Any] | None:
     where = ("criteria", name)
     if name not in CRITERIA:
         renamed = LEGACY_NAMES.get(name)

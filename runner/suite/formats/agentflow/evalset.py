@@ -10,7 +10,7 @@ case's runtime context, where an Agentflow agent reads them (Agentflow ignores `
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,7 +26,7 @@ INVOCATION_KEYS = ("invocation_id", "user_content", "expected_tool_trajectory", 
                    "expected_intermediate_responses", "expected_final_response")
 
 
-def agentflow_config_for(path: Path, explicit: Optional[Path]) -> Optional[AgentflowConfig]:
+def agentflow_config_for(path: Path, explicit: Path | None) -> AgentflowConfig | None:
     """The Agentflow config that applies to the eval set at `path`, or None (no config, or ADK's)."""
     from ..adk_config import config_beside
 

@@ -3,7 +3,7 @@ schemas/adk-eval-config.schema.json, which editors read for `eval_config.json` (
 and says more: positions, did-you-mean, Agentflow's lax values)."""
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +46,7 @@ class AgentflowCriterion(BaseModel):
 def _criteria_model() -> type[BaseModel]:
     from pydantic import create_model
 
-    fields: dict[str, Any] = {name: (Optional[AgentflowCriterion], Field(None, title=name)) for name in CRITERIA}
+    fields: dict[str, Any] = {name: (AgentflowCriterion | None, Field(None, title=name)) for name in CRITERIA}
     return create_model("AgentflowCriteria", __config__=ConfigDict(
         extra="forbid", title="Agentflow criteria",
         json_schema_extra={"description": "Each criterion's options, or null (off)."}), **fields)
@@ -62,10 +62,10 @@ class AgentflowEvalConfig(BaseModel):
 
     criteria: AgentflowCriteria = Field(default_factory=AgentflowCriteria, title="Criteria",  # type: ignore[valid-type]
                                         description="The criteria: {} checks nothing.")
-    user_simulator_config: Optional[dict[str, Any]] = Field(None, title="User simulator", description="Not read.")
+    user_simulator_config: dict[str, Any] | None = Field(None, title="User simulator", description="Not read.")
     parallel: bool = Field(False, title="Parallel", description="Not read (as by Agentflow's evaluator).")
     max_concurrency: int = Field(4, title="Maximum concurrency", description="Not read.")
     timeout: float = Field(300.0, title="Timeout", description="Not read.")
     verbose: bool = Field(False, title="Verbose", description="Not read.")
     mock_mode: bool = Field(False, title="Mock mode", description="Not read.")
-    reporter: Optional[dict[str, Any]] = Field(None, title="Reporter", description="Not read.")
+    reporter: dict[str, Any] | None = Field(None, title="Reporter", description="Not read.")
