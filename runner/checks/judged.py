@@ -14,7 +14,7 @@ Without a judge (none configured, or fuzzy matching turned off) a judged check c
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -34,7 +34,8 @@ def _judge_override_model() -> type:
     from ..llm.settings import JudgeSettings
 
     fields: dict[str, Any]
-    fields = {name: (field.annotation | None, Field(None, title=field.title, description=field.description,
+    # Optional[...] rather than `| None`: the annotation is a run-time value that mypy types as possibly None
+    fields = {name: (Optional[field.annotation], Field(None, title=field.title, description=field.description,  # noqa: UP045
                                                        examples=field.examples))
               for name, field in JudgeSettings.model_fields.items()}
     model = create_model("JudgeOverride", __config__=ConfigDict(

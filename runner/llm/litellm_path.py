@@ -158,7 +158,8 @@ _LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Error:\s*)?(?:\w+Exception
 
 
 def _in_chain(exc: BaseException, test: Callable[[BaseException], bool]) -> bool:
-    seen, cause = 0, exc  # type: int, Optional[BaseException]
+    seen: int = 0
+    cause: BaseException | None = exc
     while cause is not None and seen < 10:
         if test(cause):
             return True
@@ -176,7 +177,8 @@ def _network_error(exc: BaseException) -> BaseException | None:
         transport = (httpx.TransportError, openai.APIConnectionError)
     except ImportError:
         pass
-    seen, cause = 0, exc  # type: int, Optional[BaseException]
+    seen: int = 0
+    cause: BaseException | None = exc
     while cause is not None and seen < 10:
         if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
             return cause

@@ -144,7 +144,7 @@ class _Cases:
                 chunks.append((chunk_first, len(spans)))
                 chunk_first, size = len(spans), 0
                 if processes > 1 and span[1] - start >= share and span[1] < self.end:
-                    child = _fork(lambda span=span: self.encode_from(span[1] + 1, case_number + len(spans), processes - 1))
+                    child = _fork(lambda: self.encode_from(span[1] + 1, case_number + len(spans), processes - 1))  # noqa: B023 - _fork calls it now
                     break
         else:
             if chunk_first < len(spans):

@@ -31,4 +31,4 @@ def skip_pydantic_plugins() -> None:
         stand_in.get_plugins = lambda: ()  # type: ignore[attr-defined]
         sys.modules[LOADER] = stand_in
     elif getattr(loader, "_plugins", False) is None:  # imported, none loaded yet: pydantic reads this cache
-        loader._plugins = {}  # a private attribute of pydantic's loader, not in its types
+        setattr(loader, "_plugins", {})  # noqa: B010 - a private attribute of pydantic's loader, not in its types
