@@ -18,9 +18,15 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli_process(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m runner ARGS` in a real process: for what only a process shows (its exit status, signals, stdin,
+    what its children inherit)."""
     return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=cli_env(), capture_output=True,
                           text=True, timeout=timeout)
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    return run_cli_process(*args, cwd=cwd, timeout=timeout)
 
 
 def write(path: Path, text: str) -> Path:
