@@ -1,6 +1,8 @@
 """Plant one-line bugs in the code that makes every verdict earned (issue 15: checks with no judge, nothing-checked
-cases, skip words, broken suites, validate's warnings, tabs, extra calls), one at a time, and count how many
-the tests catch. Not a test: a tool for the exercise, run by hand (each missed bug costs a full pass).
+cases, skip words, broken suites, validate's warnings, tabs, extra calls; issue 28 added keyword and argument
+matching, the pass-rate gates, JUnit counts and goal order), one at a time, and count how many the tests catch.
+Not a test: a tool for the exercise, run by hand (each missed bug costs a full pass). Issue 28's audit: the
+faster suite must catch at least as many of these 30 as the suite before it.
 
     .venv/bin/python tests/bench/planted_bugs.py            # every planted bug
     .venv/bin/python tests/bench/planted_bugs.py M3 M9      # some of them
@@ -44,7 +46,25 @@ MUTANTS = [
     ("M24 extra calls left off the case line", "runner/report/console.py", "    if result.extra_calls:  #", "    if result.extra_calls and result.status != 'passed':  #"),
     ("M25 a check's own judge ignored", "runner/config/", 'isinstance(own, dict) and own.get("model")', 'isinstance(own, dict) and own.get("judge")'),
     ("M12 capitalised suite keys missed", "runner/suite/shape.py", "    lowered = key.lower()", "    lowered = key"),
+    ("M26 keywords matched case-sensitively", "runner/score/keywords.py", "    needle = keyword.casefold()\n", "    needle = keyword\n"),
+    ("M27 a longer list accepted for the expected one", "runner/score/normalize.py",
+     'def _multiset_difference(expected: list, actual: list, extra_args: str, where: str) -> Difference | None:\n    if len(expected) != len(actual):',
+     'def _multiset_difference(expected: list, actual: list, extra_args: str, where: str) -> Difference | None:\n    if len(expected) > len(actual):'),
+    ("M28 min_pass_rate reached 5 points short", "runner/session/verdict.py", "rate is not None and rate >= min_pass_rate:", "rate is not None and rate >= min_pass_rate - 0.05:"),
+    ("M29 JUnit suites count no failures", "runner/report/junit.py", 'failures="{counts["failed"]}"', 'failures="0"'),
+    ("M30 goal order edges read backwards", "runner/score/assign.py", "        elif ia < ib:\n", "        elif ia > ib:\n"),
 ]
+
+
+def _file_of(relative: str, old: str) -> Path:
+    """The file the bug goes in: `relative` itself, or (a folder, or a module the tree has since moved) the one
+    file under it, or under runner/, that holds the line once."""
+    path = ROOT / relative
+    if path.is_file():
+        return path
+    where = path if path.is_dir() else ROOT / "runner"
+    found = [f for f in where.rglob("*.py") if f.read_text(encoding="utf-8").count(old) == 1]
+    return found[0] if len(found) == 1 else path
 
 
 def main(only: list[str]) -> int:
@@ -52,8 +72,8 @@ def main(only: list[str]) -> int:
     for name, relative, old, new in MUTANTS:
         if only and name.split()[0] not in only:
             continue
-        path = ROOT / relative
-        original = path.read_text(encoding="utf-8")
+        path = _file_of(relative, old)
+        original = path.read_text(encoding="utf-8") if path.is_file() else ""
         if original.count(old) != 1:
             print(f"STALE   {name}: the line to change is not in {relative} once; update this script")
             continue
