@@ -60,7 +60,7 @@ def test_a_missing_environment_variable_is_named_not_guessed(server, monkeypatch
 def test_a_request_timeout_keeps_the_conversation_so_far(server):
     started = time.monotonic()
     conversation = talk(make_case(starting_sentence="hi"), http_agent(server.url("/slow"), timeout_s=0.3))
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 10  # the answer would have come after 2 s: the error below says it was not awaited
     assert (conversation.termination_reason, conversation.error) == (
         "agent_error", f"no complete answer from {server.url('/slow')} within 0.3 s")
     assert conversation.messages == [{"role": "user", "content": "hi"}]

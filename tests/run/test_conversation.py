@@ -54,7 +54,7 @@ def test_a_case_with_nothing_to_say(echo):
 def test_the_case_timeout_keeps_what_was_said(echo):
     started = time.monotonic()
     conversation = talk(make_case(starting_sentence="hi", user_prompts=["take your time", "never"]), echo, timeout_s=0.5)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # not the agent's 30 s
     assert [m["content"] for m in conversation.messages] == ["hi", "you said: hi", "take your time"]
     assert (conversation.termination_reason, conversation.error) == (
         "timeout", "the conversation did not finish within the case timeout of 0.5 s")

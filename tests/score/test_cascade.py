@@ -339,7 +339,6 @@ def test_a_judge_decision_carries_no_failure():
 
 
 def test_a_judge_marked_down_moves_the_remaining_comparisons_on_at_once():
-    import time
 
     from tests.fakes.openai_server import FakeOpenAI, Reply
 
@@ -348,13 +347,10 @@ def test_a_judge_marked_down_moves_the_remaining_comparisons_on_at_once():
         scorer = cascade(http_judge(fake), use_embeddings=False)
         for i in range(3):
             scorer.compare("Paris", f"Berlin {i}")
-        started = time.monotonic()
         later = [scorer.compare("Paris", f"Rome {i}") for i in range(20)]
-        elapsed = time.monotonic() - started
         assert len(fake.requests) == 3
         down = f"judge marked down after 3 failures: HTTP 503 from {fake.base_url}: unavailable"
-    assert elapsed < 0.5
-    assert {d.judge_failure for d in later} == {down}
+    assert {d.judge_failure for d in later} == {down}  # and, above, no request after the third
     assert later[0].reason.startswith(f"decided by rapidfuzz because the judge failed: {down}; decided offline: ")
 
 
