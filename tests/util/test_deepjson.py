@@ -74,3 +74,14 @@ def test_anything_else_that_deep_is_refused():
         loads_keeping_deep_arguments('{"content": ' + deep_object(DEEP) + "}", 200)
     with pytest.raises(ValueError, match="never closes"):
         loads_keeping_deep_arguments('{"arguments": ' + '{"a": ' * 300, 200)
+
+
+def test_the_private_json_scanner_it_reads_strings_with_keeps_its_contract():
+    """deepjson reads each string with json.decoder.scanstring, a name json exports without documenting it: if a
+    Python release changes what it takes or returns, this says so by name before any reply is misread."""
+    from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]
+
+    assert scanstring('"a\\"b\\u00e9" rest', 1) == ('a"bé', 12)
+    assert scanstring('{"k": 1}', 2) == ("k", 4)
+    with pytest.raises(JSONDecodeError, match="Unterminated string"):
+        scanstring('"never closed', 1)
