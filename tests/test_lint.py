@@ -3,6 +3,7 @@ on a lint finding as CI does. The rule set is checked too: a test that passes be
 test."""
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -16,9 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _ruff() -> list[str]:
-    beside = Path(sys.executable).with_name("ruff")
-    if beside.is_file():
-        return [str(beside)]
+    if importlib.util.find_spec("ruff") is not None:  # the dev extra's, whichever venv the tests run in
+        return [sys.executable, "-m", "ruff"]
     found = shutil.which("ruff")
     if found is None:
         missing("ruff is not installed here (it comes with the dev extra)", "EVALRUN_REQUIRE_RUFF")
