@@ -137,8 +137,8 @@ def evaluate(paths: PathLike | Sequence[PathLike], *, agent: Any = None,
     """Run the suites under `paths` (files or folders) as `evalrun PATHS` does and return the Report.
     The other keyword arguments are the run's options, RunRequest's fields as the CLI's flags set them:
     `filters` (-k), `tags` (--tag), `output_dir`, `concurrency` (-j), `formats` (--format), `repeats`
-    (--repeat), `profile`, `min_pass_rate`, `baseline`, `max_regression`, `exitfirst` (-x), ...; an unknown
-    one is a TypeError naming the known ones.
+    (--repeat: N, "auto" or "auto:max=8,..."), `profile`, `min_pass_rate`, `baseline`, `max_regression`,
+    `exitfirst` (-x), ...; an unknown one is a TypeError naming the known ones.
     Ctrl-C stops the cases in flight, writes the report of those that finished, then raises
     KeyboardInterrupt."""
     with _Request(paths, agent, config, options) as request:

@@ -69,7 +69,9 @@ class RunRequest:
     exitfirst: bool = False  # -x: stop after the first failed or errored case
     baseline: Path | None = None  # --baseline: a saved report this run must not fall behind
     max_regression: float = 0.0  # how far a metric mean may drop below the baseline's (a share, 0-1)
-    repeats: int = 1  # --repeat N: run every case N times
+    # --repeat N: run every case N times. Also takes what --repeat takes, for every front end alike: "auto[:...]"
+    # or an AutoRepeat, which __post_init__ moves to repeat_auto (repeats then holds its max)
+    repeats: int = 1
     repeat_policy: str | None = None  # overrides evalrun.yaml's repeat_policy when set
     repeat_auto: AutoRepeat | None = None  # --repeat auto: repeat each case until settled (repeats is ignored)
     shard: str | None = None  # --shard I/N: run only the cases of this part of the suite
@@ -83,6 +85,23 @@ class RunRequest:
     # --matrix: every case once per variant (runner.session.matrix): the flags (["agent=a,b", "model=x,y"]) or
     # {axis: [values]}; overrides evalrun.yaml's `matrix:`
     matrix: Sequence[str] | Mapping[str, Sequence[str]] | None = None
+
+    def __post_init__(self) -> None:
+        from ..results.auto_repeat import AutoRepeat, parse_repeat
+
+        repeats: object = self.repeats
+        if isinstance(repeats, str):
+            repeats = parse_repeat(repeats)  # RepeatSpecError, a ValueError, names the bad part and the forms
+        if isinstance(repeats, AutoRepeat):
+            object.__setattr__(self, "repeat_auto", repeats)
+            object.__setattr__(self, "repeats", repeats.max)
+        elif isinstance(repeats, bool) or not isinstance(repeats, int):
+            raise TypeError(f"repeats must be a whole number, 'auto[:KEY=VALUE,...]' or an AutoRepeat, "
+                            f"got {type(repeats).__name__} {repeats!r}")
+        elif repeats < 1:
+            raise ValueError(f"repeats must be at least 1, got {repeats}")
+        else:
+            object.__setattr__(self, "repeats", repeats)
 
     @property
     def max_repeats(self) -> int:

@@ -237,3 +237,31 @@ def test_ctrl_c_writes_the_report_of_what_finished_then_stops_the_caller(tmp_pat
     summary = json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
     assert (summary["interrupted"], summary["stop_reason"], summary["passed"], summary["not_run"]) == (
         True, "SIGINT", 1, ["helps"])
+
+
+def test_repeats_takes_what_the_cli_s_repeat_takes_and_runs_the_same_rule(tmp_path, evalrun):
+    """evaluate(repeats="auto:...") is `--repeat auto:...`: the same stopping rule, the same runs per case and the
+    same verdict; a spec the CLI refuses is a ValueError with the CLI's words."""
+    write(tmp_path / "evals" / "s.yaml", SUITE)
+    module = agent_module(tmp_path, """
+        def respond(messages, context):
+            return "hello, how can I help?"
+        """)
+    write(tmp_path / "evalrun.yaml", f"agents: {{helper: {{type: python, entrypoint: '{module}:respond'}}}}\n")
+    report = evaluate(tmp_path / "evals", config=tmp_path / "evalrun.yaml", output_dir=tmp_path / "api",
+                      repeats="auto:max=6")
+    code, _, _ = evalrun(tmp_path, "run", "evals", "--output-dir", "cli", "--repeat", "auto:max=6")
+    api, cli = report_json(report)["summary"]["repeats"], json.loads((tmp_path / "cli" / "report.json").read_text())
+    assert (report.exit_code, code) == (0, 0)
+    assert api["per_case"] == cli["summary"]["repeats"]["per_case"]
+    assert [(c["id"], c["runs"], c["settled"]) for c in api["per_case"]] == [("greets", 4, "passed"),
+                                                                             ("helps", 4, "passed")]
+    from runner.results.auto_repeat import AutoRepeat
+
+    same = evaluate(tmp_path / "evals", config=tmp_path / "evalrun.yaml", output_dir=tmp_path / "object",
+                    repeats=AutoRepeat(max=6))
+    assert report_json(same)["summary"]["repeats"]["per_case"] == api["per_case"]
+    with pytest.raises(ValueError, match=re.escape("'sometimes' is neither a whole number nor auto[:KEY=VALUE,...]")):
+        evaluate(tmp_path / "evals", config=tmp_path / "evalrun.yaml", repeats="sometimes")
+    with pytest.raises(TypeError, match="repeats must be a whole number, 'auto"):
+        evaluate(tmp_path / "evals", config=tmp_path / "evalrun.yaml", repeats=2.5)

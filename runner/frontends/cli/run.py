@@ -206,9 +206,6 @@ def request_from_args(args: argparse.Namespace, conversations_dir: Path | None =
     from ...session.request import RunRequest
 
     options = {field: getattr(args, dest) for field, dest in _FLAGS.items() if hasattr(args, dest)}
-    if not isinstance(options.get("repeats", 1), int):  # --repeat auto[:...]: the rule, the run's most runs a case
-        options["repeat_auto"] = options["repeats"]
-        options["repeats"] = options["repeat_auto"].max
     return RunRequest(args.paths, conversations_dir=conversations_dir, saved_selection=saved_selection, **options)
 
 
