@@ -28,7 +28,8 @@ class ExitCode(NamedTuple):
 EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(EXIT_OK, "passed", "all cases passed (or the pass rate reached min_pass_rate)"),
     ExitCode(EXIT_FAILED, "failed", "some cases failed (below min_pass_rate), -x stopped the run at a failure, or the "
-                                    "run fell behind its --baseline"),
+                                    "run fell behind its --baseline; for `evalrun mutate`, a kill rate below "
+                                    "--min-kill-rate"),
     ExitCode(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGTERM, SIGHUP); the finished cases are still "
                                               "reported"),
     ExitCode(EXIT_ERRORS, "errors", "errors kept cases from being run or scored (`error`, `unscored`), the run was "

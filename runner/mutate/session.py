@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..layout import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE
 from ..suite.diagnostics import Diagnostic
 from .case_run import CaseMutator, MutateOptions
 from .outcome import MutateReport
 
-EXIT_OK, EXIT_WEAK, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_NOTHING = 0, 1, 2, 3, 4, 5
+# The run's exit codes (runner/layout.py), read for a suite's strength: 1 is a kill rate below --min-kill-rate.
+EXIT_WEAK, EXIT_INTERNAL, EXIT_NOTHING = EXIT_FAILED, EXIT_ERRORS, EXIT_NO_CASES
 
 
 @dataclass

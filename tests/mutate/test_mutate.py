@@ -228,3 +228,16 @@ def test_judged_asks_the_configured_judge_through_real_http_and_caches_its_outco
     assert negation["judged"]["status"] == "killed" and "same_meaning" in negation["judged"]["detail"]
     assert judged["cases"][0]["notes"] == [] and again["cases"] == judged["cases"]
     assert (offline_code, code, again_code) == (0, 0, 0)
+
+
+def test_mutate_exits_with_the_run_s_codes_from_runner_layout():
+    """One definition of the exit codes (runner/layout.py): mutate's 1 is the run's 'failed', read as a kill rate
+    below --min-kill-rate, and the exit-code reference says so."""
+    from runner import layout
+    from runner.mutate import session
+
+    assert (session.EXIT_OK, session.EXIT_WEAK, session.EXIT_INTERRUPTED, session.EXIT_INTERNAL, session.EXIT_USAGE,
+            session.EXIT_NOTHING) == (layout.EXIT_OK, layout.EXIT_FAILED, layout.EXIT_INTERRUPTED, layout.EXIT_ERRORS,
+                                      layout.EXIT_USAGE, layout.EXIT_NO_CASES)
+    failed = next(code for code in layout.EXIT_CODES if code.code == layout.EXIT_FAILED)
+    assert "for `evalrun mutate`, a kill rate below --min-kill-rate" in failed.meaning
