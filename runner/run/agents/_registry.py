@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field, WrapValidator
 
@@ -74,7 +74,7 @@ def _plugin_definition(value: Any, handler: Any) -> Any:
 if TYPE_CHECKING:  # one kind's Options model, evalrun's or a plugin's: which is known at run time only
     AgentDefinition = Any
 else:
-    AgentDefinition = Annotated[tuple(m.Options for m in _KIND_MODULES.values()),
+    AgentDefinition = Annotated[Union[tuple(m.Options for m in _KIND_MODULES.values())],  # noqa: UP007 - built at run time: no `|` spelling
                                 Field(discriminator="type"), WrapValidator(_plugin_definition)]
 
 
