@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..results.models import CheckResult
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 
 
 class LabelledExample(BaseModel):
@@ -87,7 +87,7 @@ class LabelSet(BaseModel):
         from . import registry
 
         if spec.get("type") not in registry():
-            from ..suite.diagnostics import did_you_mean
+            from ..util.diagnostics import did_you_mean
 
             raise ValueError(f"unknown check type {spec.get('type')!r}{did_you_mean(str(spec.get('type')), registry())}")
         return spec
@@ -104,8 +104,8 @@ class LabelSet(BaseModel):
 
 def load_labels(path: Path) -> tuple[LabelSet | None, list[Diagnostic]]:
     """The labels file, or its problems with line and column (each example's check options included)."""
-    from ..suite.files import display_path
     from ..suite.reader import read_document
+    from ..util.files import display_path
     from .run import check_problem
 
     doc = read_document(path, display_path(path))

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ..suite.diagnostics import Diagnostic
-from ..suite.files import display_path, real_path
 from ..suite.reader import read_document
 from ..suite.schema_check import check_document
+from ..util.diagnostics import Diagnostic
+from ..util.files import display_path, real_path
 from .discovery import config_search, find_config, project_home
 from .model import Config
 

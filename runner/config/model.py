@@ -10,7 +10,7 @@ from ..llm.settings import GeneratorSettings, JudgeSettings
 from ..run.agents._registry import AgentDefinition, agent_kinds
 from ..run.simulate import SimulatorSettings
 from ..score.cascade import DEFAULT_SIMILARITY_THRESHOLD
-from ..suite.diagnostics import did_you_mean
+from ..util.diagnostics import did_you_mean
 
 if TYPE_CHECKING:
     from ..suite.models import Case

@@ -34,7 +34,7 @@ from ..results.models import CaseResult, Summary
 from ..session.request import RunOutcome, RunRequest
 from ..session.run import arun, run_request
 from ..session.verdict import EXIT_USAGE, Verdict
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
 

@@ -95,7 +95,7 @@ def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     from ..run.agent_choice import AgentNotFound, agent_name_for
     from ..session.collect import collect
     from ..suite.containment import transcript_location
-    from ..suite.files import split_selection
+    from ..util.files import split_selection
 
     config_path = options.config or find_config(list(options.paths))
     loaded, problems = load_config(config_path)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 from .case_run import CaseMutator, MutateOptions
 from .outcome import MutateReport
 
@@ -29,8 +29,8 @@ def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, 
     from ..config import find_config, load_config, project_home, suite_roots
     from ..run.case_index import index_cases
     from ..session.lifecycle import DEFAULT_REPORTS_ROOT
-    from ..suite.diagnostics import has_errors, sort_diagnostics
     from ..suite.load import Exclusion
+    from ..util.diagnostics import has_errors, sort_diagnostics
     from ..util.secrets import remember
     from .pool import mutate_cases
 

@@ -20,7 +20,7 @@ from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_
 from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
-from ..suite.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
+from ..util.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
 from ..util.secrets import Redactor, protect_config
 from .collect import _exclusion
 from .ended import RunEnded
@@ -231,7 +231,7 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
             prepared.selection = saved.model_dump()
     if request.last_failed:
         from ..results.last_failed import NoLatestReport, last_failed_ids
-        from ..suite.files import display_path
+        from ..util.files import display_path
 
         try:
             latest, failed = last_failed_ids(prepared.reports_root)

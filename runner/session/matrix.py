@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..run.case_index import CaseRef
-from ..suite.diagnostics import Diagnostic, did_you_mean
+from ..util.diagnostics import Diagnostic, did_you_mean
 
 if TYPE_CHECKING:
     from ..config import LoadedConfig

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..results.auto_repeat import AutoRepeat
     from ..results.folder import RunFolder
     from ..results.models import CaseResult, Selection, Summary
-    from ..suite.diagnostics import Diagnostic
+    from ..util.diagnostics import Diagnostic
     from .verdict import Verdict
 
 

@@ -33,7 +33,7 @@ MUTANTS = [
     ("M13 encoding errors passed over", "runner/suite/load.py", 'if explicit or code == "encoding" or (code != "io"', 'if explicit or (code != "io"'),
     ("M14 outlines only for cases with an agent", "runner/suite/file_cases.py", 'if "id" in written and isinstance(case.get("id"), str):', 'if "id" in written and isinstance(case.get("agent"), str):'),
     ("M15 unbuilt cases left out of duplicates", "runner/suite/load.py", "duplicate_case_ids([*result.cases, *result.unbuilt])", "duplicate_case_ids(result.cases)"),
-    ("M16 not-UTF-8 line off by one", "runner/suite/files.py", 'line = raw.count(b"\\n", 0, exc.start) + 1', 'line = raw.count(b"\\n", 0, exc.start)'),
+    ("M16 not-UTF-8 line off by one", "runner/util/files.py", 'line = raw.count(b"\\n", 0, exc.start) + 1', 'line = raw.count(b"\\n", 0, exc.start)'),
     ("M17 tab position off by one", "runner/suite/yaml_errors.py", 'return text[start + column - 1:start + column] == "\\t"', 'return text[start + column:start + column + 1] == "\\t"'),
     ("M18 judged checks gating by default forgotten", "runner/config/", 'spec.get("gate", True) is not False', 'spec.get("gate", False) is not False'),
     ("M19 story warning without agents", "runner/config/", "config.simulator is None and config.agents:", "config.simulator is None:"),

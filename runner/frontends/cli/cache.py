@@ -45,7 +45,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
     from ...config.load import cache_folder
     from ...llm.cache_folder import clear, contents
-    from ...suite.files import display_path
+    from ...util.files import display_path
 
     folder, problems = cache_folder([args.path], args.config)
     for problem in problems:

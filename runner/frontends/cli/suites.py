@@ -75,7 +75,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from ...config.load import config_line
     from ...session.collect import validate
     from ...session.verdict import EXIT_USAGE
-    from ...suite.diagnostics import has_errors
+    from ...util.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
     problem = eval_config_problem(args.eval_config)
