@@ -221,9 +221,9 @@ class MatrixRunner:
 def prepare(prepared: Any) -> None:
     """After the cases are selected: the run's matrix checked (RunEnded with its usage problems) and the
     selected cases expanded, once per variant. Nothing changes in a run without a matrix."""
+    from ..results.verdict import EXIT_USAGE
     from .ended import RunEnded
     from .request import RunOutcome
-    from .verdict import EXIT_USAGE
 
     request, loaded = prepared.request, prepared.loaded
     if request.conversations_dir is not None and not request.matrix:

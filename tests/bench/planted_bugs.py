@@ -25,7 +25,7 @@ MUTANTS = [
     ("M4 non-gating check counts as checked", "runner/checks/run.py", 'if any(c.gate and c.status in ("passed", "failed") for c in result.checks):', 'if any(c.status in ("passed", "failed") for c in result.checks):'),
     ("M5 settle rule inverted", "runner/checks/run.py", "    if only_checks:\n", "    if not only_checks:\n"),
     ("M6 apply rule inverted", "runner/checks/run.py", "        if not criteria_besides_checks(case):", "        if criteria_besides_checks(case):"),
-    ("M7 all-skipped exits 0", "runner/session/verdict.py", '    if not counts["passed"]:  #', '    if not counts["passed"] and not counts["skipped"]:  #'),
+    ("M7 all-skipped exits 0", "runner/results/verdict.py", '    if not counts["passed"]:  #', '    if not counts["passed"] and not counts["skipped"]:  #'),
     ("M8 'Off' dropped from false words", "runner/suite/models.py", '"off", "Off", "OFF")', '"off", "OFF")'),
     ("M9 transposition of non-neighbours", "runner/suite/shape.py", "diffs[1] == diffs[0] + 1", "diffs[1] >= diffs[0] + 1"),
     ("M10 first key never looked at", "runner/suite/shape.py", "    for key in data:\n        if not isinstance(key, str):", "    for key in list(data)[1:]:\n        if not isinstance(key, str):"),

@@ -188,7 +188,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from ...authoring.convert import convert
-    from ...session.verdict import EXIT_USAGE
+    from ...results.verdict import EXIT_USAGE
     from ...util.files import display_path
 
     problem = eval_config_problem(args.eval_config)
@@ -209,7 +209,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def _convert_to_agentflow(args: argparse.Namespace) -> int:
     from ...authoring.agentflow.to_agentflow import write_agentflow
-    from ...session.verdict import EXIT_USAGE
+    from ...results.verdict import EXIT_USAGE
     from ...util.files import display_path
 
     written, diagnostics = write_agentflow(args.paths, args.output_dir)
@@ -222,7 +222,7 @@ def _convert_to_agentflow(args: argparse.Namespace) -> int:
 
 def _convert_python_evals(args: argparse.Namespace) -> int:
     from ...authoring.agentflow.from_python import export_python_evals
-    from ...session.verdict import EXIT_USAGE
+    from ...results.verdict import EXIT_USAGE
     from ...util.files import display_path
 
     if args.output_dir is None or len(args.paths) != 1:
