@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..llm.settings import GeneratorSettings, JudgeSettings
+from ..llm.settings import GeneratorSettings, JudgeSettings, SimulatorSettings
 from ..run.agents._registry import AgentDefinition, agent_kinds
-from ..run.simulate import SimulatorSettings
 from ..score.cascade import DEFAULT_SIMILARITY_THRESHOLD
 from ..util.diagnostics import did_you_mean
 
