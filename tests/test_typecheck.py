@@ -45,7 +45,7 @@ REVEALED = [
     "runner.results.models.CaseResult",
     "dict[str, float | None]",
     "str",
-    "runner.session.verdict.Verdict",
+    "runner.results.verdict.Verdict",
     "runner.results.models.Summary | None",
     "runner.frontends.python.Report",
     "runner.frontends.python.Report",

@@ -16,8 +16,8 @@ one agent declared, or `default_agent:`, cases that name none use it. See [evalr
 
 
 def render() -> str:
+    from runner.authoring.schema import build_schema
     from runner.run.agents._registry import _KIND_MODULES
-    from runner.suite.schema import build_schema
 
     problems = Problems()
     defs = build_schema("config")["$defs"]

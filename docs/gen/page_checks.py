@@ -19,8 +19,8 @@ same types.
 
 
 def render() -> str:
+    from runner.authoring.schema import build_schema
     from runner.checks import CheckOptions, builtin_families
-    from runner.suite.schema import build_schema
 
     problems = Problems()
     defs = build_schema("suite")["$defs"]
@@ -97,7 +97,7 @@ def _link(name: str) -> str:
 
 
 def _common_schema(model: Any) -> dict[str, Any]:
-    from runner.suite.schema import _simplify
+    from runner.authoring.schema import _simplify
 
     return _simplify(model.model_json_schema())
 

@@ -20,7 +20,7 @@ its own folder. Editors check the file as you type with the schema `evalrun sche
 
 
 def render() -> str:
-    from runner.suite.schema import build_schema
+    from runner.authoring.schema import build_schema
 
     problems = Problems()
     schema = build_schema("config")

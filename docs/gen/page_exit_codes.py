@@ -8,7 +8,7 @@ INTRO = """\
 # Exit codes
 
 Every `evalrun` command exits with one of these codes, as pytest does, so CI reads them as it reads pytest's.
-A run decides its code once (runner/session/verdict.py); when the code is not the obvious one, its last lines
+A run decides its code once (runner/results/verdict.py); when the code is not the obvious one, its last lines
 say why, ending in the code: `every case was skipped (3): nothing was checked: exit 5`. report.json keeps the
 decision as `exit_code` and `exit_reason`; `evalrun --help` lists the codes as this page does.
 """

@@ -13,7 +13,7 @@ END = "<!-- end of generated -->"
 
 
 def render(page: Path) -> str:
-    from runner.suite.schema import build_schema
+    from runner.authoring.schema import build_schema
 
     text = page.read_text(encoding="utf-8")
     if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):

@@ -19,13 +19,13 @@ from typing import Any
 
 import yaml
 
-from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
-from ..suite.files import display_path
 from ..suite.formats import EVAL_SET_SUFFIXES, read_foreign
 from ..suite.formats.adk import file_stem
 from ..suite.formats.adk_config import config_beside
 from ..suite.models import DEFAULTABLE_KEYS, Case
 from ..suite.reader import read_document, reads_as_text
+from ..util.diagnostics import Diagnostic, has_errors, sort_diagnostics
+from ..util.files import display_path
 from ..util.secrets import redact_data
 
 # What a converted case writes, in this order. starting_sentence and user_prompts are derived from turns,

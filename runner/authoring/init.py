@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from ..suite.files import real_path
+from ..util.files import real_path
 from ..util.resources import schema_path
 
 EXAMPLE_SUITE = """\

@@ -15,7 +15,8 @@ A labels file:
         label: pass                      # what a person decided: pass or fail
         note: date written another way   # optional, for people
 
-Verdicts that are `unscored` or `skipped` are counted apart and left out of agreement and kappa.
+Verdicts that are `unscored` or `skipped` are counted apart and left out of agreement and kappa. This module
+reads labels and measures agreement; playing the check with the project's judge is runner/session/calibrate.py.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..results.models import CheckResult
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 
 
 class LabelledExample(BaseModel):
@@ -87,7 +88,7 @@ class LabelSet(BaseModel):
         from . import registry
 
         if spec.get("type") not in registry():
-            from ..suite.diagnostics import did_you_mean
+            from ..util.diagnostics import did_you_mean
 
             raise ValueError(f"unknown check type {spec.get('type')!r}{did_you_mean(str(spec.get('type')), registry())}")
         return spec
@@ -104,8 +105,8 @@ class LabelSet(BaseModel):
 
 def load_labels(path: Path) -> tuple[LabelSet | None, list[Diagnostic]]:
     """The labels file, or its problems with line and column (each example's check options included)."""
-    from ..suite.files import display_path
     from ..suite.reader import read_document
+    from ..util.files import display_path
     from .run import check_problem
 
     doc = read_document(path, display_path(path))
@@ -177,30 +178,3 @@ def agreement_of(labels: LabelSet, results: list[CheckResult]) -> Agreement:
     agree = sum(h == j for h, j in pairs) / len(pairs) if pairs else None
     return Agreement(check=str(labels.check["type"]), total=len(labels.examples), decided=len(pairs), agreement=agree, kappa=cohen_kappa(pairs),
                      confusion=confusion, undecided=undecided, disagreements=disagreements)
-
-
-def calibrate(labels_path: Path, *, config_path: Path | None = None, no_cache: bool = False
-              ) -> tuple[Agreement | None, list[Diagnostic]]:
-    """Run the labels file's check on every example with evalrun.yaml's judge; the agreement, or problems."""
-    from ..config.discovery import find_config
-    from ..config.load import load_config
-    from ..llm.runtime import configure
-    from ..run.execute import make_cascade
-    from ..suite.models import Case
-    from ..transcripts.read import build_trajectory
-    from .run import run_checks
-
-    labels, problems = load_labels(labels_path)
-    loaded, config_problems = load_config(config_path or find_config([labels_path]), for_run=True)
-    problems = [*config_problems, *problems]
-    if labels is None or any(p.severity == "error" for p in problems):
-        return None, problems
-    configure(concurrency=4, cache_dir=loaded.resolve(loaded.config.cache_dir), no_cache=no_cache)
-    cascade = make_cascade(loaded)
-    results = []
-    for example in labels.examples:
-        case = Case.model_validate({"id": example.id, "source": {"path": str(labels_path)},
-                                    "checks": [spec_for(labels, example)]})
-        [result] = run_checks(case, build_trajectory(example.conversation()), cascade, base_dir=loaded.base_dir)
-        results.append(result)
-    return agreement_of(labels, results), problems

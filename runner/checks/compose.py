@@ -36,7 +36,7 @@ class ComposeOptions(CheckOptions):
         min_length=1, title="Nested checks",
         description="Ordinary checks (any type, compositions too), decided on the same conversation. Budget checks "
         "on the run (latency, cost) cannot be nested.",
-        examples=[_EXAMPLE])  # the schema checks each item as a check (runner/suite/schema.py)
+        examples=[_EXAMPLE])  # the schema checks each item as a check (runner/authoring/schema.py)
 
     @field_validator("checks")
     @classmethod

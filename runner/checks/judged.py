@@ -222,7 +222,7 @@ FAMILIES = (
 def samples_warnings(cases: Any, config: Any) -> list[Any]:
     """A warning for each judged check (nested ones too) with `samples` > 1 whose judge runs at temperature 0:
     the answers would be one answer repeated, so one request is sent. `validate` shows them."""
-    from ..suite.diagnostics import Diagnostic
+    from ..util.diagnostics import Diagnostic
     from . import registry
 
     configured = getattr(config, "judge", None)

@@ -49,7 +49,7 @@ def profile_selection(loaded: Any, name: str | None) -> Selection | None:
 
 def unknown_profile(loaded: Any, name: str) -> str | None:
     """The usage error for a --profile that evalrun.yaml does not declare, or None."""
-    from ..suite.diagnostics import did_you_mean
+    from ..util.diagnostics import did_you_mean
 
     profiles = loaded.config.profiles
     if name in profiles:

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..suite.diagnostics import did_you_mean
 from ..suite.tool_specs import ToolSet, ToolSpec, json_path
+from ..util.diagnostics import did_you_mean
 from ..util.secrets import clip
 from .base import CheckContext, CheckFamily, CheckOptions, Verdict
 from .bounded_schema import SchemaTooCostly, bounded, checked_errors, one_limit

@@ -14,7 +14,7 @@ __all__ = ["ConfigSearch", "config_search", "find_config", "project_home", "real
 
 
 def real_path(path: Path | str) -> Path:
-    """As runner.suite.files.real_path (kept here so that this module imports the standard library only)."""
+    """As runner.util.files.real_path (kept here so that this module imports the standard library only)."""
     return Path(os.path.realpath(os.path.abspath(path)))
 
 

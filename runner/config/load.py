@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ..suite.diagnostics import Diagnostic
-from ..suite.files import display_path, real_path
 from ..suite.reader import read_document
 from ..suite.schema_check import check_document
-from .discovery import config_search
+from ..util.diagnostics import Diagnostic
+from ..util.files import display_path, real_path
+from .discovery import config_search, find_config, project_home
 from .model import Config
 
 if TYPE_CHECKING:
     from ..suite.models import Case
 
-__all__ = ["LoadedConfig", "check_cases_against_config", "config_line", "load_config", "suite_roots"]
+__all__ = ["LoadedConfig", "cache_folder", "check_cases_against_config", "config_line", "load_config", "suite_roots"]
 
 
 def check_cases_against_config(cases: list[Case], config: Config) -> list[Diagnostic]:
@@ -153,3 +153,12 @@ def load_config(path: Path | None, *, for_run: bool = False) -> tuple[LoadedConf
             for err in exc.errors():
                 doc.error(tuple(err["loc"]), f"{'.'.join(map(str, err['loc']))}: {err['msg']}", "config")
     return LoadedConfig(config=Config(), path=path), doc.diagnostics
+
+
+def cache_folder(paths: list[Path], config_path: Path | None) -> tuple[Path, list]:
+    """The cache folder of the project `paths` lie in (as a run of them would use it), and the problems of
+    its evalrun.yaml (diagnostics; the folder is then the default one)."""
+    loaded, problems = load_config(config_path or find_config(paths))
+    if loaded.path is None:
+        loaded.home = project_home(paths, None)
+    return loaded.resolve(loaded.config.cache_dir), problems

@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..llm.settings import GeneratorSettings, JudgeSettings
+from ..llm.settings import GeneratorSettings, JudgeSettings, SimulatorSettings
 from ..run.agents._registry import AgentDefinition, agent_kinds
-from ..run.simulate import SimulatorSettings
 from ..score.cascade import DEFAULT_SIMILARITY_THRESHOLD
-from ..suite.diagnostics import did_you_mean
+from ..util.diagnostics import did_you_mean
 
 if TYPE_CHECKING:
     from ..suite.models import Case

@@ -31,10 +31,10 @@ from ..config.discovery import find_config
 from ..config.load import LoadedConfig, load_config
 from ..config.model import Config
 from ..results.models import CaseResult, Summary
+from ..results.verdict import EXIT_USAGE, Verdict
 from ..session.request import RunOutcome, RunRequest
 from ..session.run import arun, run_request
-from ..session.verdict import EXIT_USAGE, Verdict
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 
 __all__ = ["EvaluationFailed", "Report", "aevaluate", "evaluate", "evaluate_file"]
 
@@ -70,7 +70,7 @@ class Report:
 
     @property
     def verdict(self) -> Verdict:
-        """The run's one verdict (runner.session.verdict), as the CLI exits with it and pytest reports it."""
+        """The run's one verdict (runner.results.verdict), as the CLI exits with it and pytest reports it."""
         if self.outcome is not None:
             return self.outcome.verdict
         errors = [str(d) for d in self.diagnostics if d.severity == "error"]

@@ -9,7 +9,7 @@ What a change reruns:
 Files evalrun writes itself (.evalrun/, hidden files, caches) are never watched.
 
 Each rerun is `evalrun run` in a fresh process, so a changed agent module is imported anew; after it, one
-line gives the run's verdict (runner.session.verdict: its exit code and why) and one says what changed since
+line gives the run's verdict (runner.results.verdict: its exit code and why) and one says what changed since
 the last run of those cases (newly failing, newly passing). `watchfiles` is
 an optional dependency: `pip install 'evalrun[watch]'`.
 """
@@ -95,7 +95,7 @@ def read_project(options: WatchOptions) -> tuple[Project, list[str]]:
     from ..run.agent_choice import AgentNotFound, agent_name_for
     from ..session.collect import collect
     from ..suite.containment import transcript_location
-    from ..suite.files import split_selection
+    from ..util.files import split_selection
 
     config_path = options.config or find_config(list(options.paths))
     loaded, problems = load_config(config_path)
@@ -228,7 +228,7 @@ def _run(options: WatchOptions, home: Path, ids: list[str] | None, out: TextIO, 
 
 
 def verdict_line(exit_code: int, summary: dict | None) -> str:
-    """The run's verdict (runner.session.verdict) as the rerun exited with it: the reason its report gives, when
+    """The run's verdict (runner.results.verdict) as the rerun exited with it: the reason its report gives, when
     that report is the rerun's own (a run that ended before it played writes none; `latest` is then older)."""
     if isinstance(summary, dict) and summary.get("exit_code") == exit_code and summary.get("exit_reason"):
         return f"run verdict: {summary['exit_reason']}"

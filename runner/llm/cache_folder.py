@@ -1,5 +1,6 @@
 """The disk cache folder as a whole (evalrun.yaml's `cache_dir`, default .evalrun/cache beside evalrun.yaml, or
-in the project's folder without one): where it is, what it holds, and clearing it (`evalrun cache`).
+in the project's folder without one): what it holds and clearing it (`evalrun cache`); where it is, which
+evalrun.yaml decides, is runner.config.load.cache_folder (the llm layer reads no config).
 
 It holds the models' accepted answers (llm/replies.sqlite: the judge's, the simulated user's, model agents',
 the generator's; runner.llm.cache) and the similarity scores of the embedding stage (similarity/, one file per
@@ -26,18 +27,6 @@ class CacheContents:
     newest: float | None = None
     similarities: int = 0
     size: int = 0  # bytes on disk, every file of the folder
-
-
-def cache_folder(paths: list[Path], config_path: Path | None) -> tuple[Path, list]:
-    """The cache folder of the project `paths` lie in (as a run of them would use it), and the problems of
-    its evalrun.yaml (diagnostics; the folder is then the default one)."""
-    from ..config.discovery import find_config, project_home
-    from ..config.load import load_config
-
-    loaded, problems = load_config(config_path or find_config(paths))
-    if loaded.path is None:
-        loaded.home = project_home(paths, None)
-    return loaded.resolve(loaded.config.cache_dir), problems
 
 
 def contents(folder: Path) -> CacheContents:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..layout import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_CASES, EXIT_OK, EXIT_USAGE
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 from .case_run import CaseMutator, MutateOptions
 from .outcome import MutateReport
 
@@ -31,8 +31,8 @@ def run_mutate(paths: Sequence[Path], options: MutateOptions, *, jobs: int = 1, 
     from ..config import find_config, load_config, project_home, suite_roots
     from ..run.case_index import index_cases
     from ..session.lifecycle import DEFAULT_REPORTS_ROOT
-    from ..suite.diagnostics import has_errors, sort_diagnostics
     from ..suite.load import Exclusion
+    from ..util.diagnostics import has_errors, sort_diagnostics
     from ..util.secrets import remember
     from .pool import mutate_cases
 

@@ -298,10 +298,10 @@ class Baseline:
         self._saved = []
 
     def compare(self, policy: str = "all"):
-        """The new run against the baseline: (the gate's finding for runner.session.verdict, the record for the
+        """The new run against the baseline: (the gate's finding for runner.results.verdict, the record for the
         summary's `baseline`)."""
         from ..results.models import BaselineCheck
-        from ..session.verdict import BaselineGate
+        from ..results.verdict import BaselineGate
 
         self.count_saved()
         self.new.policy = policy
@@ -315,8 +315,8 @@ class Baseline:
 
     def check(self, summary, policy: str = "all") -> None:
         """On a summary already decided (a merged report): record the comparison and let the verdict say
-        whether the run fell behind (runner.session.verdict.with_baseline)."""
-        from ..session.verdict import Verdict, with_baseline
+        whether the run fell behind (runner.results.verdict.with_baseline)."""
+        from ..results.verdict import Verdict, with_baseline
 
         gate, summary.baseline = self.compare(policy)
         verdict = with_baseline(Verdict(summary.exit_code, summary.exit_reason), gate)

@@ -2,14 +2,17 @@
 
 A run of 50,000 cases must not hold 50,000 results in memory, so the summary is a running tally
 (counts, metric sums, the ids that finished); the run's verdict (exit code and reason) is decided from it
-at the end by runner.session.verdict, the one place that decides it.
+at the end by runner.results.verdict, the one place that decides it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..session.verdict import (  # noqa: F401
+from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary, case_label
+from .redteam import RedteamTally
+from .stats import pass_at_k, pass_hat_k
+from .verdict import (  # noqa: F401
     EXIT_ERRORS,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -19,9 +22,6 @@ from ..session.verdict import (  # noqa: F401
     BaselineGate,
     decide,
 )
-from .models import AutoRepeatRule, CaseRepeats, CaseResult, RepeatSummary, Summary, case_label
-from .redteam import RedteamTally
-from .stats import pass_at_k, pass_hat_k
 
 if TYPE_CHECKING:
     from .auto_repeat import AutoRepeat
@@ -81,9 +81,9 @@ class Tally:
     def summary(self, *, min_pass_rate: float | None, judge_may_fall_back: bool, stop_reason: str | None,
                 interrupted: bool, elapsed_s: float, model_usage=None, first_failure: str | None = None,
                 baseline: BaselineGate | None = None, variants=()) -> Summary:
-        """The run's summary, its exit code and reason the verdict of runner.session.verdict.decide.
+        """The run's summary, its exit code and reason the verdict of runner.results.verdict.decide.
         `first_failure`: -x stopped the run after it (then the run's stop reason); `baseline`: the gate's finding;
-        `variants`: a --matrix run's (variant id, pass rate, failed cases), gated each (runner.session.verdict)."""
+        `variants`: a --matrix run's (variant id, pass rate, failed cases), gated each (runner.results.verdict)."""
         repeats = self._settle_repeats() if self.repeated else None
         verdict = decide(self, min_pass_rate=min_pass_rate, judge_may_fall_back=judge_may_fall_back,
                          stop_reason=stop_reason, interrupted=interrupted, first_failure=first_failure,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from runner.suite.diagnostics import Diagnostic, did_you_mean
 from runner.suite.models import Case
+from runner.util.diagnostics import Diagnostic, did_you_mean
 
 from .agents._base import AgentEnv, AgentError
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..suite.diagnostics import Diagnostic, sort_diagnostics
-from ..suite.files import SUITE_SIZE_LIMIT, read_bytes
 from ..suite.load import Exclusion, load_file, load_suites, rebuild_cases
 from ..suite.models import Case, SourceRef
 from ..suite.reader import fingerprint
+from ..util.diagnostics import Diagnostic, sort_diagnostics
+from ..util.files import SUITE_SIZE_LIMIT, read_bytes
 
 if TYPE_CHECKING:
     from ..config.model import Config

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runner.run.agents._base import Agent, AgentError, AgentStop, TurnContext, being_cancelled
-from runner.run.endings import TERMINATION_REASONS  # noqa: F401 - how a conversation can end: the one list
 from runner.run.simulate import User, UserError
+from runner.suite.endings import TERMINATION_REASONS  # noqa: F401 - how a conversation can end: the one list
 from runner.suite.models import Case
 from runner.transcripts.state import ReportedState
 from runner.util.jsontext import replace_lone_surrogates

@@ -32,13 +32,13 @@ from ..checks.select import profile_selection
 from ..config.load import LoadedConfig
 from ..results.models import CaseResult
 from ..score.cascade import Cascade
-from ..suite.files import real_path
 from ..suite.models import Case
 from ..transcripts.opening import opening_problem
 from ..transcripts.read import TranscriptError, build_trajectory
 from ..transcripts.recording import ConversationRef, Recording
 from ..transcripts.state import ReportedState
 from ..transcripts.transcript_file import read_recording
+from ..util.files import real_path
 from .agent_tools import ToolsOfAgents
 from .agents._base import being_cancelled
 from .case_index import CaseChanged, CaseLoader, CaseRef

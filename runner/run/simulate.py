@@ -19,9 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ConfigDict, Field
-
-from runner.llm.settings import ModelSettings
+from runner.llm.settings import SimulatorSettings
 from runner.suite.models import Case
 
 SIMULATOR_PROMPT = "user_simulator.j2"
@@ -196,24 +194,6 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 # ----------------------------------------------------------------------------- settings and wiring
-
-class SimulatorSettings(ModelSettings):
-    """The `simulator` section of evalrun.yaml: the model that plays the user once the script is over."""
-
-    model_config = ConfigDict(
-        extra="forbid", title="Simulated user",
-        json_schema_extra={"description": "The model that writes the user's messages once a case's scripted ones "
-                                          "run out (only for cases with a `story`).",
-                           "examples": [{"model": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"}]})
-
-    temperature: float | None = Field(
-        0.0, ge=0, title="Temperature", description="Sampling temperature; 0 keeps simulated users repeatable.",
-        examples=[0.0])
-    max_user_turns: int = Field(
-        10, ge=1, title="Maximum user turns",
-        description="The most user messages in a simulated conversation, for cases that set no max_user_turns.",
-        examples=[10])
-
 
 def build_user(case: Case, *, simulator: SimulatorSettings | None = None, client: Any = None,
                prompts: Any = None) -> ScriptedUser | SimulatedUser:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..suite.diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from ..config.model import Config

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from ..config.discovery import find_config, project_home
 from ..config.load import LoadedConfig, load_config, suite_roots
+from ..results.verdict import EXIT_NO_CASES, EXIT_OK, EXIT_USAGE
 from ..run.case_index import index_cases
-from ..suite.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..suite.load import Exclusion, LoadResult, load_suites
+from ..util.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .gc_passes import fewer_gc_passes
-from .verdict import EXIT_NO_CASES, EXIT_OK, EXIT_USAGE
 
 
 def collect(paths: Sequence[Path], *, filters: Sequence[str] = (), tags: Sequence[str] = (),

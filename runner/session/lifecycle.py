@@ -20,7 +20,7 @@ from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_
 from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
-from ..suite.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
+from ..util.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
 from ..util.secrets import Redactor, protect_config
 from .collect import _exclusion
 from .ended import RunEnded
@@ -230,8 +230,8 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
         else:
             prepared.selection = saved.model_dump()
     if request.last_failed:
-        from ..results.last_failed import NoLatestReport, last_failed_ids
-        from ..suite.files import display_path
+        from ..util.files import display_path
+        from .last_failed import NoLatestReport, last_failed_ids
 
         try:
             latest, failed = last_failed_ids(prepared.reports_root)
@@ -310,7 +310,7 @@ class OpenRun:
         variants = tally_variants(prepared.matrix, folder, prepared.index.refs, request.repeats,
                                   self.tally.policy) if prepared.matrix is not None else None
         summary = self.tally.summary(**gates, model_usage=usage, first_failure=first_failure[0] if first_failure
-                                     else None, baseline=baseline,  # the verdict: runner.session.verdict.decide
+                                     else None, baseline=baseline,  # the verdict: runner.results.verdict.decide
                                      variants=variants.settle(**gates) if variants is not None else ())
         summary.cache = getattr(prepared.llm_runtime, "cache_mode", None)  # whether verdicts may rest on cached answers
         summary.baseline = record
@@ -330,7 +330,7 @@ class OpenRun:
             problem = Diagnostic(str(folder.path), 1, 1, "error", f"cannot write report.json to '{folder.path}': "
                                                                   f"{describe_os_error(exc)}; the results of the "
                                                                   f"finished cases are in {folder.results_path}", "io")
-            from .verdict import Verdict, not_written
+            from ..results.verdict import Verdict, not_written
 
             verdict = not_written(Verdict(summary.exit_code, summary.exit_reason), "report.json not written")
             summary.exit_code, summary.exit_reason = verdict.exit_code, verdict.reason

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..run.case_index import CaseRef
-from ..suite.diagnostics import Diagnostic, did_you_mean
+from ..util.diagnostics import Diagnostic, did_you_mean
 
 if TYPE_CHECKING:
     from ..config import LoadedConfig
@@ -221,9 +221,9 @@ class MatrixRunner:
 def prepare(prepared: Any) -> None:
     """After the cases are selected: the run's matrix checked (RunEnded with its usage problems) and the
     selected cases expanded, once per variant. Nothing changes in a run without a matrix."""
+    from ..results.verdict import EXIT_USAGE
     from .ended import RunEnded
     from .request import RunOutcome
-    from .verdict import EXIT_USAGE
 
     request, loaded = prepared.request, prepared.loaded
     if request.conversations_dir is not None and not request.matrix:

@@ -1,7 +1,7 @@
 """A matrix run's summary per variant, read back from the run's saved results when it finishes: each variant's
 tally (its counts, pass rate, cost and tokens, its own verdict) and the cases whose variants disagree. It becomes
 report.json's `matrix` object (notes/s2/CONTRACT_MATRIX.md) and the per-variant gates of the run's verdict
-(runner.session.verdict)."""
+(runner.results.verdict)."""
 from __future__ import annotations
 
 from collections.abc import Sequence

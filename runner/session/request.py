@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
+from ..results.verdict import EXIT_INTERRUPTED, EXIT_NO_CASES
 
 if TYPE_CHECKING:
     from ..config.load import LoadedConfig
     from ..results.auto_repeat import AutoRepeat
     from ..results.folder import RunFolder
     from ..results.models import CaseResult, Selection, Summary
-    from ..suite.diagnostics import Diagnostic
-    from .verdict import Verdict
+    from ..results.verdict import Verdict
+    from ..util.diagnostics import Diagnostic
 
 
 @dataclass
@@ -33,8 +33,8 @@ class RunOutcome:
 
     @property
     def verdict(self) -> Verdict:
-        """The run's one verdict (runner.session.verdict): its exit code and why."""
-        from .verdict import Verdict
+        """The run's one verdict (runner.results.verdict): its exit code and why."""
+        from ..results.verdict import Verdict
 
         if self.summary is not None:
             return Verdict(self.exit_code, self.summary.exit_reason)

@@ -96,7 +96,7 @@ def suites_to_rescore(saved: SavedRun, given: Sequence[Path], project: Path, *, 
     must lie inside `project` (the folder the command runs in: its evalrun.yaml's folder, or its
     repository). Nothing is taken from the run folder, whatever its report says or links point at
     (`refuse_run_folder_sources`). NotRescorable names the first path refused and what to give instead."""
-    from ..suite.files import display_path, real_path
+    from ..util.files import display_path, real_path
 
     _refuse_standing_inside(saved.folder, project, cwd)  # said first: from inside, every other answer misleads
     paths = list(given)
@@ -121,7 +121,7 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
     modules python checks import are refused there, when the run starts (runner.run.code_guard).
     NotRescorable says which path and what to give instead."""
     from ..config.discovery import find_config
-    from ..suite.files import display_path, real_path
+    from ..util.files import display_path, real_path
 
     run = real_path(folder)
     report = folder / REPORT_NAME
@@ -144,7 +144,7 @@ def refuse_run_folder_sources(folder: Path, paths: Sequence[Path], project: Path
 def _refuse_standing_inside(folder: Path, project: Path, cwd: Path | None) -> None:
     """Started inside the run folder, its evalrun.yaml would be the project's and its modules importable
     (`python -m` puts the current folder on sys.path)."""
-    from ..suite.files import display_path, real_path
+    from ..util.files import display_path, real_path
 
     run, here = real_path(folder), real_path(cwd or Path.cwd())
     if _within(here, run) or _within(project, run):
@@ -164,7 +164,7 @@ class _ExcludingRunFolder(Exclusion):
     run: Path = Path()  # a real path
 
     def matches(self, path: Path) -> bool:
-        from ..suite.files import real_path
+        from ..util.files import real_path
 
         real = real_path(path)
         return real == self.run or self.run in real.parents or (bool(self.globs) and super().matches(path))
@@ -172,7 +172,7 @@ class _ExcludingRunFolder(Exclusion):
 
 def excluding_run_folder(folder: Path, exclusion: Exclusion | None) -> Exclusion:
     """`exclusion` (the project's `exclude`, or None), passing over the run folder being rescored as well."""
-    from ..suite.files import real_path
+    from ..util.files import real_path
 
     if exclusion is None:
         return _ExcludingRunFolder(Path(folder), [], real_path(folder))

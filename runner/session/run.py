@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..results.verdict import EXIT_INTERRUPTED
 from .ended import RunEnded
 from .events import CallbackEvents, RunEvents
 from .gc_passes import fewer_gc_passes
 from .lifecycle import prepare_run
 from .request import RunOutcome, RunRequest
-from .verdict import EXIT_INTERRUPTED
 
 
 def run(paths: Sequence[Path], *, events: RunEvents | None = None, handle_signals: bool = True,

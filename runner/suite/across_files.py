@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
+from ..util.files import display_path
 from .file_outcome import CaseOutline, FileOutcome
-from .files import display_path
 from .models import Case
 
 _LISTED = 5  # passed-over files named in the note

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .diagnostics import did_you_mean
+from ..util.diagnostics import did_you_mean
 from .models import ARG_MODES, IGNORE_KEY, CaseFields
 from .reader import Document
 from .tool_specs import tool_problems

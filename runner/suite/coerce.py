@@ -29,7 +29,7 @@ _NULL_MEANS_ABSENT_IN_GOALS = ("args", "keywords", "response", "description", "t
                                "summary")
 _NULL_MEANS_ABSENT_IN_CASES = ("dataset_name", "summary", "response_summary_version")
 # The same, by model: the keys whose value is text or a list of texts, where a number is read as its text.
-# The schema generator reads it (runner/suite/schema.py), so an editor accepts `id: 42` as validate does.
+# The schema generator reads it (runner/authoring/schema.py), so an editor accepts `id: 42` as validate does.
 NUMBERS_AS_TEXT: dict[str, tuple[str, ...]] = {
     "CaseFields": _CASE_TEXT + _CASE_TEXT_LISTS + ("goals",),
     "ToolCallGoal": _GOAL_TEXT, "TextGoal": _GOAL_TEXT + ("keywords",), "UnscoredGoal": _GOAL_TEXT + ("keywords",),

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..layout import CONFIG_NAMES, SUITE_SUFFIXES
-from .diagnostics import Diagnostic
-from .files import display_path, real_path
+from ..util.diagnostics import Diagnostic
+from ..util.files import display_path, real_path
 
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 _RECORDING_SUFFIXES = (".messages.json", ".metrics.json")  # watsonx run outputs that live beside datasets

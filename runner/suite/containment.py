@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import display_path, real_path, split_selection
+from ..util.files import display_path, real_path, split_selection
 
 if TYPE_CHECKING:
     from ..transcripts.recording import ConversationRef

@@ -10,9 +10,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
+from ..util.files import display_path, real_path, split_selection
 from .containment import inside, outside_message, transcript_location
 from .file_outcome import CaseOutline
-from .files import display_path, real_path, split_selection
 from .models import DEFAULTABLE_KEYS, Case, SourceRef
 from .reader import Document
 

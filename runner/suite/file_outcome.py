@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diagnostics import Diagnostic
+from ..util.diagnostics import Diagnostic
 from .models import Case, SourceRef
 
 

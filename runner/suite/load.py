@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.run import check_problem  # the check registry: suite models cannot import it (it reads them)
+from ..util.diagnostics import Diagnostic, has_errors, sort_diagnostics
+from ..util.files import SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path
 from ..util.secrets import clip
 from .across_files import duplicate_case_ids, folder_of, passed_over_notes, qualify_colliding_file_ids
 from .checks import check_case
 from .coerce import coerce_texts
 from .collect import SUITE_SUFFIXES, Exclusion, collect_files  # noqa: F401 - SUITE_SUFFIXES: importers find it here
-from .diagnostics import Diagnostic, has_errors, sort_diagnostics
 from .file_cases import build_case, check_transcripts, outlines, split_cases
 from .file_outcome import CONVERSATION, CaseOutline, FileOutcome, compact
-from .files import SUITE_SIZE_LIMIT, InputFileError, RealPaths, display_path, read_bytes, real_path
 from .formats import read_foreign
 from .models import Case, SourceRef
 from .reader import read_document

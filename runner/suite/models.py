@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema, model_validator
 
-from ..run.endings import ENDINGS_HELP, Ending  # how a conversation can end, as the engine lists it
 from .arguments import ARG_MODES, IGNORE_KEY, IGNORE_VALUE, ArgMode, ArgRule, ArgSpec, ArgType, _Strict  # noqa: F401
 from .effects import StateEffect
+from .endings import ENDINGS_HELP, Ending  # how a conversation can end, as the engine lists it
 from .goals import GOAL_MODELS, Goal, GoalType, TextGoal, ToolCallGoal, UnscoredGoal, UnscoredGoalType  # noqa: F401
 from .turns import (  # noqa: F401
     ADK_DEFAULT_CRITERIA,

@@ -24,10 +24,10 @@ from typing import Any
 
 import yaml
 
+from ..util.diagnostics import Diagnostic, Position
+from ..util.files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
 from ..util.jsontext import may_hold_surrogates, replace_lone_surrogates, without_lone_surrogates
-from .diagnostics import Diagnostic, Position
-from .files import SUITE_SIZE_LIMIT, InputFileError, not_utf8, read_bytes
-from .read_limits import (
+from ..util.read_limits import (
     LONG_NUMBER,
     MAX_NODES,
     json_limits,

@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..util.diagnostics import did_you_mean, format_path, quote
 from ..util.jsontext import json_kind
 from ..util.resources import schema_path
-from .diagnostics import did_you_mean, format_path, quote
 from .reader import Document
 
 # Why a `checks:` entry is not a valid check (runner.checks.run.check_problem), or None

@@ -127,7 +127,7 @@ def _worded(error: Any) -> str:
     """The metaschema's complaint, said plainly where it is a common slip (a misspelt type)."""
     path = list(error.absolute_path)
     if path and path[-1] == "type" and isinstance(error.instance, str) and error.instance not in _JSON_TYPES:
-        from .diagnostics import did_you_mean
+        from ..util.diagnostics import did_you_mean
 
         return (f"'{error.instance}' is not a JSON type{did_you_mean(error.instance, _JSON_TYPES)} "
                 f"(types: {', '.join(_JSON_TYPES)})")

@@ -38,7 +38,7 @@ def read_recording(path: str | Path | ConversationRef) -> Recording:
     if isinstance(path, ConversationRef):
         path, selection = path
     else:
-        from ..suite.files import split_selection
+        from ..util.files import split_selection
 
         path, selection = split_selection(path)  # as written: a key may hold '/', which a Path would fold
     if _may_be_saved(path, selection):
@@ -93,7 +93,7 @@ def _may_be_saved(path: Path, selection: str | None) -> bool:
 def _saved_recording(path: Path, key: str | None) -> Recording:
     """The conversation saved under `key` in a conversations.jsonl (the file's only one for None). Its line,
     not the file, is held to the transcript size limit: a run of 10,000 cases saves them all in one file."""
-    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, check_regular
+    from ..util.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, check_regular
     from .saved_conversations import NotSaved, saved_line
 
     try:
@@ -113,7 +113,7 @@ def _saved_recording(path: Path, key: str | None) -> Recording:
 
 
 def _read_json(path: Path) -> Any:
-    from ..suite.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
+    from ..util.files import TRANSCRIPT_SIZE_LIMIT, InputFileError, read_bytes
 
     if not os.path.lexists(path):
         raise TranscriptError(f"transcript file not found: {path}")
@@ -127,7 +127,7 @@ def _read_json(path: Path) -> Any:
 def _json_of_text(text: str, path: Path | str, *, lines: bool | None) -> Any:
     """A transcript's text as JSON, its depth limited as suites are. `lines`: JSON Lines or not; None to tell
     from the file's name and content. `path` names it in errors."""
-    from ..suite.reader import too_deep_json, too_deep_problem
+    from ..util.read_limits import too_deep_json, too_deep_problem
 
     if not text.strip():
         raise TranscriptError(f"{path}: the transcript has no messages (the file is empty)")

@@ -60,7 +60,7 @@ def _parsers(parser: argparse.ArgumentParser, path: str = "evalrun") -> dict[str
 
 def _described_texts() -> list[tuple[str, str]]:
     """Every text a user reads about a command, option or setting: (where, text)."""
-    from runner.suite.schema import build_schema
+    from runner.authoring.schema import build_schema
 
     texts: list[tuple[str, str]] = []
     for where, parser in _parsers(build_parser()).items():

@@ -17,6 +17,7 @@ from runner.frontends.cli import build_parser
 from runner.layout import EXIT_CODES
 from runner.run.agents._registry import _KIND_MODULES
 from tests.helpers.cli_helpers import REPO
+from tests.helpers.docs_reference import model_of, page, table_rows
 
 PAGES = REPO / "docs" / "reference"
 GENERATED = ("checks.md", "agents.md", "config.md", "cli.md", "exit-codes.md", "reports.md")
@@ -38,9 +39,9 @@ def generated(generator) -> dict[str, str]:
 def test_the_committed_pages_are_what_the_code_generates(generated):
     assert sorted(generated) == sorted(GENERATED)
     for name, text in generated.items():
-        page = PAGES / name
-        assert page.is_file(), f"docs/reference/{name} is missing: generate it with `python docs/gen/reference.py`"
-        assert page.read_text(encoding="utf-8") == text, (
+        path = PAGES / name
+        assert path.is_file(), f"docs/reference/{name} is missing: generate it with `python docs/gen/reference.py`"
+        assert path.read_text(encoding="utf-8") == text, (
             f"docs/reference/{name} is stale: regenerate it with `python docs/gen/reference.py`")
 
 
@@ -75,78 +76,42 @@ def test_a_missing_description_stops_the_generator_naming_each(generator, monkey
         "  `evalrun silent`: argument --quietly has no help"]
 
 
-def _sections(text: str) -> dict[str, str]:
-    """Heading text -> its section (down to the next heading of the same or a higher level)."""
-    lines = text.splitlines()
-    heads = [(i, len(m.group(1)), m.group(2).strip()) for i, line in enumerate(lines)
-             if (m := re.match(r"(#{1,6}) (.+)", line))]
-    found = {}
-    for n, (i, level, title) in enumerate(heads):
-        end = next((j for j, lv, _ in heads[n + 1:] if lv <= level), len(lines))
-        found[title] = "\n".join(lines[i + 1:end])
-    return found
-
-
-def _page(name: str) -> dict[str, str]:
-    return _sections((PAGES / name).read_text(encoding="utf-8"))
-
-
-def _rows(section: str) -> set[str]:
-    """The first cells of a section's table rows, without their backticks."""
-    return {m.group(1) for m in re.finditer(r"^\| `([^`]+)`", section, re.M)}
-
-
 def test_every_check_type_has_its_entry_with_its_aliases_and_options():
-    sections = _page("checks.md")
+    sections = page("checks.md")
     families = builtin_families()
     assert set(sections) - {"Checks", "Common options", "Option types"} - {t for t in sections if t[0].isupper()} \
         == {f.type for f in families}
-    assert _rows(sections["Common options"]) == set(CheckOptions.model_fields)
+    assert table_rows(sections["Common options"]) == set(CheckOptions.model_fields)
     for family in families:
         section = sections[family.type]
         for alias in family.types[1:]:
             assert f"`{alias}`" in section.split("\n| aliases |")[1].splitlines()[0], (family.type, alias)
         own = {f.alias or name for name, f in family.options.model_fields.items()
                if name not in CheckOptions.model_fields and name != "type"}
-        assert own <= _rows(section), f"checks.md: {family.type} lacks options {sorted(own - _rows(section))}"
+        assert own <= table_rows(section), f"checks.md: {family.type} lacks options {sorted(own - table_rows(section))}"
         assert ("yes" if family.needs_model else "no") in section.split("| needs a model |")[1].splitlines()[0]
 
 
 def test_every_agent_kind_has_its_entry_with_its_options():
-    sections = _page("agents.md")
+    sections = page("agents.md")
     kinds = {module.KIND: module for module in _KIND_MODULES.values()}
     assert {t for t in sections if t[0].islower()} == set(kinds)
     for alias in set(_KIND_MODULES) - set(kinds):
         assert f"`{alias}`" in sections[_KIND_MODULES[alias].KIND], alias
     for kind, module in kinds.items():
         fields = {f.alias or name for name, f in module.Options.model_fields.items()} - {"type"}
-        assert fields <= _rows(sections[kind]), f"agents.md: {kind} lacks {sorted(fields - _rows(sections[kind]))}"
+        assert fields <= table_rows(sections[kind]), f"agents.md: {kind} lacks {sorted(fields - table_rows(sections[kind]))}"
 
 
 def test_every_config_key_has_its_entry_down_to_the_settings_keys():
-    sections = _page("config.md")
+    sections = page("config.md")
     keys = [f.alias or name for name, f in Config.model_fields.items()]
     assert [t for t in sections if not t.startswith(("evalrun.yaml", *(f"{k}:" for k in keys)))] == keys
     for name, field in Config.model_fields.items():
-        model = _model_of(field.annotation)
+        model = model_of(field.annotation)
         if model is not None and name != "agents":
             nested = {f.alias or n for n, f in model.model_fields.items()}
-            assert nested <= _rows(sections[field.alias or name]), (name, sorted(nested))
-
-
-def _model_of(annotation):
-    """The pydantic model a field holds (Optional[M], dict[str, M]), or None."""
-    from typing import get_args
-
-    from pydantic import BaseModel
-
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
+            assert nested <= table_rows(sections[field.alias or name]), (name, sorted(nested))
 
 
 def _parsers(parser: argparse.ArgumentParser, path: str = "evalrun"):
@@ -158,7 +123,7 @@ def _parsers(parser: argparse.ArgumentParser, path: str = "evalrun"):
 
 
 def test_every_command_and_option_has_its_entry():
-    sections = _page("cli.md")
+    sections = page("cli.md")
     parsers = dict(_parsers(build_parser()))
     assert {t for t in sections if t.startswith("evalrun")} == set(parsers)
     for path, parser in parsers.items():

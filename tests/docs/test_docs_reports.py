@@ -89,19 +89,19 @@ def test_each_line_of_results_jsonl_is_one_of_the_reports_cases(real_run):
 
 
 def test_the_field_tables_list_every_field_of_the_report_models():
-    from tests.docs.test_docs_reference import _model_of, _rows, _sections
+    from tests.helpers.docs_reference import model_of, sections, table_rows
 
-    sections = _sections(PAGE.read_text(encoding="utf-8"))
-    assert _rows(sections["report.json"]) == {f.alias or n for n, f in RunReport.model_fields.items()}
+    sections = sections(PAGE.read_text(encoding="utf-8"))
+    assert table_rows(sections["report.json"]) == {f.alias or n for n, f in RunReport.model_fields.items()}
     seen = {"RunReport"}
     todo = [RunReport]
     while todo:
         model = todo.pop()
         for field in model.model_fields.values():
-            nested = _model_of(field.annotation)
+            nested = model_of(field.annotation)
             if nested is not None and nested.__name__ not in seen:
                 seen.add(nested.__name__)
                 todo.append(nested)
-                assert _rows(sections[nested.__name__]) == {f.alias or n for n, f in nested.model_fields.items()}, \
+                assert table_rows(sections[nested.__name__]) == {f.alias or n for n, f in nested.model_fields.items()}, \
                     nested.__name__
     assert len(seen) > 10

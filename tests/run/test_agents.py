@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.authoring.schema import build_schema
 from runner.config.load import load_config
 from runner.config.model import Config
 from runner.run.agent_choice import AgentNotFound, agent_name_for, check_agent_names, check_agent_override
 from runner.run.agents._registry import KINDS, kind_module
-from runner.suite.schema import build_schema
 from tests.fakes.cases import make_agent, make_case, talk
 
 

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from runner.run.simulate import FIRST_MESSAGE_CUE, SimulatorSettings, build_user
+from runner.llm.settings import SimulatorSettings
+from runner.run.simulate import FIRST_MESSAGE_CUE, build_user
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.session.verdict import decide
+from runner.results.verdict import decide
 from tests.helpers.cli_helpers import REPO, write
 from tests.helpers.matrix_project import CONFIG, project
 

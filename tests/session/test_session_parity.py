@@ -1,6 +1,6 @@
 """One run, one verdict, whatever the front door: the CLI, evaluate/evaluate_file, aevaluate and pytest
 (plain and with pytest-xdist) play the same scenarios and must agree on every case's status and on the
-run's verdict (runner.session.verdict): its exit code and the reason report.json gives for it.
+run's verdict (runner.results.verdict): its exit code and the reason report.json gives for it.
 
 How each front end shows the verdict: the CLI exits with it; evaluate/aevaluate return it
 (`Report.verdict`, `Report.passed == verdict.ok`); evaluate_file raises EvaluationFailed unless it is OK;

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.suite.files import display_path
+from runner.util.files import display_path
 
 SEGMENTS = st.sampled_from(["a", "b", ".", "..", "", "a.b", "..x", "x..", "...", "~", "c d"])
 

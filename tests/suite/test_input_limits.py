@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite import files
 from runner.suite.load import Exclusion, load_suites
 from runner.suite.reader import read_document
+from runner.util import files
 from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.input_limits import PEAK_KIB
 

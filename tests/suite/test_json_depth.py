@@ -1,4 +1,4 @@
-"""The depth limit checked on parsed JSON (runner.suite.read_limits.too_deep_json) agrees with the check on the
+"""The depth limit checked on parsed JSON (runner.util.read_limits.too_deep_json) agrees with the check on the
 text (json_limits, the oracle) on every document, and names the same line and column."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.suite.read_limits import MAX_DEPTH, json_limits, too_deep_json
+from runner.util.read_limits import MAX_DEPTH, json_limits, too_deep_json
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(alphabet="[]{}\"\\ab:,\n", max_size=6))
 

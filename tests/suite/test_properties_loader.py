@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from runner.suite.reader import read_document
-from runner.suite.schema import conforms, validator
+from runner.suite.schema_check import conforms, validator
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -154,9 +154,9 @@ def _suite_files(*folders: Path) -> list[Path]:
 def _rebuild_each(paths: list[Path]) -> int:
     """How many of `paths` collection reads as suites with no error; each, rebuilt from its bytes without
     the checks, must give the very cases the full read gives (coercions, shared defaults, sources included)."""
-    from runner.suite.files import read_bytes
     from runner.suite.load import FileReading, rebuild_cases
     from runner.suite.reader import fingerprint
+    from runner.util.files import read_bytes
 
     rebuilt = 0
     for path in paths:
@@ -216,7 +216,7 @@ def test_a_case_not_kept_loaded_is_rebuilt_when_unchanged_and_read_in_full_when_
 def test_real_paths_resolves_as_real_path_does(tmp_path):
     """Collection resolves each folder once (RealPaths); every path comes out as `real_path` gives it:
     a plain file, a symlinked file, a file in a symlinked folder, `..`, a file that does not exist, a loop."""
-    from runner.suite.files import RealPaths, real_path
+    from runner.util.files import RealPaths, real_path
 
     (tmp_path / "real" / "t").mkdir(parents=True)
     (tmp_path / "real" / "t" / "a.json").write_text("[]")

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from runner.authoring import schema
 from runner.checks.run import check_problem
-from runner.suite import schema
+from runner.suite import schema_check
 from runner.suite.reader import read_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +24,7 @@ OPEN_OBJECTS = {("suite", "Goal"), ("suite", "Check")}  # dispatchers on `type`:
 def test_committed_schema_is_up_to_date(kind):
     committed = (SCHEMAS / f"{kind}.schema.json").read_text(encoding="utf-8")
     assert committed == schema.render(kind), (
-        f"schemas/{kind}.schema.json differs from the models; run `python -m runner.suite.schema --write`")
+        f"schemas/{kind}.schema.json differs from the models; run `python -m runner.authoring.schema --write`")
 
 
 @pytest.mark.parametrize("kind", schema.KINDS)
@@ -106,7 +107,7 @@ def test_build_schema_is_deterministic(kind):
 
     from tests.helpers.cli_helpers import REPO, cli_env
 
-    code = f"import sys; from runner.suite import schema; sys.stdout.write(schema.render({kind!r}))"
+    code = f"import sys; from runner.authoring import schema; sys.stdout.write(schema.render({kind!r}))"
     renders = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=cli_env(PYTHONHASHSEED=seed),
                               capture_output=True, text=True, timeout=120) for seed in ("1", "2")]
     assert [r.returncode for r in renders] == [0, 0], renders[0].stderr
@@ -133,7 +134,7 @@ def check(tmp_path: Path, text: str, kind: str = "suite") -> list[str]:
     path.write_text(text, encoding="utf-8")
     doc = read_document(path, "s.yaml")
     assert doc.diagnostics == []
-    schema.check_document(doc, kind)
+    schema_check.check_document(doc, kind)
     return sorted(str(d) for d in doc.diagnostics)
 
 
@@ -230,8 +231,8 @@ def test_valid_example_passes_the_schema(tmp_path):
 @pytest.mark.parametrize("kind", schema.KINDS)
 def test_runtime_validator_judges_like_the_shipped_schema(kind):
     # validator() inlines the $refs for speed; it must accept and reject exactly what the file does
-    plain = Draft202012Validator(schema.load_shipped(kind))
-    fast = schema.validator(kind)
+    plain = Draft202012Validator(schema_check.load_shipped(kind))
+    fast = schema_check.validator(kind)
     samples = {
         "suite": [
             {"goal_details": [{"type": "tool_call", "name": "a", "tool_name": "t", "args": {"x": 1},
@@ -275,12 +276,12 @@ def test_the_models_fast_path_never_accepts_what_the_shipped_schema_rejects(docu
     # The loader trusts `conforms` to skip jsonschema. It may be stricter than the schema (3.0 for an
     # integer; a number where text is expected, which the loader turns into its text before either
     # runs): then jsonschema runs and finds nothing, and the case is built as usual.
-    schema_errors = list(schema.validator("suite").iter_errors(document))
-    if schema.conforms(document, check_problem):
+    schema_errors = list(schema_check.validator("suite").iter_errors(document))
+    if schema_check.conforms(document, check_problem):
         assert schema_errors == []
     stricter = [{"max_user_turns": 3.0, "goal_details": []}, {"tags": [1], "goal_details": []},
                 {"forbid_extra_calls": ["a", 1], "goal_details": []}]
-    assert schema.conforms(document, check_problem) == (schema_errors == []) or document in stricter
+    assert schema_check.conforms(document, check_problem) == (schema_errors == []) or document in stricter
 
 
 def test_type_errors_on_known_fields_describe_the_field_in_peoples_words(tmp_path):

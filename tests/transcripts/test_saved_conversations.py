@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from runner.results.folder import RunFolder, conversation_file_name
-from runner.suite.files import TRANSCRIPT_SIZE_LIMIT, split_selection
 from runner.transcripts import saved_conversations
 from runner.transcripts.read import TranscriptError
 from runner.transcripts.recording import ConversationRef
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
 from runner.transcripts.transcript_file import read_conversations, read_recording
+from runner.util.files import TRANSCRIPT_SIZE_LIMIT, split_selection
 from tests.helpers.cli_helpers import cli_env, run_cli, write
 from tests.helpers.cli_helpers import saved_conversations as saved_in
 from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite import files
 from runner.transcripts.read import TranscriptError, build_trajectory, normalize_messages
 from runner.transcripts.transcript_file import read_recording
+from runner.util import files
 from tests.helpers.shared_data import require_shared
 
 ANTHROPIC = [

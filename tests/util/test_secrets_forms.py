@@ -121,8 +121,8 @@ def _cutters():
     from runner.run.agents._base import excerpt
     from runner.score.negation import quote as _quote
     from runner.score.normalize import show
-    from runner.suite.diagnostics import quote as diagnostic_quote
     from runner.suite.load import _short as load_short
+    from runner.util.diagnostics import quote as diagnostic_quote
     from runner.util.secrets import clip
 
     return {"show": show, "excerpt": excerpt, "llm short": short, "llm quoted": quoted, "clip": lambda t: clip(t, 80),

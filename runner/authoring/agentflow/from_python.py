@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ...suite.diagnostics import Diagnostic, Severity
-from ...suite.files import display_path
+from ...util.diagnostics import Diagnostic, Severity
+from ...util.files import display_path
 
 SCRIPT = Path(__file__).with_name("export.py")
 

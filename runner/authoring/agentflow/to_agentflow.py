@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...suite.diagnostics import Diagnostic
-from ...suite.files import display_path
 from ...suite.formats.agentflow.config import AGENTFLOW_DEFAULT_JUDGE
 from ...suite.formats.agentflow.detect import CRITERIA
 from ...suite.models import Case
+from ...util.diagnostics import Diagnostic
+from ...util.files import display_path
 
 _CASE_DATA = {"agentflow_node_order": ("expected",), "agentflow_judge": ("reference_facts", "context")}
 

@@ -104,7 +104,7 @@ def generate_suites(stories_path: Path, *, tools: str | None = None, tools_mcp: 
 
 def _check_agents(stories: list[Story], config: Any) -> None:
     """A story's agent must be one evalrun.yaml declares (when it declares any): its suite would name it."""
-    from ...suite.diagnostics import did_you_mean
+    from ...util.diagnostics import did_you_mean
 
     declared = config.agents
     for story in stories:

@@ -13,8 +13,8 @@ import re
 from typing import Any
 
 from ...checks.tool_calls import argument_breaches
-from ...suite.diagnostics import did_you_mean
 from ...suite.tool_specs import ToolSet, ToolSpec
+from ...util.diagnostics import did_you_mean
 from .stories import Story
 
 ANSWER_GOAL = "answer"

@@ -91,8 +91,8 @@ def _from_csv(text: str, where: str) -> list[Story]:
 
 
 def _from_document(path: Path) -> list[Story]:
-    from ...suite.files import display_path
     from ...suite.reader import read_document
+    from ...util.files import display_path
 
     doc = read_document(path, display_path(path), limit=STORIES_SIZE_LIMIT)
     if doc.diagnostics:

@@ -133,7 +133,7 @@ class NoJudge(Exception):
 def check_judge(loaded: Any) -> None:
     """NoJudge unless evalrun.yaml configures a judge."""
     if loaded.config.judge is None:
-        from ...suite.files import display_path
+        from ...util.files import display_path
 
         where = display_path(loaded.path) if loaded.path else "evalrun.yaml (none was found)"
         raise NoJudge(f"--annotate asks the judge, and {where} configures none; add one, for example:\n"

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...suite.files import split_selection
 from ...transcripts.read import TranscriptError, build_trajectory
 from ...transcripts.recording import ConversationRef, Recording
 from ...transcripts.transcript_file import read_conversations, read_recording
+from ...util.files import split_selection
 from ..write.output import OutputError, Planned, Written, redacted_recording, safe_id, write_drafts
 from .draft import DraftCase, NothingToCheck, draft_case
 

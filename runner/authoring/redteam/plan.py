@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ...checks.write_calls import GUARD_NAME
-from ...suite.diagnostics import Diagnostic, did_you_mean, has_errors
-from ...suite.files import display_path
 from ...suite.models import Case
+from ...util.diagnostics import Diagnostic, did_you_mean, has_errors
+from ...util.files import display_path
 from ..convert import dump_yaml
 from .catalogue import Attack, Catalogue, CatalogueError, load_catalogue, user_turns
 from .tools import agent_options, declared_tools, prompt_fragments, system_prompt, write_like_tools

@@ -102,7 +102,7 @@ def _read_data(path: Path) -> Any:
 # ------------------------------------------------------------------ evalrun.yaml agents
 
 def _agent_tools(name: str, config: LoadedConfig | None) -> list:
-    from ...suite.diagnostics import did_you_mean
+    from ...util.diagnostics import did_you_mean
 
     agents = config.config.agents if config is not None else {}
     if name not in agents:

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ...results.models import CaseResult
-from ...suite.files import split_selection
 from ...util.atomic import open_atomically, write_text_atomically
+from ...util.files import split_selection
 from ..record.draft_text import list_item
 from .output import safe_id
 from .yamltext import entry, one_line
@@ -159,8 +159,8 @@ def _one_conversation(recording: Path, key: str) -> bytes | None:
     except TranscriptError:
         return None
     if looks_saved(recording):
-        from ...suite.files import TRANSCRIPT_SIZE_LIMIT
         from ...transcripts.saved_conversations import saved_line
+        from ...util.files import TRANSCRIPT_SIZE_LIMIT
 
         data = json.loads(saved_line(recording, key, TRANSCRIPT_SIZE_LIMIT)[0])
         data.pop(KEY, None)

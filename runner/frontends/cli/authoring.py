@@ -188,8 +188,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from ...authoring.convert import convert
-    from ...session.verdict import EXIT_USAGE
-    from ...suite.files import display_path
+    from ...results.verdict import EXIT_USAGE
+    from ...util.files import display_path
 
     problem = eval_config_problem(args.eval_config)
     if problem:
@@ -209,8 +209,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def _convert_to_agentflow(args: argparse.Namespace) -> int:
     from ...authoring.agentflow.to_agentflow import write_agentflow
-    from ...session.verdict import EXIT_USAGE
-    from ...suite.files import display_path
+    from ...results.verdict import EXIT_USAGE
+    from ...util.files import display_path
 
     written, diagnostics = write_agentflow(args.paths, args.output_dir)
     for diagnostic in diagnostics:
@@ -222,8 +222,8 @@ def _convert_to_agentflow(args: argparse.Namespace) -> int:
 
 def _convert_python_evals(args: argparse.Namespace) -> int:
     from ...authoring.agentflow.from_python import export_python_evals
-    from ...session.verdict import EXIT_USAGE
-    from ...suite.files import display_path
+    from ...results.verdict import EXIT_USAGE
+    from ...util.files import display_path
 
     if args.output_dir is None or len(args.paths) != 1:
         print("evalrun convert --from agentflow-python: name one evals folder (or file) and the output folder, "

@@ -43,8 +43,9 @@ def _age(text: str) -> float:
 def cmd_cache(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ...llm.cache_folder import cache_folder, clear, contents
-    from ...suite.files import display_path
+    from ...config.load import cache_folder
+    from ...llm.cache_folder import clear, contents
+    from ...util.files import display_path
 
     folder, problems = cache_folder([args.path], args.config)
     for problem in problems:

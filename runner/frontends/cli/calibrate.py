@@ -1,5 +1,6 @@
 """What `evalrun calibrate` prints: the agreement of a check with a person's labels, as console lines.
-The library half (labels, running the check, agreement and kappa) is runner/checks/calibrate.py."""
+The library half: labels, agreement and kappa in runner/checks/calibrate.py; running the check in
+runner/session/calibrate.py."""
 from __future__ import annotations
 
 from ...checks.calibrate import Agreement

@@ -153,7 +153,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
-    from ...checks.calibrate import calibrate
+    from ...session.calibrate import calibrate
     from .calibrate import render
 
     agreement, problems = calibrate(args.labels, config_path=args.config, no_cache=args.no_cache)

@@ -172,8 +172,8 @@ def _add_matrix(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    from ...results.verdict import EXIT_USAGE
     from ...session.rescore import NotRescorable, current_project, read_saved_run, suites_to_rescore
-    from ...session.verdict import EXIT_USAGE
 
     try:
         saved = read_saved_run(args.run_dir)
@@ -212,8 +212,8 @@ def request_from_args(args: argparse.Namespace, conversations_dir: Path | None =
 def cmd_run(args: argparse.Namespace, conversations_dir: Path | None = None, saved_selection=None) -> int:
     from ...config.load import config_line
     from ...report.console import Console, print_failures, print_summary, visible
+    from ...results.verdict import EXIT_NO_CASES, EXIT_USAGE
     from ...session.run import run_request
-    from ...session.verdict import EXIT_NO_CASES, EXIT_USAGE
 
     out, err = Console(sys.stdout), Console(sys.stderr)
     if args.otlp:

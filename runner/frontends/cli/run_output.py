@@ -90,7 +90,7 @@ def config_for_rerun(target: Path, paths: list[Path], config: Path | None) -> Pa
     """The evalrun.yaml a rerun of `target` must be given with --config: the one this run used, when a run
     of `target` alone, started from any folder, would not find it. None when it would (or the run had none)."""
     from ...config.discovery import find_config
-    from ...suite.files import real_path
+    from ...util.files import real_path
 
     used = config if config is not None else find_config(paths)
     if used is None:

@@ -27,7 +27,7 @@ def simulate_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ...run.agent_choice import AgentNotFound, agent_name_for, check_agent_override
     from ...run.conversation import Conversation, converse_case
     from ...session.collect import collect
-    from ...suite.diagnostics import has_errors
+    from ...util.diagnostics import has_errors
     from .chat import show_messages
 
     if args.batch < 1:

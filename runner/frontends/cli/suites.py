@@ -73,9 +73,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
     from ...config.load import config_line
+    from ...results.verdict import EXIT_USAGE
     from ...session.collect import validate
-    from ...session.verdict import EXIT_USAGE
-    from ...suite.diagnostics import has_errors
+    from ...util.diagnostics import has_errors
 
     print(config_line(list(args.paths)), file=sys.stderr)
     problem = eval_config_problem(args.eval_config)
@@ -100,8 +100,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     import json
 
     from ...report.console import visible
+    from ...results.verdict import EXIT_NO_CASES
     from ...session.collect import list_cases
-    from ...session.verdict import EXIT_NO_CASES
 
     listing = list_cases(args.paths, config_path=args.config, filters=args.filter, tags=args.tag)
     for diagnostic in listing.diagnostics:

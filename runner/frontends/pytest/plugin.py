@@ -10,7 +10,7 @@ plugin looks at a file's name and nothing more.
 
 Tags become markers (`-m smoke`); `-k`, `-x`, `--lf` and `-n` (pytest-xdist) work on the cases as on
 any test. A case that fails, errs or is unscored fails its test with evalrun's explanation; a skipped
-case is skipped. The run's verdict (runner.session.verdict, the one the CLI exits with) decides pytest's exit
+case is skipped. The run's verdict (runner.results.verdict, the one the CLI exits with) decides pytest's exit
 status too: a run whose cases passed but whose verdict is not OK (a verdict resting on the offline judge
 fallback, every case skipped, a report not written) exits non-zero and the terminal summary says why. The plugin never scores: each test plays its case through the run's CaseRunner.
 

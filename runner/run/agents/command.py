@@ -204,7 +204,7 @@ class CommandAgent(Agent):
         if not stat.S_ISREG(found.st_mode):
             kind = "a symbolic link" if stat.S_ISLNK(found.st_mode) else "not a regular file"
             raise AgentError(f"{where} is {kind}; the process must write its state into the file itself")
-        from runner.suite.files import InputFileError, read_bytes
+        from runner.util.files import InputFileError, read_bytes
 
         limit = self.options.max_reply_bytes
         try:

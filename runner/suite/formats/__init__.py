@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import Diagnostic
+from ...util.diagnostics import Diagnostic
 from ..models import Case
 from ..reader import Document
 from .kinds import CONFIG_FILE_NAMES

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..diagnostics import Diagnostic, did_you_mean, has_errors, sort_diagnostics
+from ...util.diagnostics import Diagnostic, did_you_mean, has_errors, sort_diagnostics
 from ..models import Case, SourceRef
 from ..reader import Document
 from .adk_config import EvalConfig, config_beside, default_config, read_eval_config

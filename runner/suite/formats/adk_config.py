@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import Diagnostic, did_you_mean, has_errors
-from ..files import display_path
+from ...util.diagnostics import Diagnostic, did_you_mean, has_errors
+from ...util.files import display_path
 from ..models import ADK_DEFAULT_CRITERIA
 from ..reader import Document, read_document
 from .kinds import CONFIG_FILE_NAMES

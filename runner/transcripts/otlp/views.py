@@ -79,7 +79,7 @@ class AttributeReader:
         return self.decode(key, value, text_ok=text_ok)
 
     def decode(self, key: str, value: str, *, text_ok: bool = False) -> Any:
-        from ...suite.reader import json_limits
+        from ...util.read_limits import json_limits
 
         stripped = value.strip()
         if text_ok and not stripped.startswith(("{", "[", '"')):

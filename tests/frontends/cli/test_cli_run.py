@@ -224,7 +224,7 @@ def test_bundled_examples_pass_and_failing_examples_fail(tmp_path):
 
 def test_exit_code_precedence():
     from runner.results.summary import Tally
-    from runner.session.verdict import decide
+    from runner.results.verdict import decide
 
     def code(min_pass_rate=None, interrupted=False, fallback_allowed=False, fallbacks=0, **counts):
         tally = Tally(["a"])

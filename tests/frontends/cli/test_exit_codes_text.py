@@ -8,7 +8,7 @@ import re
 
 from runner.frontends.cli import main
 from runner.layout import EXIT_CODES, EXIT_NO_CASES
-from runner.session.verdict import decide
+from runner.results.verdict import decide
 from tests.helpers.cli_helpers import REPO
 
 

@@ -205,7 +205,7 @@ def test_the_plugin_and_the_collector_share_runner_layout_s_file_names():
     from runner.suite import collect
 
     names = (layout.SUITE_SUFFIXES, layout.CONFIG_NAMES)
-    assert (plugin.SUITE_SUFFIXES, plugin.CONFIG_NAMES) == names and projects.CONFIG_NAMES is layout.CONFIG_NAMES
+    assert names == (plugin.SUITE_SUFFIXES, plugin.CONFIG_NAMES) and projects.CONFIG_NAMES is layout.CONFIG_NAMES
     assert plugin.SUITE_SUFFIXES is collect.SUITE_SUFFIXES is layout.SUITE_SUFFIXES  # one definition, no copy
 
 

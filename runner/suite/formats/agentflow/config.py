@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...diagnostics import Diagnostic, did_you_mean, has_errors
+from ....util.diagnostics import Diagnostic, did_you_mean, has_errors
 from ...reader import Document
 from .detect import CRITERIA, JUDGED, LEGACY_NAMES, TOP_LEVEL
 
@@ -49,7 +49,7 @@ _CACHE: dict[tuple[str, int, int], AgentflowConfig | None] = {}
 
 def read_agentflow_config(path: Path) -> AgentflowConfig | None:
     """The Agentflow config at `path`, or None when the file is not one (then it is ADK's, read as before)."""
-    from ...files import display_path
+    from ....util.files import display_path
     from ...reader import read_document
     from .detect import is_agentflow_config
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...diagnostics import did_you_mean, has_errors, sort_diagnostics
+from ....util.diagnostics import did_you_mean, has_errors, sort_diagnostics
 from ...models import Case, SourceRef
 from ...reader import Document
 from .config import AgentflowConfig, read_agentflow_config

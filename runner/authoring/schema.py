@@ -1,8 +1,10 @@
-"""The JSON Schemas: generated from the pydantic models, committed under schemas/, checked with positions.
+"""The JSON Schemas editors and CI read, generated from the pydantic models and committed under schemas/.
 
 `build_schema(kind)` makes a schema from the models; `schemas/<kind>.schema.json` is the committed
 contract that editors and CI read, and a test fails when it differs from the generated one
-(`python -m runner.suite.schema --write` refreshes them). At run time validation uses the shipped file.
+(`python -m runner.authoring.schema --write` refreshes them). It sits above every model it reads (the suite's,
+every check family's and agent kind's options, evalrun.yaml's, the report's); validating a document against the
+shipped file is runner/suite/schema_check.py.
 """
 from __future__ import annotations
 
@@ -10,9 +12,8 @@ import json
 import sys
 from typing import Any
 
+from ..suite.models import GOAL_MODELS
 from ..util.resources import resource_dir
-from .models import GOAL_MODELS
-from .schema_check import check_document, check_suite, conforms, load_shipped, validator  # noqa: F401 - the checks' old home
 
 KINDS = ("suite", "config", "report", "adk-evalset", "adk-eval-config")
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -20,7 +21,7 @@ _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def build_schema(kind: str) -> dict[str, Any]:
     if kind == "suite":
-        from .models import SuiteFile
+        from ..suite.models import SuiteFile
 
         raw = SuiteFile.model_json_schema(by_alias=True)
         raw["$defs"].update(_check_option_defs())
@@ -35,7 +36,7 @@ def build_schema(kind: str) -> dict[str, Any]:
         schema = _simplify(Config.model_json_schema(by_alias=True))
         _titles_from_refs(schema)
     elif kind in ("adk-evalset", "adk-eval-config"):  # Google ADK's and Agentflow's files, read as they are
-        from .formats.adk_models import EvalConfigFile, EvalFile
+        from ..suite.formats.adk_models import EvalConfigFile, EvalFile
 
         model = EvalFile if kind == "adk-evalset" else EvalConfigFile
         schema = _simplify(model.model_json_schema(), keep_null=True)  # ADK writes null for what is not set
@@ -103,7 +104,7 @@ def _numbers_as_text(schema: dict[str, Any]) -> None:
     """Where the loader reads a number as its text (`id: 42`, `tags: [2025]`, `keywords: [1500]`; see
     runner/suite/coerce.py), the schema accepts a number too: the editor underlines what validate refuses,
     and nothing else."""
-    from .coerce import NUMBERS_AS_TEXT
+    from ..suite.coerce import NUMBERS_AS_TEXT
 
     def widen(node: Any) -> None:
         if isinstance(node, list):
@@ -163,8 +164,8 @@ def _eval_file_by_shape(schema: dict[str, Any]) -> None:
 def _with_agentflow_config(adk: dict[str, Any]) -> dict[str, Any]:
     """An eval config is ADK's or Agentflow's own (runner/suite/formats/agentflow/detect.py): one naming an Agentflow
     criterion, or written with Agentflow's other keys, is checked against Agentflow's model, any other against ADK's."""
-    from .formats.agentflow.detect import CRITERIA, TOP_LEVEL
-    from .formats.agentflow.models import AgentflowEvalConfig
+    from ..suite.formats.agentflow.detect import CRITERIA, TOP_LEVEL
+    from ..suite.formats.agentflow.models import AgentflowEvalConfig
 
     agentflow = _simplify(AgentflowEvalConfig.model_json_schema(), keep_null=True)
     defs = {**adk.pop("$defs", {}), **agentflow.pop("$defs", {})}
@@ -245,14 +246,14 @@ def _check_items_by_type(schema: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m runner.suite.schema --write` regenerates schemas/*.schema.json in the repository."""
+    """`python -m runner.authoring.schema --write` regenerates schemas/*.schema.json in the repository."""
     target = resource_dir("schemas")
     if "--write" in argv:
         for kind in KINDS:
             (target / f"{kind}.schema.json").write_text(render(kind), encoding="utf-8")
             print(f"wrote {target / f'{kind}.schema.json'}")
         return 0
-    print("usage: python -m runner.suite.schema --write", file=sys.stderr)
+    print("usage: python -m runner.authoring.schema --write", file=sys.stderr)
     return 2
 
 

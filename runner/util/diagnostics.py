@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..util.secrets import clip, redact
+from .secrets import clip, redact
 
 Severity = Literal["error", "warning"]
 
