@@ -137,8 +137,7 @@ def _agent_sources(agent, base_dir: Path) -> list[Path]:
 
 def watch(options: WatchOptions, out: TextIO, err: TextIO) -> int:
     try:
-        from watchfiles import DefaultFilter
-        from watchfiles import watch as changes_of
+        from watchfiles import DefaultFilter, watch as changes_of
     except ImportError:
         print("evalrun watch needs the watchfiles package: pip install 'evalrun[watch]'", file=err)
         return 4

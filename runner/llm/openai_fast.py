@@ -25,8 +25,7 @@ from ..util.http_body import BodyTooLarge, BodyUndecodable, accept_encoding, dec
 from ..util.secrets import clip
 from .calls import Completion, redact
 from .errors import Failure, http_failure, short
-from .http1 import KEEPALIVE_S, BadAnswer
-from .http1 import Pool as Http1Pool
+from .http1 import KEEPALIVE_S, BadAnswer, Pool as Http1Pool
 from .loop import at_layer_exit, run_aside
 from .pricing import cost_of, facts_known, model_facts
 from .wire import OPENAI_API_BASE, Answer, ChatRequest, api_key, tool_call_dict

@@ -19,8 +19,7 @@ from typing import Any, TextIO
 
 from ..results.models import SOURCE_LABELS
 from .base import ReportFormat
-from .grid import grid_of
-from .grid import html_table as grid_table
+from .grid import grid_of, html_table as grid_table
 from .html_assets import JS
 from .html_data import write_data, write_encoded
 from .html_split import encode

@@ -7,8 +7,7 @@ import re
 from typing import Any, TextIO
 
 from .base import ReportFormat
-from .grid import grid_of
-from .grid import markdown as grid_markdown
+from .grid import grid_of, markdown as grid_markdown
 from .redteam import markdown as redteam_markdown
 from .repeat_text import auto_repeat_text, in_doubt
 from .saved import (

@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE
-from ..transcripts.saved_conversations import append_line, conversation_line
+from ..transcripts.saved_conversations import FILE_NAME as CONVERSATIONS_FILE, append_line, conversation_line
 from ..util.atomic import open_atomically
 from ..util.jsontext import replace_lone_surrogates
 from .digest import ResultDigest

@@ -20,15 +20,15 @@ from ..results.folder import ResultsNotSaved, RunFolder, describe_os_error, new_
 from ..results.models import CaseResult, case_label
 from ..results.summary import Tally
 from ..run.case_index import CaseIndex, index_cases
-from ..util.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics
+from ..util.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from ..util.secrets import Redactor, protect_config
 from .collect import _exclusion
 from .ended import RunEnded
 from .events import RunEvents
-from .matrix import prepare as prepare_matrix
-from .matrix import run_key
+from .matrix import prepare as prepare_matrix, run_key
 from .matrix_summary import tally_variants
 from .request import RunOutcome, RunRequest
+from .usage import option_problem, usage_problems
 
 if TYPE_CHECKING:
     from ..llm.runtime import LLMRuntime
@@ -191,7 +191,7 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     diagnostics = sort_diagnostics([*config_problems, *index.diagnostics])
     if has_errors(diagnostics):
         raise RunEnded(RunOutcome(EXIT_USAGE, diagnostics))
-    usage = _usage_problems(request, loaded)
+    usage = usage_problems(request, loaded)
     if usage:
         raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, *usage]))
     prepared = PreparedRun(request, loaded, roots, index, diagnostics, home,
@@ -205,7 +205,7 @@ def prepare_run(request: RunRequest) -> PreparedRun:
         try:
             prepared.gate = Baseline(request.baseline, request.max_regression)
         except NotAReport as exc:
-            raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, _option_problem("--baseline", str(exc))])) from None
+            raise RunEnded(RunOutcome(EXIT_USAGE, [*diagnostics, option_problem("--baseline", str(exc))])) from None
     return prepared
 
 
@@ -237,20 +237,15 @@ def _narrow(request: RunRequest, prepared: PreparedRun) -> None:
             latest, failed = last_failed_ids(prepared.reports_root)
         except NoLatestReport as exc:
             raise RunEnded(RunOutcome(EXIT_USAGE, [*prepared.diagnostics,
-                                                   _option_problem("--last-failed", str(exc))])) from None
+                                                   option_problem("--last-failed", str(exc))])) from None
         index.refs = [ref for ref in index.refs if ref.id in failed]
         prepared.selection["only"] = [ref.id for ref in index.refs]
         if not index.refs:
-            raise RunEnded(RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, _option_problem(
+            raise RunEnded(RunOutcome(EXIT_NO_CASES, [*prepared.diagnostics, option_problem(
                 "--last-failed", f"no case to rerun: {display_path(latest)} has no failed, errored or unscored case"
                 + (" among the cases selected" if failed else ""), "warning")]))
     if not index.refs:
         raise RunEnded(RunOutcome(EXIT_NO_CASES, prepared.diagnostics))
-
-
-def _option_problem(option: str, message: str, severity: Severity = "error") -> Diagnostic:
-    """A problem with a command-line option (not with a file): the CLI prints it as a usage error."""
-    return Diagnostic(option, 1, 1, severity, message, "usage")
 
 
 class OpenRun:
@@ -361,37 +356,6 @@ def _same_file(path: Path, *others: Path | None) -> bool:
 
 def _usage_or_none(usage):
     return usage if usage.calls else None
-
-
-def _usage_problems(request: RunRequest, loaded: LoadedConfig) -> list[Diagnostic]:
-    """Problems with the options of the request, each naming its option (the CLI prints them as usage errors)."""
-    from ..run.agent_choice import check_agent_override
-
-    problems = []
-    if request.agent is not None:
-        wrong = check_agent_override(request.agent, loaded.config)
-        if wrong:
-            problems.append(Diagnostic("--agent", 1, 1, "error", wrong, "unknown-agent"))
-    if request.profile is not None:
-        from ..checks.select import unknown_profile
-
-        wrong = unknown_profile(loaded, request.profile)
-        if wrong:
-            problems.append(Diagnostic("--profile", 1, 1, "error", wrong.removeprefix("--profile: "), "unknown-profile"))
-    if request.replay_dir is not None:
-        from ..suite.containment import replay_problem
-
-        replay_wrong = replay_problem(request.replay_dir)
-        if replay_wrong is not None:
-            problems.append(Diagnostic("--replay", 1, 1, "error", *replay_wrong))
-    out = request.output_dir
-    if out is not None and out.exists() and not out.is_dir():
-        problems.append(Diagnostic("--output-dir", 1, 1, "error", f"'{out}' exists and is not a folder", "not-a-folder"))
-    if request.repeats < 1:
-        problems.append(_option_problem("--repeat", f"must be at least 1, got {request.repeats}"))
-    if request.concurrency < 1:
-        problems.append(_option_problem("-j/--concurrency", f"must be at least 1, got {request.concurrency}"))
-    return problems
 
 
 def _config_record(loaded: LoadedConfig, replay_dir: Path | None) -> tuple[dict, Redactor]:

@@ -98,10 +98,7 @@ class RunRequest:
         elif isinstance(repeats, bool) or not isinstance(repeats, int):
             raise TypeError(f"repeats must be a whole number, 'auto[:KEY=VALUE,...]' or an AutoRepeat, "
                             f"got {type(repeats).__name__} {repeats!r}")
-        elif repeats < 1:
-            raise ValueError(f"repeats must be at least 1, got {repeats}")
-        else:
-            object.__setattr__(self, "repeats", repeats)
+        # a whole number below 1 is left to runner.session.usage: a usage error naming --repeat, as from the CLI
 
     @property
     def max_repeats(self) -> int:

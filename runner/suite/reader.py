@@ -36,8 +36,7 @@ from ..util.read_limits import (
     too_deep_problem,
     yaml_past_limits,
 )
-from .scalars import plain_scalar as _plain_scalar
-from .scalars import tagged_scalar
+from .scalars import plain_scalar as _plain_scalar, tagged_scalar
 from .surrogates import replace_lone_surrogates_in_nodes, yaml_surrogate_escapes
 from .yaml_errors import syntax_error
 

@@ -9,8 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from runner.authoring.convert import dump_yaml, suite_of
 from runner.suite.load import load_file, load_suites

@@ -8,8 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from runner.authoring.record.answer import answer_keywords
 from runner.authoring.record.argmodes import Evidence, choose_modes

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.checks.response_match import adk_rouge_tokens
 from runner.checks.run import run_checks

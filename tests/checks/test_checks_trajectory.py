@@ -5,8 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.checks.run import run_checks
 from runner.checks.trajectory_match import ordered_pairs, trajectory_score, unordered_pairs

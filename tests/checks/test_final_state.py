@@ -497,8 +497,12 @@ def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, expl
 
 # --------------------------------------------------------------------------- the comparison, against an oracle
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,
+)
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.5, -0.0]),
                      st.sampled_from(["a", "A ", "b", "1", "2025-01-05", ""]))

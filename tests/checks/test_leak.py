@@ -5,8 +5,7 @@ from __future__ import annotations
 import base64
 import codecs
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.authoring.redteam.tools import is_write_like, prompt_fragments
 from runner.checks.leak import leak_of, squash

@@ -13,8 +13,7 @@ import time
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.checks.base import CheckContext
 from runner.checks.leak import NoLeakOptions, Place, leak_of, pieces, run_no_leak

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.checks import families
 from runner.checks.run import run_checks

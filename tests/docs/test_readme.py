@@ -9,8 +9,7 @@ import yaml
 from runner.config.model import Config
 from runner.suite.load import load_file
 from tests.helpers.cli_helpers import REPO, write
-from tests.helpers.docs_pages import code_blocks as blocks_of
-from tests.helpers.docs_pages import page
+from tests.helpers.docs_pages import code_blocks as blocks_of, page
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

@@ -112,11 +112,9 @@ def logs_json_line(records: list) -> str:
 def log_collector():
     """A log record exporter keeping every record (the class name differs between SDK versions)."""
     try:
-        from opentelemetry.sdk._logs.export import LogRecordExporter as Base
-        from opentelemetry.sdk._logs.export import LogRecordExportResult as Done
+        from opentelemetry.sdk._logs.export import LogRecordExporter as Base, LogRecordExportResult as Done
     except ImportError:
-        from opentelemetry.sdk._logs.export import LogExporter as Base
-        from opentelemetry.sdk._logs.export import LogExportResult as Done
+        from opentelemetry.sdk._logs.export import LogExporter as Base, LogExportResult as Done
 
     class Records(Base):
         def __init__(self):

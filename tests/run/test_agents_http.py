@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-from tests.fakes.agent_server import _BOMB as GZIP_BOMB
-from tests.fakes.agent_server import AgentServer
+from tests.fakes.agent_server import _BOMB as GZIP_BOMB, AgentServer
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.score.args import arguments_match, match_arguments, rule_from_spec, verdicts_of_a_match
 from runner.score.cascade import Cascade, CascadeSettings

@@ -2,8 +2,7 @@
 import itertools
 import threading
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.score.assign import Slot, assign_goals, visit_order
 

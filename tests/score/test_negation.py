@@ -7,8 +7,7 @@ decided without a model, and explained.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.negation import clauses, contradiction, stem

@@ -5,8 +5,7 @@ import datetime
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.score.normalize import (
     as_number,

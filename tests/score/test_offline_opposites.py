@@ -8,8 +8,7 @@ non-match, decided before any model, and its reason names the rule and the words
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.lexicon import SYNONYMS

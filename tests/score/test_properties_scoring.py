@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from runner.score.cascade import Cascade, CascadeSettings
 from runner.score.case import score_trajectory

@@ -3,8 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from runner.transcripts.read import Trajectory, TranscriptError, build_trajectory, normalize_messages
 from runner.transcripts.transcript_file import read_transcript

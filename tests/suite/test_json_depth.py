@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.util.read_limits import MAX_DEPTH, json_limits, too_deep_json
 

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from runner.transcripts.otlp import read_trace_conversations
 from runner.transcripts.read import TranscriptError

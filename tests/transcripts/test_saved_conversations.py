@@ -20,8 +20,7 @@ from runner.transcripts.recording import ConversationRef
 from runner.transcripts.saved_conversations import NotSaved, conversation_line, index_of, saved_keys, saved_line
 from runner.transcripts.transcript_file import read_conversations, read_recording
 from runner.util.files import TRANSCRIPT_SIZE_LIMIT, split_selection
-from tests.helpers.cli_helpers import cli_env, run_cli, write
-from tests.helpers.cli_helpers import saved_conversations as saved_in
+from tests.helpers.cli_helpers import cli_env, run_cli, saved_conversations as saved_in, write
 from tests.helpers.run_live import LOOKUP_AGENT, live_project, report_of
 
 ODD_KEYS = ["lookup", "a/b", "a//b", "with # hash", "#first", "trailing/", "sp ace", "ünïcödé ✓", 'quo"te', "back\\slash",

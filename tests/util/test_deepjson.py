@@ -6,8 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from runner.util.deepjson import loads_keeping_deep_arguments
 

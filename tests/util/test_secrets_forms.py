@@ -10,8 +10,7 @@ import string
 from urllib.parse import quote, unquote
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from runner.util.secret_forms import is_maskable
 from runner.util.secrets import MASK, RedactingStream, Redactor, protect_config, redact, remember

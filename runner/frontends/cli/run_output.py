@@ -58,8 +58,7 @@ class CaseLines(RunEvents):
 def save_failures(target: Path, outcome, err, paths: list[Path], config: Path | None) -> None:
     """Write --save-failures' file and say how to rerun it: with --config when the file lies where a rerun
     would not find the evalrun.yaml this run used (outside its folder)."""
-    from ...authoring.write.failures import NotOurs
-    from ...authoring.write.failures import save_failures as write_failures
+    from ...authoring.write.failures import NotOurs, save_failures as write_failures
     from ...results.folder import describe_os_error
 
     command = "evalrun " + " ".join(sys.argv[1:])

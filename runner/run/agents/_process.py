@@ -16,7 +16,8 @@ import collections
 import os
 import signal
 
-from ._base import AgentError, excerpt, scrub
+from ._base import AgentError, excerpt
+from ._env_refs import scrub
 
 ERROR_STDERR_LINES = 5  # how many stderr lines an error message quotes (all kept lines go with the case)
 LEADER_POLL_S = 0.05  # how often the leader's exit status is looked at while waiting

@@ -36,14 +36,12 @@ from ._base import (
     TurnContext,
     check_state,
     excerpt,
-    expand_env,
     parse_reply,
-    redacted,
     reply_json,
-    scrub,
     tools_field,
     unreadable_reply,
 )
+from ._env_refs import expand_env, redacted, scrub
 from ._process import describe_size
 
 KIND = "http"
