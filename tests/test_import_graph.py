@@ -186,8 +186,6 @@ def test_the_folders_of_runner_form_layers():
 STILL_CIRCULAR: dict[tuple[str, str], str] = {
     ("suite", "checks"): "reading a suite checks each `checks:` entry against the check registry (check_problem, "
                          "vacuities, ADK criteria): the validation wants to be handed in by the caller, or move up",
-    ("suite", "run"): "schema_plugins widens the shipped schema with plugin agent kinds (run.agents' registry)",
-    ("suite", "config"): "load_suites finds evalrun.yaml for its default transcript roots (config.load.suite_roots)",
     ("config", "run"): "evalrun.yaml's `agents:` is a union of every agent kind's Options, which live beside "
                        "each kind in run/agents",
 }

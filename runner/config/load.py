@@ -1,9 +1,10 @@
 """evalrun.yaml read and checked: LoadedConfig, load_config, and the checks that need the cases or the environment."""
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -141,7 +142,7 @@ def load_config(path: Path | None, *, for_run: bool = False) -> tuple[LoadedConf
         return LoadedConfig(config=Config()), doc.diagnostics
     if doc.data is None:
         return LoadedConfig(config=Config(), path=path), []
-    check_document(doc, "config")
+    check_document(doc, "config", widen=with_agent_kinds)
     if not doc.diagnostics:
         try:
             loaded = LoadedConfig(config=Config.model_validate(doc.data), path=path)
@@ -162,3 +163,20 @@ def cache_folder(paths: list[Path], config_path: Path | None) -> tuple[Path, lis
     if loaded.path is None:
         loaded.home = project_home(paths, None)
     return loaded.resolve(loaded.config.cache_dir), problems
+
+
+def with_agent_kinds(schema: dict[str, Any]) -> dict[str, Any]:
+    """The config schema with the agent kinds of installed plugins (`evalrun.agents`) as valid `type`s."""
+    from ..util.extensions import declared
+
+    if not declared("agents"):
+        return schema
+    from ..run.agents._registry import KINDS, agent_kinds
+
+    extra = [kind for kind in agent_kinds() if kind not in KINDS]
+    if not extra:
+        return schema
+    schema = copy.deepcopy(schema)
+    kind = schema["properties"]["agents"]["additionalProperties"]["properties"]["type"]
+    kind["enum"] = kind["enum"] + extra  # their Options read them when the config is loaded
+    return schema

@@ -118,7 +118,7 @@ def load_suites(paths: Iterable[Path], exclude: Exclusion | None = None, *,
     """Every suite under `paths`. Files named on the command line are strict; files found in a folder
     are taken by their shape (see `load_file`), and those that are not suites are passed over with one
     note per folder. `roots`: where transcripts may live (`runner.config.load.suite_roots`); by default the
-    folders of `paths` and of the evalrun.yaml that applies to them.
+    folders of `paths` only.
 
     `keep(path, explicit, index, case, may_hold=True)` turns each case into what the result holds, as soon as
     its file is read (a run keeps small references, not 50,000 loaded cases); it must keep `.id` and `.source`.
@@ -164,11 +164,10 @@ def load_suites(paths: Iterable[Path], exclude: Exclusion | None = None, *,
 
 
 def _default_roots(paths: list[Path]) -> list[Path]:
-    from ..config.discovery import find_config
-    from ..config.load import load_config, suite_roots
-
-    loaded, _ = load_config(find_config(paths))
-    return suite_roots(paths, loaded)
+    """Where transcripts may live when the caller does not say: the folders of `paths` (a file's own folder).
+    The config's folder and `allowed_paths` are added by callers that read evalrun.yaml
+    (runner.config.load.suite_roots): the suite layer reads no config."""
+    return list(dict.fromkeys(p if p.is_dir() else p.parent for p in (real_path(p) for p in paths)))
 
 
 def load_file(path: Path, *, explicit: bool = True, roots: Sequence[Path] | None = None,

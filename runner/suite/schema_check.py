@@ -27,8 +27,10 @@ def load_shipped(kind: str) -> dict[str, Any]:
 
 
 @functools.cache
-def validator(kind: str):
-    """A validator for the shipped schema with its `$ref`s written out in place.
+def validator(kind: str, widen: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
+    """A validator for the shipped schema with its `$ref`s written out in place. `widen`: the schema as the
+    installed plugins widen it, given by the layer that knows them (config/load.py for agent kinds); the
+    suite's check types are widened here.
 
     Following a reference costs a lookup on every use, which made up half of the validation time of a
     large suite folder; the inlined schema says the same and validates about twice as fast.
@@ -38,6 +40,8 @@ def validator(kind: str):
     from .schema_plugins import with_plugins
 
     shipped = with_plugins(kind, load_shipped(kind))
+    if widen is not None:
+        shipped = widen(shipped)
     return Draft202012Validator({**_inline_refs(shipped, shipped.get("$defs", {}), ()), "$defs": shipped.get("$defs", {})})
 
 
@@ -100,11 +104,13 @@ def conforms(data: Any, check_problem: CheckProblem) -> bool:
     return no_explicit_nulls(model)
 
 
-def check_document(doc: Document, kind: str, data: Any = None) -> None:
-    """Validate `doc.data` (or `data`) against the shipped schema; add one diagnostic per problem."""
+def check_document(doc: Document, kind: str, data: Any = None,
+                   widen: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+    """Validate `doc.data` (or `data`) against the shipped schema (as `widen` widens it, see `validator`); add
+    one diagnostic per problem."""
     instance = doc.data if data is None else data
     seen: set[tuple] = set()
-    for error in validator(kind).iter_errors(instance):
+    for error in validator(kind, widen).iter_errors(instance):
         for location, message, code, on_key in _explain(error):
             if (location, message) not in seen:  # a goal's `required` is checked by Goal and by its type's model
                 seen.add((location, message))

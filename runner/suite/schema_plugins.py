@@ -1,6 +1,7 @@
-"""The shipped JSON Schemas widened by the installed plugins: an agent kind (`evalrun.agents`) or a check type
-(`evalrun.checks`) from another package is a valid `type` (checks also against their options' schema). The
-schemas under schemas/ are evalrun's own; nothing is looked for when no distribution declares such plugins."""
+"""The shipped suite schema widened by the installed plugins: a check type (`evalrun.checks`) from another package
+is a valid `type`, checked against its options' schema. (Agent kinds widen the config schema in
+runner/config/load.py, which knows them.) The schemas under schemas/ are evalrun's own; nothing is looked for when
+no distribution declares such plugins."""
 from __future__ import annotations
 
 import copy
@@ -10,22 +11,8 @@ from typing import Any
 def with_plugins(kind: str, schema: dict[str, Any]) -> dict[str, Any]:
     from ..util.extensions import declared
 
-    if kind == "config" and declared("agents"):
-        return _with_agent_kinds(schema)
     if kind == "suite" and declared("checks"):
         return _with_check_types(schema)
-    return schema
-
-
-def _with_agent_kinds(schema: dict[str, Any]) -> dict[str, Any]:
-    from ..run.agents._registry import KINDS, agent_kinds
-
-    extra = [kind for kind in agent_kinds() if kind not in KINDS]
-    if not extra:
-        return schema
-    schema = copy.deepcopy(schema)
-    kind = schema["properties"]["agents"]["additionalProperties"]["properties"]["type"]
-    kind["enum"] = kind["enum"] + extra  # their Options read them when the config is loaded
     return schema
 
 

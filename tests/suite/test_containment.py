@@ -52,14 +52,19 @@ def test_a_symlink_inside_that_points_outside_counts_as_outside(project):
 
 
 def test_the_config_folder_and_its_allowed_paths_are_roots(project):
+    """As a run collects (runner.session.collect: the roots from evalrun.yaml); the suite layer alone reads no
+    config, so its default roots are the folders named."""
+    from runner.session.collect import collect
+
     write_json(project / "recordings" / "t.json", MESSAGES)
     write_json(project.parent / "shared" / "t.json", MESSAGES)
     write(project / "suites" / "a.yaml", SUITE.format(t="../recordings/t.json"))
     write(project / "suites" / "b.yaml", SUITE.format(t="../../shared/t.json"))
-    assert [d.code for d in load_suites([Path("suites")]).diagnostics] == ["transcript-outside", "transcript-outside"]
+    assert [d.code for d in collect([Path("suites")]).diagnostics] == ["transcript-outside", "transcript-outside"]
     write(project / "evalrun.yaml", "allowed_paths: [../shared]\n")
-    result = load_suites([Path("suites")])
+    result = collect([Path("suites")])
     assert (texts(result.diagnostics), sorted(c.id for c in result.cases)) == ([], ["a", "b"])
+    assert [d.code for d in load_suites([Path("suites")]).diagnostics] == ["transcript-outside", "transcript-outside"]
 
 
 def test_resolve_transcript_refuses_what_validate_reports(project):

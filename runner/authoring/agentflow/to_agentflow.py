@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ...config.discovery import find_config
+from ...config.load import load_config, suite_roots
 from ...suite.formats.agentflow.config import AGENTFLOW_DEFAULT_JUDGE
 from ...suite.formats.agentflow.detect import CRITERIA
 from ...suite.models import Case
@@ -144,7 +146,7 @@ def write_agentflow(paths: list[Path], output_dir: Path | None) -> tuple[list[tu
             diagnostics.append(Diagnostic(display_path(path), 1, 1, "error", "no such file or folder", "not-found"))
     written = []
     for file, folder in jobs:
-        loaded = load_suites([file])
+        loaded = load_suites([file], roots=suite_roots([file], load_config(find_config([file]))[0]))
         diagnostics += loaded.diagnostics
         if any(d.severity == "error" for d in loaded.diagnostics) or not loaded.cases:
             continue
