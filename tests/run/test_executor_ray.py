@@ -23,7 +23,7 @@ from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
-from tests.helpers.executors import _tool_messages, generate, verdicts
+from tests.helpers.executors import CASES, _tool_messages, generate, verdicts
 
 ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
@@ -44,17 +44,17 @@ def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=600, env=cli_env())
 
 
-def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_2000_generated_cases(cluster, tmp_path):
-    generate(tmp_path, 2000)
+def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases(cluster, tmp_path):
+    generate(tmp_path, CASES)
     local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
     on_ray = cluster.run("suites", "-q", "--executor", "ray", "--output-dir", "ray", cwd=tmp_path)
     assert local.returncode == on_ray.returncode == 3, local.stdout[-800:] + on_ray.stdout[-800:] + on_ray.stderr
     assert f"running the cases on the Ray cluster at {cluster.address} (RAY_ADDRESS)" in on_ray.stderr
     one, many = verdicts(tmp_path / "local" / "report.json"), verdicts(tmp_path / "ray" / "report.json")
-    assert len(one) == len(many) == 2000
+    assert len(one) == len(many) == CASES
     assert many == one  # every field of every case but its duration
     lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(2000)]
+    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(CASES)]
     # the console's tally is the local run's
     tally = [line.split(" in ")[0] for line in local.stdout.splitlines() if " passed" in line and " failed" in line]
     assert tally and tally[-1] in on_ray.stdout, (tally, on_ray.stdout[-600:])
