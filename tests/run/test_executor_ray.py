@@ -29,16 +29,6 @@ ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with short_dir() as temp:
-        started = Cluster(tmp_path_factory.mktemp("ray"), temp / "t")
-        try:
-            yield started
-        finally:
-            started.end()
-
-
 def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=600, env=cli_env())
@@ -62,19 +52,19 @@ def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_genera
 
 
 def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_suites(cluster, tmp_path):
-    compared = 0
+    """Every bundled suite folder in one run per executor (a Ray run costs seconds of joining and starting
+    workers whatever its size; the folders share suites/evalrun.yaml): the recorded suites (airline, hr, ...) and
+    the live ones (python agents, ADK eval sets), compared case by case."""
     quick_only = {"quick"}  # cases with nothing but a story, for `evalrun quick` (a run refuses them, exit 4)
-    for folder in sorted(p for p in (REPO / "suites").iterdir()
-                         if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
-        on_ray = cluster.run(str(folder), "-q", "--executor", "ray", "--output-dir", str(tmp_path / folder.name / "r"),
-                             cwd=REPO / "suites")
-        local = run_local(str(folder), "-q", "--executor", "local", "--output-dir", str(tmp_path / folder.name / "l"),
-                          cwd=REPO / "suites")
-        assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
-        assert live_verdicts(tmp_path / folder.name / "r" / "report.json") == \
-            live_verdicts(tmp_path / folder.name / "l" / "report.json")
-        compared += 1
-    assert compared >= 6  # the recorded suites (airline, hr, ...) and the live ones (python agents, ADK eval sets)
+    folders = sorted(p.name for p in (REPO / "suites").iterdir()
+                     if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only)
+    assert len(folders) >= 6
+    on_ray = cluster.run(*folders, "-q", "--executor", "ray", "--output-dir", str(tmp_path / "r"), cwd=REPO / "suites")
+    local = run_local(*folders, "-q", "--executor", "local", "--output-dir", str(tmp_path / "l"), cwd=REPO / "suites")
+    assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
+    on_ray_cases, local_cases = live_verdicts(tmp_path / "r" / "report.json"), live_verdicts(tmp_path / "l" / "report.json")
+    assert on_ray_cases == local_cases
+    assert sorted({case["source"].split("/")[0] for case in local_cases}) == folders  # every folder's cases compared
 
 
 def _slow_suite(root: Path, count: int, check: str) -> None:
