@@ -553,7 +553,8 @@ def test_an_unreachable_address_is_tried_for_the_whole_timeout_it_names():
     why = unreachable(f"127.0.0.1:{port}", 1.2)
     took = time.monotonic() - started
     assert "could not be reached in 1.2 s" in why
-    assert 1.2 <= took < 1.2 + 0.5, took  # it gave up at 0.7 s (0.5 s before the deadline) and said 1.2
+    assert took >= 1.2, took  # it gave up at 0.7 s (0.5 s before the deadline) and said 1.2
+    assert took < 1.2 + 10, took  # it ends: a bound a loaded machine keeps (the last retry sleeps at most 0.5 s)
 
 
 def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_where_it_runs(tmp_path):
