@@ -13,6 +13,8 @@ The OpenTelemetry SDK (the `otel` extra) is imported only here, only when asked.
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +27,7 @@ __all__ = ["OtlpExportError", "export_report", "missing_otel", "report_spans"]
 
 _MAX_TEXT = 4096  # an explanation longer than this is cut: span attributes are not the place for a transcript
 SEND_DEADLINE_S = 10.0  # sending the spans takes at most this long in all, however slowly the receiver answers
+SEND_DEADLINE_ENV = "EVALRUN_OTLP_TIMEOUT"  # seconds, instead of SEND_DEADLINE_S
 
 
 class OtlpExportError(Exception):
@@ -54,10 +57,20 @@ def export_report(report: dict[str, Any], target: str) -> str:
     """Write or send `report` (a saved report.json's data) as spans; returns a line saying where."""
     spans = report_spans(report)
     if is_endpoint(target):
-        _send(spans, target)
+        _send(spans, target, send_deadline())
         return f"otlp: sent {len(spans)} spans to {_traces_url(target)}"
     _write(spans, Path(target))
     return f"otlp: wrote {len(spans)} spans to {target}"
+
+
+def send_deadline() -> float:
+    """How long sending the spans may take in all: EVALRUN_OTLP_TIMEOUT seconds (at least 0.1), else 10 (also
+    for a value that is no finite number: a thread cannot be waited on for ever)."""
+    try:
+        seconds = float(os.environ.get(SEND_DEADLINE_ENV, "") or SEND_DEADLINE_S)
+    except ValueError:
+        return SEND_DEADLINE_S
+    return max(0.1, seconds) if math.isfinite(seconds) else SEND_DEADLINE_S
 
 
 def report_spans(report: dict[str, Any]) -> list:

@@ -1,10 +1,15 @@
-"""Shared by several test modules (once in tests/run/test_executors.py): ANSWER, _tool_messages, generate, verdicts."""
+"""Shared by several test modules (once in tests/run/test_executors.py): ANSWER, CASES, _tool_messages, generate, verdicts."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from tests.helpers.cli_helpers import write
+
+# Ten rounds of generate()'s 42 variants (7 kinds; kind 5 split by n % 2, kind 6 by n % 3): every variant ten
+# times, and still 8 Ray batches on 2 CPUs and ~33 pool batches at -j 4, as 2,000 made (ray_cluster.batches_by_hash,
+# replay_pool's batch size). Larger counts are tests/bench/bench_ray.py's and bench_scale.py's.
+CASES = 420
 
 ANSWER = "Your booking ABC123 is cancelled; the refund of 120.50 EUR reaches your card in 5 days."
 

@@ -181,18 +181,21 @@ def spread(cases: int = 200) -> list[float]:
 
 
 def test_auto_classifies_as_repeat_10_does_on_95_percent_of_cases_with_at_most_half_the_runs(tmp_path):
-    rates = spread()
+    """60 seeded cases keep every kind the spread has (always fail, always pass, flaky across (0, 1)); with this
+    seed auto agrees on 59 of 60 and makes 45% of the runs. The 200-case, five-seed figure of the issue is
+    tests/bench/bench_repeat_auto.py's."""
+    rates = spread(60)
     random.Random(3).shuffle(rates)
     seeded_project(tmp_path, rates)
     fixed, auto = runs_of(run(tmp_path, "ten", "--repeat", "10")), run(tmp_path, "auto", "--repeat", "auto:max=10")
     adaptive = runs_of(auto)
-    assert all(len(outcomes) == 10 for outcomes in fixed.values()) and len(fixed) == len(adaptive) == 200
+    assert all(len(outcomes) == 10 for outcomes in fixed.values()) and len(fixed) == len(adaptive) == 60
     for case, outcomes in adaptive.items():  # the same agent: auto's runs are the first of --repeat 10's
         assert outcomes == fixed[case][:len(outcomes)]
     same = sum(classification(adaptive[case]) == classification(fixed[case]) for case in fixed)
     runs = sum(len(outcomes) for outcomes in adaptive.values())
-    assert same / 200 >= 0.95, same
-    assert runs <= 0.5 * 2000, runs
+    assert same / 60 >= 0.95, same
+    assert runs <= 0.5 * 600, runs
     summary = auto["summary"]["repeats"]
     assert summary["auto"] == {"max": 10, "min": 3, "confidence": 0.95, "threshold": 0.5, "total_runs": runs}
     assert {c["id"]: c["runs"] for c in summary["per_case"]} == {case: len(o) for case, o in adaptive.items()}

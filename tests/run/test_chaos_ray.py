@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.chaos_procs import accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for
 
 pytest.importorskip("ray")
-from tests.helpers.executor_ray import Cluster, _cmdline, short_dir
+from tests.helpers.executor_ray import Cluster, _cmdline
 
 pytestmark = pytest.mark.ray
 
@@ -32,16 +32,6 @@ def _signals_by_stage() -> dict[str, signal.Signals]:
 
 
 SIGNALS = _signals_by_stage()
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with short_dir() as temp:
-        started = Cluster(tmp_path_factory.mktemp("ray"), temp / "t")
-        try:
-            yield started
-        finally:
-            started.end()
 
 
 def _on(cluster: Cluster, root) -> dict:

@@ -23,20 +23,10 @@ from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
-from tests.helpers.executors import _tool_messages, generate, verdicts
+from tests.helpers.executors import CASES, _tool_messages, generate, verdicts
 
 ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with short_dir() as temp:
-        started = Cluster(tmp_path_factory.mktemp("ray"), temp / "t")
-        try:
-            yield started
-        finally:
-            started.end()
 
 
 def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -44,17 +34,17 @@ def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=600, env=cli_env())
 
 
-def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_2000_generated_cases(cluster, tmp_path):
-    generate(tmp_path, 2000)
+def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases(cluster, tmp_path):
+    generate(tmp_path, CASES)
     local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
     on_ray = cluster.run("suites", "-q", "--executor", "ray", "--output-dir", "ray", cwd=tmp_path)
     assert local.returncode == on_ray.returncode == 3, local.stdout[-800:] + on_ray.stdout[-800:] + on_ray.stderr
     assert f"running the cases on the Ray cluster at {cluster.address} (RAY_ADDRESS)" in on_ray.stderr
     one, many = verdicts(tmp_path / "local" / "report.json"), verdicts(tmp_path / "ray" / "report.json")
-    assert len(one) == len(many) == 2000
+    assert len(one) == len(many) == CASES
     assert many == one  # every field of every case but its duration
     lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(2000)]
+    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(CASES)]
     # the console's tally is the local run's
     tally = [line.split(" in ")[0] for line in local.stdout.splitlines() if " passed" in line and " failed" in line]
     assert tally and tally[-1] in on_ray.stdout, (tally, on_ray.stdout[-600:])
@@ -62,19 +52,19 @@ def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_2000_gener
 
 
 def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_suites(cluster, tmp_path):
-    compared = 0
+    """Every bundled suite folder in one run per executor (a Ray run costs seconds of joining and starting
+    workers whatever its size; the folders share suites/evalrun.yaml): the recorded suites (airline, hr, ...) and
+    the live ones (python agents, ADK eval sets), compared case by case."""
     quick_only = {"quick"}  # cases with nothing but a story, for `evalrun quick` (a run refuses them, exit 4)
-    for folder in sorted(p for p in (REPO / "suites").iterdir()
-                         if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
-        on_ray = cluster.run(str(folder), "-q", "--executor", "ray", "--output-dir", str(tmp_path / folder.name / "r"),
-                             cwd=REPO / "suites")
-        local = run_local(str(folder), "-q", "--executor", "local", "--output-dir", str(tmp_path / folder.name / "l"),
-                          cwd=REPO / "suites")
-        assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
-        assert live_verdicts(tmp_path / folder.name / "r" / "report.json") == \
-            live_verdicts(tmp_path / folder.name / "l" / "report.json")
-        compared += 1
-    assert compared >= 6  # the recorded suites (airline, hr, ...) and the live ones (python agents, ADK eval sets)
+    folders = sorted(p.name for p in (REPO / "suites").iterdir()
+                     if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only)
+    assert len(folders) >= 6
+    on_ray = cluster.run(*folders, "-q", "--executor", "ray", "--output-dir", str(tmp_path / "r"), cwd=REPO / "suites")
+    local = run_local(*folders, "-q", "--executor", "local", "--output-dir", str(tmp_path / "l"), cwd=REPO / "suites")
+    assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
+    on_ray_cases, local_cases = live_verdicts(tmp_path / "r" / "report.json"), live_verdicts(tmp_path / "l" / "report.json")
+    assert on_ray_cases == local_cases
+    assert sorted({case["source"].split("/")[0] for case in local_cases}) == folders  # every folder's cases compared
 
 
 def _slow_suite(root: Path, count: int, check: str) -> None:
@@ -563,7 +553,8 @@ def test_an_unreachable_address_is_tried_for_the_whole_timeout_it_names():
     why = unreachable(f"127.0.0.1:{port}", 1.2)
     took = time.monotonic() - started
     assert "could not be reached in 1.2 s" in why
-    assert 1.2 <= took < 1.2 + 0.5, took  # it gave up at 0.7 s (0.5 s before the deadline) and said 1.2
+    assert took >= 1.2, took  # it gave up at 0.7 s (0.5 s before the deadline) and said 1.2
+    assert took < 1.2 + 10, took  # it ends: a bound a loaded machine keeps (the last retry sleeps at most 0.5 s)
 
 
 def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_where_it_runs(tmp_path):

@@ -18,31 +18,31 @@ from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_exec
 from runner.run.executors.local import LocalExecutor
 from runner.run.executors.replay_pool import ReplayPoolExecutor, _batches
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
-from tests.helpers.executors import ANSWER, _tool_messages, generate, verdicts  # noqa: F401 - shared with other test modules
+from tests.helpers.executors import ANSWER, CASES, _tool_messages, generate, verdicts  # noqa: F401 - shared with other test modules
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("generated")
-    generate(root, 2000)
+    generate(root, CASES)
     return root
 
 
-def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_2000_generated_cases(generated):
+def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_420_generated_cases(generated):
     single = run_cli("suites", "-q", "-j", "1", "--output-dir", "single", cwd=generated)
     pooled = run_cli("suites", "-q", "--executor", "processes", "-j", "4", "--output-dir", "pooled", cwd=generated)
     assert single.returncode == pooled.returncode == 3, single.stdout[-800:] + pooled.stdout[-800:] + pooled.stderr
     one, many = verdicts(generated / "single" / "report.json"), verdicts(generated / "pooled" / "report.json")
-    assert len(one) == len(many) == 2000
-    assert [case["id"] for case in many] == [f"case-{n:05d}" for n in range(2000)]
+    assert len(one) == len(many) == CASES
+    assert [case["id"] for case in many] == [f"case-{n:05d}" for n in range(CASES)]
     assert many == one  # every field of every case but its duration
     statuses = {status: sum(case["status"] == status for case in one) for status in ("passed", "failed", "skipped", "error")}
     assert all(statuses.values()), statuses  # the set holds every kind of verdict
     # results.jsonl holds every case once, as the cases finished
     lines = (generated / "pooled" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(2000)]
+    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(CASES)]
     summary = json.loads((generated / "pooled" / "report.json").read_text())["summary"]
-    assert summary["total"] == 2000 and summary["not_run"] == []
+    assert summary["total"] == CASES and summary["not_run"] == []
 
 
 def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suites(tmp_path):

@@ -297,8 +297,9 @@ class _TricklingReceiver:
         self.server.close()
 
 
-def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_10_s_in_all(tmp_path):
-    """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever."""
+def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline_in_all(tmp_path):
+    """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever.
+    EVALRUN_OTLP_TIMEOUT=2 stands for the default 10 s (the same code path: the test need not wait 10 s)."""
     import subprocess
     import sys
     import time
@@ -315,11 +316,24 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_10_s_in_all(
     with _TricklingReceiver() as receiver:
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "runner", "run", "suite.yaml", "--output-dir", "out", "--otlp",
-                               receiver.url], cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
+                               receiver.url], cwd=tmp_path, env=cli_env(EVALRUN_OTLP_TIMEOUT="2"), capture_output=True,
+                              text=True, timeout=120)
         took = time.monotonic() - started
     assert done.returncode == 3, done.stdout + done.stderr  # the run passed; the spans a team counts on did not arrive
     assert (f"evalrun: --otlp: cannot send the spans to {receiver.url}/v1/traces: the receiver did not answer in "
-            "full within 10 s") in done.stderr.splitlines()
+            "full within 2 s") in done.stderr.splitlines()
     assert json.loads((tmp_path / "out" / "report.json").read_text())["summary"]["passed"] == 1
-    assert took < 60, took  # 10 s of waiting, then the end: never the minutes the trickle would last
+    assert took < 60, took  # 2 s of waiting, then the end: never the minutes the trickle would last
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(None, 10.0), ("", 10.0), ("2.5", 2.5), ("0", 0.1), ("-3", 0.1),
+                                               ("soon", 10.0), ("inf", 10.0), ("nan", 10.0)])
+def test_the_send_deadline_is_10_s_or_evalrun_otlp_timeout_seconds(monkeypatch, value, seconds):
+    from runner.report.otlp import send_deadline
+
+    if value is None:
+        monkeypatch.delenv("EVALRUN_OTLP_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("EVALRUN_OTLP_TIMEOUT", value)
+    assert send_deadline() == seconds

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from runner import __version__
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.pytest_plugin import AGENT, GOALS, project, pytest_in  # noqa: F401 - shared with other test modules
@@ -27,9 +29,16 @@ def outcomes(stdout: str) -> dict[str, str]:
     return dict(found)
 
 
-def test_every_case_is_a_test_named_by_its_id_and_other_files_are_left_alone(tmp_path):
-    root = project(tmp_path / "p")
-    done = pytest_in(root, "-v", "--evalrun-output-dir", "out")
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The default project played once by plain `pytest -v` into `single`: the first test reads that run, the
+    xdist test compares its workers' run with it (one pytest process fewer than each playing its own)."""
+    root = project(tmp_path_factory.mktemp("played") / "p")
+    return root, pytest_in(root, "-v", "--evalrun-output-dir", "single")
+
+
+def test_every_case_is_a_test_named_by_its_id_and_other_files_are_left_alone(played, tmp_path):
+    root, done = played
     assert done.returncode == 1, done.stdout + done.stderr
     assert outcomes(done.stdout) == {
         **{f"suites/lookups.yaml::lookup-{n}": "PASSED" for n in range(5)},
@@ -38,13 +47,13 @@ def test_every_case_is_a_test_named_by_its_id_and_other_files_are_left_alone(tmp
     assert ("passed over 2 files that are not a suite: docker-compose.yaml (no suite keys such as goal_details or "
             "cases); suites/notes.json") in done.stdout  # them over, and says so as `evalrun` does
     # the run folder is written as by the CLI, with the same verdicts
-    assert verdicts(root / "out" / "report.json") == {
+    assert verdicts(root / "single" / "report.json") == {
         **{f"lookup-{n}": "passed" for n in range(5)}, "skipped-one": "skipped", "does-not-know": "failed"}
-    assert len((root / "out" / "results.jsonl").read_text().splitlines()) == 7
-    assert saved_conversations(root / "out")["lookup-0"]["messages"]
-    run_cli("suites", "--output-dir", "cli-out", cwd=root)
-    assert verdicts(root / "cli-out" / "report.json") == verdicts(root / "out" / "report.json")
-    assert f"report: {root / 'out' / 'report.json'}" in done.stdout
+    assert len((root / "single" / "results.jsonl").read_text().splitlines()) == 7
+    assert saved_conversations(root / "single")["lookup-0"]["messages"]
+    run_cli("suites", "--output-dir", str(tmp_path / "cli-out"), cwd=root)  # outside the shared project
+    assert verdicts(tmp_path / "cli-out" / "report.json") == verdicts(root / "single" / "report.json")
+    assert f"report: {root / 'single' / 'report.json'}" in done.stdout
 
 
 def test_a_failing_case_shows_evalrun_s_explanation_not_a_traceback(tmp_path):
@@ -95,9 +104,8 @@ def test_lf_reruns_only_the_cases_that_failed(tmp_path):
     assert verdicts(root / "second" / "report.json") == {"does-not-know": "failed"}
 
 
-def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(tmp_path):
-    root = project(tmp_path / "p")
-    single = pytest_in(root, "-v", "--evalrun-output-dir", "single")
+def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(played):
+    root, single = played
     spread = pytest_in(root, "-v", "-n", "2", "--evalrun-output-dir", "spread", "--evalrun-format", "junit")
     assert spread.returncode == single.returncode == 1, spread.stdout + spread.stderr
     assert outcomes(spread.stdout) == outcomes(single.stdout)
