@@ -276,3 +276,12 @@ def test_show_never_ends_inside_a_word_or_number(words, limit):
     split = [t.group(0) for t in tokens if t.start() < len(kept) < t.end()]
     if split:  # only a single token longer than the limit may be cut: nothing complete came before it
         assert not any(t.end() <= len(kept) for t in tokens)
+
+
+def test_a_longer_list_is_not_the_expected_one_with_objects_or_without():
+    """Every expected item found is not enough: an extra item in the actual list is a difference, whether the
+    items are plain values (counted) or objects (paired one to one)."""
+    for expected, actual in (([1, 2], [1, 2, 3]), ([{"id": 1}], [{"id": 1}, {"id": 2}])):
+        assert not strict_equal(expected, actual)
+        difference = strict_difference(expected, actual)
+        assert difference is not None and f"expected {len(expected)} items, got {len(actual)}" in str(difference)
