@@ -17,7 +17,7 @@ from runner.run.execute import RunOptions
 from runner.run.executors import MIN_POOL_JOBS, ExecutorUnavailable, choose_executor, usable_cpus
 from runner.run.executors.local import LocalExecutor
 from runner.run.executors.replay_pool import ReplayPoolExecutor, _batches
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, run_cli_process, write
 from tests.helpers.executors import ANSWER, CASES, _tool_messages, generate, verdicts  # noqa: F401 - shared with other test modules
 
 
@@ -28,9 +28,15 @@ def generated(tmp_path_factory) -> Path:
     return root
 
 
+def _cli(*args: str, cwd: Path):
+    """A pool run in a process of its own, any other in this one: the pool forks its workers only from a process
+    that runs no other thread, and pytest's worker runs several (in-process, --executor processes refuses)."""
+    return (run_cli_process if "processes" in args else run_cli)(*args, cwd=cwd)
+
+
 def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_420_generated_cases(generated):
     single = run_cli("suites", "-q", "-j", "1", "--output-dir", "single", cwd=generated)
-    pooled = run_cli("suites", "-q", "--executor", "processes", "-j", "4", "--output-dir", "pooled", cwd=generated)
+    pooled = run_cli_process("suites", "-q", "--executor", "processes", "-j", "4", "--output-dir", "pooled", cwd=generated)
     assert single.returncode == pooled.returncode == 3, single.stdout[-800:] + pooled.stdout[-800:] + pooled.stderr
     one, many = verdicts(generated / "single" / "report.json"), verdicts(generated / "pooled" / "report.json")
     assert len(one) == len(many) == CASES
@@ -51,7 +57,7 @@ def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suit
     quick_only = {"quick"}  # cases with nothing but a story, for `evalrun quick` (a run refuses them, exit 4)
     for folder in sorted(p for p in (REPO / "suites").iterdir()
                          if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
-        pooled = run_cli(str(folder), "-q", "--executor", "processes", "--output-dir", str(tmp_path / folder.name / "p"),
+        pooled = run_cli_process(str(folder), "-q", "--executor", "processes", "--output-dir", str(tmp_path / folder.name / "p"),
                          cwd=REPO / "suites")
         if pooled.returncode == 4:
             assert "--executor processes cannot run this run: case '" in pooled.stdout + pooled.stderr
@@ -86,7 +92,7 @@ def test_a_worker_killed_mid_run_costs_only_its_batch(tmp_path):
                 "checks": [{"type": "python", "function": "team.checks:deadly"}]}
         (tmp_path / "suites" / f"case-{n:04d}.json").write_text(json.dumps(case))
         (tmp_path / "suites" / "t" / f"{n}.json").write_text(json.dumps(_tool_messages("cancel_booking", {"booking": "B1"}, "ok")))
-    result = run_cli("suites", "-q", "--executor", "processes", "-j", "2", "--output-dir", "out", cwd=tmp_path)
+    result = run_cli_process("suites", "-q", "--executor", "processes", "-j", "2", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 3, result.stdout + result.stderr
     cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
     assert len(cases) == 200
@@ -150,7 +156,7 @@ def test_processes_refuses_a_run_with_live_cases(tmp_path):
         goal_details:
           - {type: text, name: answer, response: hi}
         """)
-    result = run_cli("suites", "--executor", "processes", "--output-dir", "out", cwd=tmp_path)
+    result = run_cli_process("suites", "--executor", "processes", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 4
     assert ("error: --executor processes cannot run this run: case 'live-one' is played live "
             "(the pool scores recordings only); use --executor local") in result.stdout + result.stderr
@@ -237,7 +243,7 @@ def test_the_pool_prints_what_one_process_prints_with_v_and_a_baseline_gate(tmp_
     (tmp_path / "baseline.json").write_text(json.dumps(baseline))
     runs = {}
     for name, how in (("single", ["-j", "1"]), ("pooled", ["--executor", "processes", "-j", "2"])):
-        result = run_cli("suites", "-v", "--baseline", "baseline.json", *how, "--output-dir", name, cwd=tmp_path)
+        result = _cli("suites", "-v", "--baseline", "baseline.json", *how, "--output-dir", name, cwd=tmp_path)
         runs[name] = result
         assert result.returncode == 3, result.stdout[-2000:] + result.stderr  # the set has errors
     (single, single_end), (pooled, pooled_end) = _console(runs["single"].stdout), _console(runs["pooled"].stdout)
@@ -267,7 +273,7 @@ def test_exitfirst_in_the_pool_stops_on_the_failing_case_as_one_process_does(tmp
         booking = "B2" if n == failing else "B1"  # the one case that fails
         (tmp_path / "suites" / "t" / f"{n}.json").write_text(
             json.dumps(_tool_messages("cancel_booking", {"booking": booking}, "ok")))
-    runs = {name: run_cli("suites", "-q", "-x", *how, "--output-dir", name, cwd=tmp_path)
+    runs = {name: _cli("suites", "-q", "-x", *how, "--output-dir", name, cwd=tmp_path)
             for name, how in (("single", ["-j", "1"]), ("pooled", ["--executor", "processes", "-j", "2"]))}
     for name, result in runs.items():
         assert result.returncode == 1, result.stdout + result.stderr
