@@ -14,6 +14,13 @@ import warnings
 
 import pytest
 
+# A shell without job control starts a background command (`pytest ... &`, `nohup pytest &` in a script) with
+# SIGINT ignored, and Python then installs no Ctrl-C handler: every process a test starts would inherit the
+# ignored SIGINT, and each test of Ctrl-C would fail (the run goes on to the end, or hangs). The tests start
+# their processes as a terminal would.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture
 def evalrun(monkeypatch, capsys):
