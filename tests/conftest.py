@@ -1,5 +1,7 @@
 """What every test process shares."""
+import itertools
 import os
+import sys
 
 # logfire is a dev dependency (the trace tests make Logfire exports with it). It registers a pydantic plugin
 # that imports logfire and OpenTelemetry into every process that builds a pydantic model: ~0.3 s more for
@@ -20,6 +22,48 @@ import pytest
 # their processes as a terminal would.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# The `process` marker (pyproject.toml): a test that starts evalrun or pytest in a process of its own, which costs
+# an interpreter's start and imports (1-2 s). Every CLI call that needs no process runs in this one (run_cli,
+# the evalrun fixture), so `pytest -m "not process"` is the quick tier. The mark is kept honest here: a test that
+# starts one unmarked fails, saying which command and what to do.
+_started_commands: list[list[str]] | None = None
+
+
+def _note_processes(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen" and _started_commands is not None:
+        argv = args[1]
+        _started_commands.append([os.fsdecode(argv)] if isinstance(argv, (str, bytes, os.PathLike))
+                                 else [os.fsdecode(part) for part in argv])
+
+
+def starts_evalrun_or_pytest(argv: list[str]) -> bool:
+    """`python -m runner ...`, `python -m pytest ...` or the installed `evalrun` script."""
+    if argv and os.path.basename(argv[0]) in ("evalrun", "pytest"):
+        return True
+    return any(flag == "-m" and module.split(".")[0] in ("runner", "pytest")
+               for flag, module in itertools.pairwise(argv))
+
+
+sys.addaudithook(_note_processes)  # an audit hook cannot be removed; it records only while a test runs
+
+
+@pytest.fixture(autouse=True)
+def _a_process_started_is_marked(request):
+    global _started_commands
+    _started_commands = []
+    try:
+        yield
+    finally:
+        started, _started_commands = _started_commands, None
+    unmarked = [argv for argv in started if starts_evalrun_or_pytest(argv)]
+    if unmarked and request.node.get_closest_marker("process") is None:
+        command = " ".join(unmarked[0])
+        pytest.fail(f"this test started `{command[:200]}` in a process of its own without the `process` marker: "
+                    "call the CLI in this process (tests/helpers/cli_helpers.run_cli or the evalrun fixture), or, "
+                    "where only a process shows what is tested (signals, exit status, stdin, forks, the console "
+                    "script), mark the test @pytest.mark.process", pytrace=False)
 
 
 @pytest.fixture

@@ -26,18 +26,20 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli_process(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli_process(*args: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+                    ) -> subprocess.CompletedProcess:
     """`python -m runner ARGS` in a real process: for what only a process shows (its exit status, signals, stdin,
-    what its children inherit)."""
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=cli_env(), capture_output=True,
-                          text=True, timeout=timeout)
+    what its children inherit). `env`: variables set on top of cli_env()'s."""
+    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=cli_env(**(env or {})),
+                          capture_output=True, text=True, timeout=timeout)
 
 
-def run_cli(*args: str, cwd: Path, timeout: float | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess:
     """`evalrun ARGS` started in CWD, run in this process: what `python -m runner ARGS` would give (exit code,
     stdout, stderr) without a new interpreter's 1-2 s of start and imports.
 
-    It runs as the process would: with cli_env()'s environment, sys.argv as `python -m runner` sets it, stdin
+    It runs as the process would: with cli_env()'s environment (and `env`'s variables on top), sys.argv as `python -m runner` sets it, stdin
     empty, and stdout and stderr captured at their file descriptors (what a process the CLI starts writes
     there is captured too). The process-wide state a command may change (environment, working directory,
     sys.path, sys.argv, the modules it imported from the test's folders, logging, warnings filters) is put
@@ -46,7 +48,7 @@ def run_cli(*args: str, cwd: Path, timeout: float | None = None) -> subprocess.C
     per process. `timeout` is accepted for run_cli_process's signature and unused: a call in this process
     cannot be cut short from outside, and a hang is caught by the run's own limits and pytest's."""
     del timeout
-    with _ONE_AT_A_TIME, _process_state_kept(args), _environment(cli_env()), _working_directory(cwd), \
+    with _ONE_AT_A_TIME, _process_state_kept(args), _environment(cli_env(**(env or {}))), _working_directory(cwd), \
             _captured_descriptors() as captured:
         code = _exit_code(args)
     return subprocess.CompletedProcess([sys.executable, "-m", "runner", *args], code, captured["stdout"],
