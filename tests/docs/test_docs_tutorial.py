@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers.cli_helpers import REPO, cli_env
 from tests.helpers.docs_pages import code_blocks, page
 
@@ -32,6 +34,7 @@ def test_the_install_lines_are_the_readme_quick_start():
     assert code_blocks(TUTORIAL, "bash")[1].strip() == "source .venv/bin/activate"
 
 
+@pytest.mark.process
 def test_the_tutorial_runs_as_written(tmp_path):
     shutil.copytree(REPO / "suites", tmp_path / "suites", ignore=shutil.ignore_patterns(".evalrun", "__pycache__"))
     (tmp_path / ".git").mkdir()  # the copy is a checkout of its own: the config search stops here

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from runner.checks.run import check_problem
@@ -45,6 +46,7 @@ def agent_config(tmp_path, judge: str = "") -> None:
         """)
 
 
+@pytest.mark.process
 def test_the_three_commands_of_an_adk_user(tmp_path):
     steps = commands("For an **ADK user**")
     assert [step[:2] for step in steps] == [["evalrun", "validate"], ["evalrun", "run"], ["evalrun", "convert"]]
@@ -59,6 +61,7 @@ def test_the_three_commands_of_an_adk_user(tmp_path):
     assert converted.returncode == 0, converted.stdout + converted.stderr
 
 
+@pytest.mark.process
 def test_the_three_commands_of_an_agentflow_user(tmp_path):
     steps = commands("For an **Agentflow user**")
     assert [step[:2] for step in steps] == [["evalrun", "validate"], ["evalrun", "run"], ["evalrun", "convert"]]

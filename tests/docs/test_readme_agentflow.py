@@ -86,6 +86,7 @@ def test_the_three_commands_of_a_10xgraph_team(tmp_path):
     assert [c["name"] for c in cases["hi"]["checks"]] == ["tool_name_match", "rouge_match"]  # confeval.py's
 
 
+@pytest.mark.process
 def test_python_evals_are_read_only_when_asked(tmp_path):
     python_project(tmp_path)
     (tmp_path / "evals" / "weather_eval.py").write_text("raise SystemExit('imported!')\n")

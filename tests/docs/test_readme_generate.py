@@ -9,10 +9,14 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import REPO, cli_env
 from tests.helpers.docs_pages import page
 from tests.helpers.generate import good
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 SECTION = page("tutorials/from-stories.md")
 _TIME = re.compile(r" in \d+\.\d+s$")

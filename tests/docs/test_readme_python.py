@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from runner.suite.load import load_file
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
 from tests.helpers.docs_pages import all_pages, page
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 README = all_pages()  # the pages are one text here: the examples name their files
 

@@ -58,6 +58,7 @@ class Watcher:
         raise AssertionError(f"{text!r} not printed; output so far:\n{Path(self.out.name).read_text()}")
 
 
+@pytest.mark.process
 def test_changes_rerun_the_affected_cases_and_say_what_changed(project: Path) -> None:
     watcher = Watcher(project)
     try:

@@ -134,6 +134,7 @@ def test_nothing_to_mutate_and_usage_errors_have_their_exit_codes(tmp_path, monk
     assert all(case["reason"].startswith("it does not pass on its recording (failed: ") for case in report["cases"])
 
 
+@pytest.mark.process
 def test_the_ci_gate_exits_1_naming_the_weakest_cases_as_a_real_process(tmp_path):
     completed = subprocess.run([sys.executable, "-m", "runner", "mutate", "weak", "--min-kill-rate", "0.85",
                                 "-o", str(tmp_path / "out")], cwd=DATA, env=cli_env(), capture_output=True,
@@ -154,6 +155,7 @@ def stop(case, options):
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("signame, jobs", [("SIGINT", "1"), ("SIGTERM", "1"), ("SIGINT", "2")])
 def test_a_stop_keeps_what_finished_in_a_valid_report_and_exits_2(tmp_path, signame, jobs):
     folder = tmp_path / "s"

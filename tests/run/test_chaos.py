@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, provider_faults
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 CASES = 500
 FAULTS = provider_faults(deadline_s=1)

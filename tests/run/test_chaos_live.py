@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from tests.fakes.agent_server import AgentServer
 from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 COPIES = 3  # cases per behaviour
 SEED = random.randrange(1 << 30)

@@ -28,6 +28,8 @@ from tests.helpers.chaos_procs import (
     wait_for,
 )
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 SEED = 26_13
 
 

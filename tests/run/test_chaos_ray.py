@@ -17,7 +17,7 @@ from tests.helpers.chaos_procs import accounted, nothing_left_in, recorded_proje
 pytest.importorskip("ray")
 from tests.helpers.executor_ray import Cluster, _cmdline
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.process]
 
 SEED = 26_14
 STAGES = ["collecting", "starting", "running", "finishing"]

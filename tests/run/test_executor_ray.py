@@ -34,6 +34,7 @@ def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=600, env=cli_env())
 
 
+@pytest.mark.process
 def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases(cluster, tmp_path):
     generate(tmp_path, CASES)
     local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
@@ -51,6 +52,7 @@ def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_genera
     assert not (cluster.home / ".ray").exists()
 
 
+@pytest.mark.process
 def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_suites(cluster, tmp_path):
     """Every bundled suite folder in one run per executor (a Ray run costs seconds of joining and starting
     workers whatever its size; the folders share suites/evalrun.yaml): the recorded suites (airline, hr, ...) and
@@ -82,6 +84,7 @@ def _slow_suite(root: Path, count: int, check: str) -> None:
             json.dumps(_tool_messages("cancel_booking", {"booking": "B1"}, "ok")))
 
 
+@pytest.mark.process
 def test_a_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     """A Ray worker process killed from outside while it scores a batch: Ray runs the batch again, every case
     is scored."""
@@ -111,6 +114,7 @@ def test_a_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     assert len(cases) == 400 and all(case["status"] == "passed" for case in cases)
 
 
+@pytest.mark.process
 def test_a_batch_that_fails_twice_makes_its_cases_errors_with_the_cause(cluster, tmp_path):
     _slow_suite(tmp_path, 200, """
         import os, signal
@@ -139,6 +143,7 @@ def test_a_batch_that_fails_twice_makes_its_cases_errors_with_the_cause(cluster,
     assert sum(case["status"] == "passed" for case in cases) == 200 - len(batch)
 
 
+@pytest.mark.process
 def test_without_ray_installed_the_run_exits_4_with_the_install_line(tmp_path):
     generate(tmp_path, 3)
     hide = tmp_path / "hide"
@@ -160,6 +165,7 @@ def test_without_ray_installed_the_run_exits_4_with_the_install_line(tmp_path):
     assert "--executor ray needs Ray, which is not installed: pip install 'evalrun[ray]'" in result.stdout + result.stderr
 
 
+@pytest.mark.process
 def test_a_run_without_ray_asked_for_never_imports_it(tmp_path):
     generate(tmp_path, 3)
     probe = tmp_path / "probe"
@@ -201,6 +207,7 @@ def test_workers_get_only_the_variables_of_the_models_the_configuration_names():
     assert worker_env(Config.model_validate({}), environ) == {}
 
 
+@pytest.mark.process
 def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_says_so(tmp_path):
     with short_dir() as ray_tmp:
         _a_local_cluster_in_ray_tmpdir(tmp_path, ray_tmp / "rt")
@@ -248,6 +255,7 @@ def _started(tmp_path: Path, cluster: Cluster) -> subprocess.Popen:
     return process
 
 
+@pytest.mark.process
 def test_ctrl_c_stops_a_ray_run_and_keeps_what_finished(cluster, tmp_path):
     process = _started(tmp_path, cluster)
     process.send_signal(signal.SIGINT)
@@ -261,6 +269,7 @@ def test_ctrl_c_stops_a_ray_run_and_keeps_what_finished(cluster, tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.process
 def test_a_ray_run_killed_outright_keeps_every_finished_case(cluster, tmp_path):
     process = _started(tmp_path, cluster)
     time.sleep(0.5)
@@ -272,6 +281,7 @@ def test_a_ray_run_killed_outright_keeps_every_finished_case(cluster, tmp_path):
     assert len({json.loads(line)["id"] for line in lines}) == len(lines)
 
 
+@pytest.mark.process
 def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_path):
     generate(tmp_path, 5)
     deep = tmp_path / ("d" * 60)  # Ray's socket paths under it exceed the 107 bytes a Unix socket allows
@@ -289,6 +299,7 @@ def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_
     assert "AF_UNIX path length cannot exceed 107 bytes" in cases[0]["error"]
 
 
+@pytest.mark.process
 def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path):
     """--repeat 2 on Ray: the same results as local, case by case; a secret (an api_key_env's value) in a
     recorded conversation is masked where the line is made, on the worker, as the local run masks it."""
@@ -422,6 +433,7 @@ def usage_totals(report: Path) -> dict:
     return usage
 
 
+@pytest.mark.process
 def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(cluster, tmp_path):
     """Live cases (a model agent against the fake server) on Ray: each case's verdict, conversation file and
     model usage are the local executor's, and so are the run's usage totals."""
@@ -479,6 +491,7 @@ def test_the_llm_layer_takes_its_limits_from_the_factory_it_is_configured_with()
     assert isinstance(LLMRuntime(concurrency=3).limiter, Limiter)
 
 
+@pytest.mark.process
 def test_a_ray_run_at_j4_over_two_live_workers_never_has_more_than_4_requests_in_flight(cluster, tmp_path):
     """Two worker processes play the cases, each could send -j requests at once: the run's one budget (the
     limiter actor) holds the whole run to -j 4, and a model's max_concurrency to its own limit."""
@@ -514,6 +527,7 @@ def test_a_ray_run_at_j4_over_two_live_workers_never_has_more_than_4_requests_in
         assert len(fake.requests) == 96 and in_flight.most == 2, in_flight.most
 
 
+@pytest.mark.process
 def test_an_unreachable_ray_address_exits_4_within_the_connect_timeout(tmp_path):
     generate(tmp_path, 3)
     port = _free_port()  # nothing listens there
@@ -574,6 +588,7 @@ def test_the_result_serialiser_a_run_hands_its_executor_pickles_and_redacts_wher
     assert "sk-hush-123" not in travelled(result)[1] and "the agent said ***" in travelled(result)[1]
 
 
+@pytest.mark.process
 def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     """The process of a live worker killed from outside while it plays its batch: Ray starts the worker again and
     plays the batch once more; every case has its verdict, the local executor's."""
@@ -603,6 +618,7 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     assert len(saved_conversations(tmp_path / "out")) == 160
 
 
+@pytest.mark.process
 def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_cause(cluster, tmp_path):
     """A python agent that kills its own process on one case: that case's batch fails on both tries and its cases
     are errors that say so; every other batch, on the same worker, is played."""
@@ -672,6 +688,7 @@ def test_the_run_limits_free_what_a_lost_worker_held_and_refuse_what_it_still_wa
     asyncio.run(scenario())
 
 
+@pytest.mark.process
 def test_ctrl_c_stops_a_live_ray_run_and_keeps_what_finished(cluster, tmp_path):
     from tests.fakes.openai_server import FakeOpenAI
 

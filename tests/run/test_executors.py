@@ -34,6 +34,7 @@ def _cli(*args: str, cwd: Path):
     return (run_cli_process if "processes" in args else run_cli)(*args, cwd=cwd)
 
 
+@pytest.mark.process
 def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_420_generated_cases(generated):
     single = run_cli("suites", "-q", "-j", "1", "--output-dir", "single", cwd=generated)
     pooled = run_cli_process("suites", "-q", "--executor", "processes", "-j", "4", "--output-dir", "pooled", cwd=generated)
@@ -51,6 +52,7 @@ def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_420_generate
     assert summary["total"] == CASES and summary["not_run"] == []
 
 
+@pytest.mark.process
 def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suites(tmp_path):
     """Every bundled suite folder whose cases are all recorded (live ones are refused by the pool, exit 4)."""
     compared = 0
@@ -72,6 +74,7 @@ def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suit
     assert compared >= 2  # airline and hr are recorded
 
 
+@pytest.mark.process
 def test_a_worker_killed_mid_run_costs_only_its_batch(tmp_path):
     """A check that kills its process: that batch's cases are errors that say so, every other case is scored."""
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
@@ -106,6 +109,7 @@ def test_a_worker_killed_mid_run_costs_only_its_batch(tmp_path):
     assert sum(case["status"] == "passed" for case in cases) == 200 - len(batch)
 
 
+@pytest.mark.process
 def test_ctrl_c_stops_a_pool_run_and_keeps_what_finished(tmp_path):
     write(tmp_path / "evalrun.yaml", "embeddings: {enabled: false}\n")
     write(tmp_path / "team" / "__init__.py", "")
@@ -142,6 +146,7 @@ def test_ctrl_c_stops_a_pool_run_and_keeps_what_finished(tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.process
 def test_processes_refuses_a_run_with_live_cases(tmp_path):
     write(tmp_path / "evalrun.yaml", """
         agents:
@@ -228,6 +233,7 @@ def _console(stdout: str) -> tuple[list[str], list[str]]:
     return sorted(blocks, key=lambda block: block.split()[1] if block.strip() else ""), lines[end:]
 
 
+@pytest.mark.process
 def test_the_pool_prints_what_one_process_prints_with_v_and_a_baseline_gate(tmp_path):
     """-v (each case's goal lines: the whole result, read back from its line), the case lines, the failure
     section, the summary and the --baseline gate's verdict: the same from the pool as from one process."""
@@ -259,6 +265,7 @@ def test_the_pool_prints_what_one_process_prints_with_v_and_a_baseline_gate(tmp_
     assert verdicts(tmp_path / "single" / "report.json") == verdicts(tmp_path / "pooled" / "report.json")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("failing", [0, 150])  # the first case is scored before the fork, the others in workers
 def test_exitfirst_in_the_pool_stops_on_the_failing_case_as_one_process_does(tmp_path, failing):
     """-x stops a pool run with its report written, as in one process (it ended in asyncio's CancelledError,

@@ -276,6 +276,7 @@ def test_exitfirst_and_last_failed_name_and_keep_the_variants(tmp_path, evalrun)
         ("balance", "agent=polite", "passed"), ("balance", "agent=terse", "failed")]
 
 
+@pytest.mark.process
 def test_pytest_collects_a_test_per_case_and_variant(tmp_path):
     """evalrun.yaml's `matrix:` in a pytest run: one test per (case, variant), named by both; the run folder's
     report has the matrix, as the CLI's."""

@@ -222,6 +222,7 @@ def test_evaluate_file_raises_exactly_when_the_verdict_is_not_ok(name, tmp_path)
         assert raised == (None if verdict.ok else verdict), suite.name
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
 @pytest.mark.parametrize("name", [n for n in SCENARIOS if n != "invalid_suite"])
 def test_pytest_agrees_with_the_cli(name, workers, tmp_path):
@@ -232,6 +233,7 @@ def test_pytest_agrees_with_the_cli(name, workers, tmp_path):
     check(name, through_pytest(tmp_path / name, options, *workers), "pytest " + " ".join(workers))
 
 
+@pytest.mark.process
 def test_an_invalid_suite_is_a_usage_error_in_python_and_a_collection_error_in_pytest(tmp_path):
     options = scenario(tmp_path, "invalid_suite")
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
@@ -260,6 +262,7 @@ def slow_project(root: Path) -> None:
         for n in range(40)))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("front_end", ["cli", "pytest"])
 def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, tmp_path):
     """A real SIGINT in the middle of the run: the CLI and pytest both exit 2 and write report.json, whose

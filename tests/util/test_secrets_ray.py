@@ -33,6 +33,7 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
+@pytest.mark.process
 def test_a_replay_run_on_a_local_cluster_leaves_no_key_in_rays_files(tmp_path):
     write(tmp_path / "evalrun.yaml", """
         embeddings: {enabled: false}

@@ -40,6 +40,8 @@ from tests.helpers.secrets_sweep_project import (
     write_project,
 )
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 
 @dataclass
 class Done:

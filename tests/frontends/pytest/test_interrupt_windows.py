@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers.cli_helpers import cli_env, write
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 
 def project_interrupted_while_importing(root: Path) -> None:
     """Case a plays a quick agent (its result is saved); case b's agent sends SIGINT to the process while its

@@ -56,6 +56,7 @@ def test_every_case_is_a_test_named_by_its_id_and_other_files_are_left_alone(pla
     assert f"report: {root / 'single' / 'report.json'}" in done.stdout
 
 
+@pytest.mark.process
 def test_a_failing_case_shows_evalrun_s_explanation_not_a_traceback(tmp_path):
     root = project(tmp_path / "p")
     done = pytest_in(root, "suites/more.yaml", "--evalrun-output-dir", "out")
@@ -69,6 +70,7 @@ def test_a_failing_case_shows_evalrun_s_explanation_not_a_traceback(tmp_path):
     assert "FAILED suites/more.yaml::does-not-know - goal 'get_id': not called" in done.stdout
 
 
+@pytest.mark.process
 def test_tags_are_markers_and_k_selects_by_id_and_the_report_holds_what_ran(tmp_path):
     root = project(tmp_path / "p")
     done = pytest_in(root, "-v", "-m", "smoke", "--strict-markers", "--evalrun-output-dir", "out")
@@ -82,6 +84,7 @@ def test_tags_are_markers_and_k_selects_by_id_and_the_report_holds_what_ran(tmp_
     assert verdicts(root / "out2" / "report.json") == {"lookup-3": "passed", "does-not-know": "failed"}
 
 
+@pytest.mark.process
 def test_x_stops_at_the_first_failure_and_the_report_says_what_did_not_run(tmp_path):
     root = project(tmp_path / "p")
     done = pytest_in(root, "-x", "suites/more.yaml", "suites/lookups.yaml", "--evalrun-output-dir", "out")
@@ -94,6 +97,7 @@ def test_x_stops_at_the_first_failure_and_the_report_says_what_did_not_run(tmp_p
            "1 case(s) failed: exit 1")
 
 
+@pytest.mark.process
 def test_lf_reruns_only_the_cases_that_failed(tmp_path):
     root = project(tmp_path / "p")
     run = lambda *a: subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:langsmith_plugin", *a],  # noqa: E731
@@ -104,6 +108,7 @@ def test_lf_reruns_only_the_cases_that_failed(tmp_path):
     assert verdicts(root / "second" / "report.json") == {"does-not-know": "failed"}
 
 
+@pytest.mark.process
 def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(played):
     root, single = played
     spread = pytest_in(root, "-v", "-n", "2", "--evalrun-output-dir", "spread", "--evalrun-format", "junit")
@@ -121,6 +126,7 @@ def test_xdist_workers_play_the_cases_and_one_process_writes_one_report(played):
     assert len((root / "spread" / "conversations.jsonl").read_text().splitlines()) == 6
 
 
+@pytest.mark.process
 def test_a_worker_that_dies_leaves_its_case_as_an_error_in_the_report(tmp_path):
     root = project(tmp_path / "p", failing=False, crash=True)
     done = pytest_in(root, "-n", "2", "--evalrun-output-dir", "out")
@@ -135,6 +141,7 @@ def test_a_worker_that_dies_leaves_its_case_as_an_error_in_the_report(tmp_path):
     assert [cases[f"lookup-{n}"]["status"] for n in range(5)] == ["passed"] * 5
 
 
+@pytest.mark.process
 def test_suite_errors_are_collection_errors_in_the_compiler_s_words(tmp_path):
     root = project(tmp_path / "p")
     write(root / "suites" / "broken.yaml", """
@@ -157,6 +164,7 @@ def test_suite_errors_are_collection_errors_in_the_compiler_s_words(tmp_path):
                      r"level \(did you mean 'embeddings'\?\)\n", done.stdout), done.stdout
 
 
+@pytest.mark.process
 def test_only_projects_and_evalrun_paths_are_collected(tmp_path):
     write(tmp_path / "evals" / "case.yaml", "id: c\nstarting_sentence: hi\ntranscript: t.json\n"
                                             "goal_details: [{type: text, name: g, keywords: [hello]}]\n")
@@ -171,6 +179,7 @@ def test_only_projects_and_evalrun_paths_are_collected(tmp_path):
     assert verdicts(tmp_path / "out" / "report.json") == {"c": "passed"}
 
 
+@pytest.mark.process
 def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
     write(tmp_path / "fixtures.yaml", "goal_details: []\n")  # looks like a suite, but no project holds it
     write(tmp_path / "data.json", "{}\n")
@@ -187,6 +196,7 @@ def test_a_project_without_evalrun_suites_does_not_import_evalrun(tmp_path):
     assert f"evalrun-{__version__}" in done.stdout  # the plugin was loaded
 
 
+@pytest.mark.process
 def test_evalrun_s_own_tests_collect_the_same_with_and_without_the_plugin():
     targets = ["tests/data", "tests/fakes", "tests/score/test_keywords.py"]
     ids = [subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *plugin, *targets], cwd=REPO,
@@ -195,6 +205,7 @@ def test_evalrun_s_own_tests_collect_the_same_with_and_without_the_plugin():
     assert ids[0] == ids[1] and any("test_keywords.py::" in line for line in ids[0])
 
 
+@pytest.mark.process
 def test_an_evalrun_init_project_passes_under_pytest_as_under_evalrun_and_with_two_workers(tmp_path):
     assert run_cli("init", "starter", cwd=tmp_path).returncode == 0
     root = tmp_path / "starter"
@@ -217,6 +228,7 @@ def test_the_plugin_and_the_collector_share_runner_layout_s_file_names():
     assert plugin.SUITE_SUFFIXES is collect.SUITE_SUFFIXES is layout.SUITE_SUFFIXES  # one definition, no copy
 
 
+@pytest.mark.process
 def test_an_unknown_report_format_is_a_usage_error(tmp_path):
     done = pytest_in(tmp_path, "--evalrun-format", "pdf")
     assert done.returncode == 4
