@@ -9,6 +9,15 @@ import sys
 # machine. The processes tests start inherit this, and run as they would where logfire is not installed.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "logfire-plugin")
 
+# PYTHONDONTWRITEBYTECODE (set on machines that keep their source trees free of __pycache__) makes every run
+# compile its ~470 test modules again (collection: 20 s of CPU per worker instead of 12), and every process a
+# test starts compile runner again (~0.3 s each). The tests write bytecode as Python does by default, in the
+# __pycache__ folders git ignores; the processes they start inherit that. (A pycache prefix elsewhere would
+# compile every installed package once more: 31 s for the first collection.)
+if sys.dont_write_bytecode:
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 import signal
 import threading
