@@ -1,6 +1,8 @@
 """response_match: our ROUGE-1 agrees with Google's rouge-score package (Porter stemmer on) on many strings."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -8,9 +10,6 @@ from runner.checks.response_match import rouge1, rouge_tokens
 from runner.checks.run import run_checks
 from runner.suite.models import Case
 from runner.transcripts.read import build_trajectory
-
-rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer", reason="the dev extra installs rouge-score")
-SCORER = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
 
 SENTENCES = [
     "Your time off between January 1 and March 3, 2025 is on January 5, 2025.",
@@ -29,8 +28,16 @@ WORDS = ["running", "runs", "ran", "cats", "caresses", "ponies", "ties", "agreed
          "the", "a", "is", "on", "off", "e-mail", "don't", "C3PO", "résumé", "ÆSIR", "x" * 30, "sses", "ing"]
 
 
+@functools.cache
+def scorer():
+    """Google's scorer, imported when a test first needs it: rouge-score imports nltk (2 s), which collection in
+    every worker would otherwise pay."""
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer", reason="the dev extra installs rouge-score")
+    return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+
+
 def reference_f1(reference: str, answer: str) -> float:
-    return SCORER.score(reference, answer)["rouge1"].fmeasure
+    return scorer().score(reference, answer)["rouge1"].fmeasure
 
 
 @pytest.mark.parametrize("reference", SENTENCES)

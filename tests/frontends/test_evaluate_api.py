@@ -14,7 +14,6 @@ import pytest
 
 from runner import EvaluationFailed, Report, aevaluate, evaluate, evaluate_file
 from runner.run.agents import _inline
-from tests.fakes import adk_shop
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import cli_env, write
 
@@ -128,6 +127,8 @@ def test_config_as_a_dict_a_path_or_a_declared_agent_s_name(tmp_path):
 
 
 def test_an_adk_agent_object_is_played_through_adk_s_runner(tmp_path):
+    from tests.fakes import adk_shop  # google-adk's import (2 s) for this test only, not every worker's collection
+
     write(tmp_path / "evals" / "order.yaml", """
         id: order
         starting_sentence: Where is order A-1042?
