@@ -83,7 +83,9 @@ def main(only: list[str]) -> int:
             started = time.monotonic()
             done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS],
                                   cwd=ROOT, capture_output=True, text=True)
-            first = next((line for line in done.stdout.splitlines() if line.startswith("FAILED")), "")
+            # the failure that caught it, or the error: an error unrelated to the bug (a missing tool, a test's own
+            # fault) would pass for a catch, and the line shows it
+            first = next((line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))), "")
             total += 1
             caught += done.returncode != 0
             print(f"{'CAUGHT' if done.returncode else 'MISSED'}  {name}  {first}  ({time.monotonic() - started:.0f} s)",
