@@ -457,6 +457,7 @@ def test_state_file_must_stay_inside_the_conversations_folder(tmp_path):
                                "to http://elsewhere.example/chat; evalrun does not follow redirects"),
     ("/trickle", "", "error", "the agent's final state could not be read: no complete answer from {url} within 1 s"),
 ])
+@pytest.mark.process
 def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, explained):
     from tests.fakes.agent_server import AgentServer
 
@@ -550,6 +551,7 @@ def test_each_missing_or_extra_row_is_named_once(rows, data):
      ["`last_order` (strict, decided by exact): expected 'A-9999', got 'A-1042'",
       "`coupon` (strict, decided by absent): expected 'SPRING', missing"]),
 ])
+@pytest.mark.process
 def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_with(tmp_path, expected, status,
                                                                                      difference):
     import subprocess

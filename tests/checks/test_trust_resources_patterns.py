@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli_helpers import cli_env, write, write_json
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 EVIL = "^(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
 HOSTILE = "a" * 48 + "!"  # Python's re needs hours for this one; the check must not wait for it

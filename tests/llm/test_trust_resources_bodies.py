@@ -124,6 +124,7 @@ def http_project(root: Path, url: str, **agent: str) -> None:
         """)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate"])
 def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, coding):
     server.routes["/chat"] = (coding, bomb(coding))
@@ -138,6 +139,7 @@ def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp
     assert server.seen_accept == ["gzip, deflate, zstd"]  # only codings evalrun decodes within a limit
 
 
+@pytest.mark.process
 def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok"}]}).encode()
     server.routes["/chat"] = ("zstd", encoded("zstd", reply))
@@ -151,6 +153,7 @@ def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
                                                "(Content-Encoding: zstd)")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate", "raw-deflate"])
 def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok " + "x" * 500_000}]}).encode()
@@ -161,6 +164,7 @@ def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
     assert case_of(tmp_path)["status"] == "passed"
 
 
+@pytest.mark.process
 def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
     server.routes["/chat"] = ("br", b"\x8b\x02\x80hello\x03")
     http_project(tmp_path, server.url + "/chat")
@@ -171,6 +175,7 @@ def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
         "does not ask for and cannot decode within a size limit; have the server send gzip, zstd or no encoding")
 
 
+@pytest.mark.process
 def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
     server.routes["/chat"] = ("gzip", gzip.compress(b'{"messages": []}')[:-12])
     http_project(tmp_path, server.url + "/chat")
@@ -179,6 +184,7 @@ def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
                                                  "decode as gzip")
 
 
+@pytest.mark.process
 def test_an_otlp_receivers_compressed_answer_is_never_read(tmp_path, server):
     """The exporter needs only the status of the receiver's answer: a bomb in its body (gzip, which requests would
     decode whole) is not even read."""
@@ -213,6 +219,7 @@ COMPLETION = json.dumps({"id": "x", "object": "chat.completion", "model": "fake-
     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("through", ["own client", "aiohttp (a proxy)"])
 def test_a_model_servers_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, through):
     server.routes["/v1/chat/completions"] = ("zstd", bomb("zstd"))
@@ -224,6 +231,7 @@ def test_a_model_servers_compressed_bomb_is_the_cases_error_in_bounded_memory(tm
     assert peak < MEMORY_BOUND, f"peak memory {peak / MiB:.0f} MiB"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("through", ["own client", "aiohttp (a proxy)"])
 @pytest.mark.parametrize("coding", ["zstd", "gzip"])
 def test_a_model_servers_compressed_answer_is_read(tmp_path, server, through, coding):

@@ -165,6 +165,7 @@ def test_markdown_rows_stay_rows_with_hostile_reasons(tmp_path):
     assert len(row) == 1 and unescaped_pipes(row[0]) == 4  # | case | status | why |
 
 
+@pytest.mark.process
 def test_markdown_is_appended_to_the_github_step_summary(run_dir, tmp_path):
     step = tmp_path / "step.md"
     step.write_text("earlier step\n", encoding="utf-8")

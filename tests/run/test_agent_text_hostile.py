@@ -335,6 +335,7 @@ def test_messages_kept_from_a_turn_that_failed_show_their_surrogates(tmp_path):
     json.dumps(conversation.to_transcript(), ensure_ascii=False).encode("utf-8")  # it can be saved
 
 
+@pytest.mark.process
 def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(tmp_path):
     import subprocess
 

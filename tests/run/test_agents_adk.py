@@ -183,6 +183,7 @@ def test_streamed_chunks_and_thoughts_are_not_messages():
 # ------------------------------------------------------------------ the CLI, as a user runs it
 
 
+@pytest.mark.process
 def test_the_cli_runs_an_adk_agent_and_scores_its_calls_including_the_hand_over(tmp_path):
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)

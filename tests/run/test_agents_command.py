@@ -222,6 +222,7 @@ def test_inherit_env_passes_the_whole_environment(monkeypatch):
     assert "JUDGE_API_KEY" in conversation.messages[-1]["content"].split()
 
 
+@pytest.mark.process
 def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
     from tests.helpers.cli_helpers import cli_env, write
 

@@ -42,6 +42,7 @@ def results_lines(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.process
 def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_path):
     many_cases(tmp_path, 300)
     process = start(tmp_path, "--output-dir", "out", "-j", "2")
@@ -55,6 +56,7 @@ def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_
     assert not (tmp_path / "out" / "report.json").exists()  # never half a report
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])  # a hang-up (terminal or SSH session closed) is a stop too
 def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(tmp_path, name):
     many_cases(tmp_path, 400)
@@ -73,6 +75,7 @@ def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(t
     assert "Traceback" not in stderr
 
 
+@pytest.mark.process
 def test_signals_while_the_report_is_written_do_not_cut_it_short(tmp_path):
     many_cases(tmp_path, 600)
     process = start(tmp_path, "--output-dir", "out")
@@ -102,6 +105,7 @@ def test_a_closed_stdout_still_writes_the_report_and_keeps_the_exit_code(tmp_pat
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
 
 
+@pytest.mark.process
 def test_a_full_disk_for_the_console_does_not_stop_the_run(tmp_path):
     many_cases(tmp_path, 20, failing={3})
     with open("/dev/full", "w") as full:  # every write fails with ENOSPC
@@ -113,6 +117,7 @@ def test_a_full_disk_for_the_console_does_not_stop_the_run(tmp_path):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.process
 def test_two_runs_sharing_an_output_dir_keep_both_results(tmp_path):
     many_cases(tmp_path, 200)
     first = start(tmp_path, "--output-dir", "out", "-j", "1")
@@ -205,6 +210,7 @@ def test_control_characters_from_the_agent_are_shown_not_obeyed(tmp_path):
                for line in result.stdout.splitlines()), result.stdout
 
 
+@pytest.mark.process
 def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
     from tests.fakes.openai_server import FakeOpenAI, Reply
 
@@ -302,6 +308,7 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
 def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path, name):
     """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
@@ -338,6 +345,7 @@ def test_a_run_started_with_a_standard_stream_closed_runs_writes_its_report_and_
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.process
 def test_a_stderr_whose_reader_is_gone_does_not_stop_the_run(tmp_path):
     many_cases(tmp_path, 30, failing={4})
     read_end, write_end = os.pipe()

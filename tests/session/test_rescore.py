@@ -9,8 +9,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 
 def judge_replying_match(request) -> str:

@@ -14,6 +14,8 @@ import pytest
 
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 EVIL = """
     import os, pathlib
 

@@ -297,6 +297,7 @@ class _TricklingReceiver:
         self.server.close()
 
 
+@pytest.mark.process
 def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline_in_all(tmp_path):
     """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever.
     EVALRUN_OTLP_TIMEOUT=2 stands for the default 10 s (the same code path: the test need not wait 10 s)."""

@@ -17,6 +17,8 @@ import pytest
 
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the example's pyproject read as an installer reads it
 EXAMPLE = REPO / "tests" / "data" / "plugin_example"
 DIST = "evalrun_plugin_example-0.1.0.dist-info"

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from runner.util.secrets import MASK, Redactor, protect_config, secret_values
 from tests.helpers.cli_helpers import cli_env, write
 from tests.helpers.html_page import page_data
@@ -53,6 +55,7 @@ ECHO_AGENT = """
     """
 
 
+@pytest.mark.process
 def test_an_agent_that_echoes_the_tokens_of_the_config_leaks_them_nowhere(tmp_path):
     secrets = {"SVC_TOKEN": "svc-4d2c1b0a9f8e", "SVC_KEY": "apikey-77aa11bb22", "CMD_TOKEN": "cmd-5e5e5e5e5e",
                "SVC_PATH": "path-31415926"}

@@ -174,6 +174,7 @@ def test_no_runs_is_a_usage_error(tmp_path, evalrun):
                                  "a folder of run folders\n")
 
 
+@pytest.mark.process
 def test_port_in_use(project):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -186,6 +187,7 @@ def test_port_in_use(project):
                            "another program): give another with --port N, or --port 0 for any free port\n")
 
 
+@pytest.mark.process
 def test_another_host_is_served_with_a_warning(project):
     running = ViewServer(project, "--host", "0.0.0.0")
     try:

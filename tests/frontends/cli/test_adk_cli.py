@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.adk_files import HOME, OLD_TURNS, recording
@@ -45,6 +47,7 @@ def test_the_agentflow_eval_set_validates_as_it_is():
     assert done.stderr.splitlines()[-1] == "0 error(s), 2 warning(s)"
 
 
+@pytest.mark.process
 def test_the_agentflow_eval_set_runs_live_with_the_weather_agent_and_a_judge(tmp_path):
     agentflow = require_shared("agentflow")
     with FakeOpenAI() as fake:

@@ -1,4 +1,5 @@
-"""`evalrun validate`, `schema`, `init`, `--version` and `--help`, run as a real process."""
+"""`evalrun validate`, `schema`, `init`, `--version` and `--help`: in this process (run_cli), and in a process of its
+own where the start-up itself is tested (what `--help` imports)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
-from tests.helpers.cli_helpers import cli_env
+from tests.helpers.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy", "opentelemetry")
@@ -32,11 +33,8 @@ goal_details:
 """
 
 
-def evalrun(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    # cli_env puts this checkout first on PYTHONPATH: without it the subprocess would import whichever
-    # evalrun is installed, and these tests would check another copy of the code
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=cli_env())
+def evalrun(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(*args, cwd=cwd)
 
 
 def write(path: Path, text: str) -> Path:
@@ -219,6 +217,7 @@ def test_light_commands_do_not_import_heavy_libraries(tmp_path, args):
     assert done.stdout.splitlines()[-1] == "(0, [])"
 
 
+@pytest.mark.process  # what a new process imports for --help
 def test_help_import_time_has_no_heavy_modules(tmp_path):
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)

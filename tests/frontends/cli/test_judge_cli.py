@@ -11,6 +11,8 @@ from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 CANARY = "sk-canary-5e1f0c7d9a"
 
 

@@ -15,6 +15,8 @@ from runner.score.cascade import CascadeSettings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
+pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+
 NEVER_MATCH = "(offline stages never match a statement with its negation)"
 
 
