@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LIGHT_DEPS = ["pyyaml>=6.0", "jsonschema>=4.18", "jinja2>=3.1", "pydantic>=2.5"]  # enough for validate/schema
 SOURCES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "runner", "schemas", "prompts"]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]  # builds and installs the wheel; its console script runs
 
 
 def _run(args: list, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
