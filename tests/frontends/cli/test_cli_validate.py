@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner import __version__
-from tests.helpers.cli_helpers import cli_env
+from tests.helpers.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("litellm", "sentence_transformers", "torch", "transformers", "openai", "numpy", "opentelemetry")
@@ -33,10 +33,7 @@ goal_details:
 
 
 def evalrun(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    # cli_env puts this checkout first on PYTHONPATH: without it the subprocess would import whichever
-    # evalrun is installed, and these tests would check another copy of the code
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=cli_env())
+    return run_cli(*args, cwd=cwd, timeout=timeout)
 
 
 def write(path: Path, text: str) -> Path:
@@ -219,6 +216,7 @@ def test_light_commands_do_not_import_heavy_libraries(tmp_path, args):
     assert done.stdout.splitlines()[-1] == "(0, [])"
 
 
+@pytest.mark.process  # what a fresh interpreter imports: only a new process starts with none
 def test_help_import_time_has_no_heavy_modules(tmp_path):
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)

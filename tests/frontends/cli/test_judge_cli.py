@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakes.llm import token_of
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 
 CANARY = "sk-canary-5e1f0c7d9a"
 
@@ -39,8 +39,7 @@ def judge_config(base_url: str, **extra: str) -> str:
 
 
 def run(tmp_path, *args, **env):
-    return subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out", *args], cwd=tmp_path,
-                          env=cli_env(**env), capture_output=True, text=True, timeout=300)
+    return run_cli("suites", "--output-dir", "out", *args, cwd=tmp_path, env=env)
 
 
 def verdict_of(tmp_path) -> dict:
@@ -89,6 +88,7 @@ def test_the_judges_verdict_is_cached_for_the_next_run(tmp_path):
 
 
 @pytest.mark.slow  # the first run loads the embedding model
+@pytest.mark.process  # the rerun's imports (-X importtime): only a fresh interpreter has none loaded yet
 def test_an_unchanged_rerun_loads_no_model(tmp_path):
     write(tmp_path / "evalrun.yaml", "cache_dir: cache\n")
     write(tmp_path / "suites" / "answer.yaml", """

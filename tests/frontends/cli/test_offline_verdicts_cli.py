@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from runner.config.model import Config
 from runner.score.cascade import CascadeSettings
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 NEVER_MATCH = "(offline stages never match a statement with its negation)"
 
@@ -49,8 +47,7 @@ def argument_case(tmp_path, expected: str, sent: str, rule: str = "fuzzy") -> No
 
 
 def run(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out", *args], cwd=tmp_path,
-                          env=cli_env(), capture_output=True, text=True, timeout=300)
+    return run_cli("suites", "--output-dir", "out", *args, cwd=tmp_path)
 
 
 def report(tmp_path) -> dict:
@@ -168,8 +165,7 @@ def test_the_default_threshold_is_the_same_in_the_config_the_cascade_and_evalrun
     from runner.score.cascade import DEFAULT_SIMILARITY_THRESHOLD
 
     assert Config().similarity_threshold == CascadeSettings().similarity_threshold == DEFAULT_SIMILARITY_THRESHOLD
-    done = subprocess.run([sys.executable, "-m", "runner", "init", str(tmp_path / "new")], env=cli_env(),
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli("init", str(tmp_path / "new"), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     written = (tmp_path / "new" / "evalrun.yaml").read_text()
     assert re.search(rf"^similarity_threshold: {DEFAULT_SIMILARITY_THRESHOLD}\b", written, re.M), written
