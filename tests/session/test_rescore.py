@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 
 
 def judge_replying_match(request) -> str:
@@ -22,8 +20,7 @@ def judge_replying_match(request) -> str:
 
 
 def evalrun(root, *args, **env):
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=root, env=cli_env(**env),
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(*args, cwd=root, env=env)
 
 
 def judged_project(root, base_url: str, ids_and_tags: dict[str, list[str]]):

@@ -1,4 +1,4 @@
-"""`evalrun validate`, `schema`, `init`, `--version` and `--help`, run as a real process."""
+"""`evalrun validate`, `schema`, `init`, `--version` and `--help`, the CLI called in this process (run_cli)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The judge and the offline stages end to end: the real CLI in a subprocess, the fake OpenAI server."""
+"""The judge and the offline stages end to end: the real CLI (in this process: run_cli), the fake OpenAI server."""
 from __future__ import annotations
 
 import json
