@@ -283,6 +283,7 @@ def test_a_conversations_file_imports_one_draft_per_conversation(tmp_path):
     assert [(key, rec.messages[-1]["content"]) for key, rec in found] == [("first", "one"), ("second/x", "two")]
 
 
+@pytest.mark.process  # the run is killed (SIGKILL)
 def test_a_killed_live_run_keeps_every_conversation_it_finished(tmp_path):
     live_project(tmp_path, """
         import time

@@ -17,6 +17,9 @@ import pytest
 
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 
+# the plugin is installed on PYTHONPATH, which only a new interpreter reads at start
+pytestmark = pytest.mark.process
+
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the example's pyproject read as an installer reads it
 EXAMPLE = REPO / "tests" / "data" / "plugin_example"
 DIST = "evalrun_plugin_example-0.1.0.dist-info"
