@@ -147,7 +147,7 @@ def test_an_agent_that_cannot_chat_is_refused_with_the_reason(project: Path) -> 
         "bank_agent, airline_agent, ")
 
 
-@pytest.mark.process
+@pytest.mark.process  # feeds stdin
 def test_messages_from_a_pipe_are_shown_and_the_only_agent_that_can_chat_is_chosen(project: Path) -> None:
     """No --agent: evalrun.yaml declares several agents that can chat, so it asks; with only hr_agent and
     airline_agent (a replay), hr_agent is the only one that can. Input from a pipe ends at its end (EOF)."""

@@ -457,7 +457,6 @@ def test_state_file_must_stay_inside_the_conversations_folder(tmp_path):
                                "to http://elsewhere.example/chat; evalrun does not follow redirects"),
     ("/trickle", "", "error", "the agent's final state could not be read: no complete answer from {url} within 1 s"),
 ])
-@pytest.mark.process
 def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, explained):
     from tests.fakes.agent_server import AgentServer
 
@@ -477,13 +476,8 @@ def test_an_http_agents_state_url(tmp_path, state_path, state_text, status, expl
             final_state:
               orders: [{item: apple, quantity: 2}]
             """)
-        import subprocess
-        import sys
 
-        from tests.helpers.cli_helpers import cli_env
-
-        result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
-                                env=cli_env(STATE_TOKEN="s3cret-token"), capture_output=True, text=True, timeout=120)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path, env={"STATE_TOKEN": "s3cret-token"})
         gets = [(path, headers) for path, body, headers in server.requests if not body]
     case = report_of(tmp_path)["cases"][0]
     assert case["status"] == status, result.stdout + result.stderr
@@ -551,24 +545,19 @@ def test_each_missing_or_extra_row_is_named_once(rows, data):
      ["`last_order` (strict, decided by exact): expected 'A-9999', got 'A-1042'",
       "`coupon` (strict, decided by absent): expected 'SPRING', missing"]),
 ])
-@pytest.mark.process
 def test_adk_final_session_state_is_checked_against_the_session_the_agent_ends_with(tmp_path, expected, status,
                                                                                      difference):
-    import subprocess
-    import sys
 
     from tests.fakes import adk_shop
     from tests.fakes.openai_server import FakeOpenAI
     from tests.helpers.agents_adk import make_project
-    from tests.helpers.cli_helpers import cli_env
 
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)
         with (project / "suites" / "order.yaml").open("a") as suite:
             suite.write(f"final_session_state: {expected}\n")
         adk_shop.script(fake)
-        done = subprocess.run([sys.executable, "-m", "runner", "suites/", "--output-dir", str(tmp_path / "out")],
-                              cwd=project, env=cli_env(), capture_output=True, text=True, timeout=300)
+        done = run_cli("suites/", "--output-dir", str(tmp_path / "out"), cwd=project)
     [case] = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
     assert case["status"] == status, done.stdout + done.stderr
     check = final_state_check(case)

@@ -13,7 +13,9 @@ import pytest
 
 from tests.helpers.cli_helpers import cli_env, write, write_json
 
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+# the process's timeout bounds a run that, should the pattern limit break, would
+# outlast the test session: in this process nothing could cut it short
+pytestmark = pytest.mark.process
 
 EVIL = "^(a|aa)+$"  # backtracks exponentially on a run of a's that does not end the text
 HOSTILE = "a" * 48 + "!"  # Python's re needs hours for this one; the check must not wait for it

@@ -67,6 +67,7 @@ def python_project(tmp_path: Path) -> None:
         """)
 
 
+@pytest.mark.process  # the README's commands in the Agentflow venv's interpreter
 def test_the_three_commands_of_a_10xgraph_team(tmp_path):
     python = venv_python("agentflow")
     steps = commands()

@@ -129,7 +129,7 @@ def every_role(request: dict) -> Reply:
     return Reply(tool_calls=[tool_call("get_weather", {"city": "Paris"}, "c1")])
 
 
-@pytest.mark.process
+@pytest.mark.process  # a fresh interpreter: litellm must not be importable, and this one may have it loaded
 def test_a_run_on_the_fast_path_never_imports_litellm(tmp_path):
     """A litellm that cannot be imported stands on the path: every role still runs."""
     (tmp_path / "poison" / "litellm").mkdir(parents=True)
@@ -336,7 +336,7 @@ def test_validate_warns_about_samples_at_temperature_0(tmp_path):
         "(evalrun.yaml or the check's `judge:`) for independent samples, or drop `samples`"]
 
 
-@pytest.mark.process
+@pytest.mark.process  # a real SIGTERM
 def test_a_stop_ends_the_judge_calls_a_case_waits_in(tmp_path):
     """SIGTERM while a slow judge thinks: the scoring thread's call is cancelled, the run stops at once (exit 2)
     instead of waiting out the reply (and its reply retries)."""

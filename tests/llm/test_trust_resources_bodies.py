@@ -21,6 +21,9 @@ import zstandard
 from tests.helpers import peak_memory
 from tests.helpers.cli_helpers import cli_env, write
 
+# every run goes through run_measured: the command's own peak memory, which only a process of its own has
+pytestmark = pytest.mark.process
+
 MiB = 1024 * 1024
 MEMORY_BOUND = 300 * MiB  # the whole evalrun process, peak; a 512 MiB bomb inflated once would pass it
 
@@ -124,7 +127,6 @@ def http_project(root: Path, url: str, **agent: str) -> None:
         """)
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate"])
 def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, coding):
     server.routes["/chat"] = (coding, bomb(coding))
@@ -139,7 +141,6 @@ def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp
     assert server.seen_accept == ["gzip, deflate, zstd"]  # only codings evalrun decodes within a limit
 
 
-@pytest.mark.process
 def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok"}]}).encode()
     server.routes["/chat"] = ("zstd", encoded("zstd", reply))
@@ -153,7 +154,6 @@ def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
                                                "(Content-Encoding: zstd)")
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate", "raw-deflate"])
 def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok " + "x" * 500_000}]}).encode()
@@ -164,7 +164,6 @@ def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
     assert case_of(tmp_path)["status"] == "passed"
 
 
-@pytest.mark.process
 def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
     server.routes["/chat"] = ("br", b"\x8b\x02\x80hello\x03")
     http_project(tmp_path, server.url + "/chat")
@@ -175,7 +174,6 @@ def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
         "does not ask for and cannot decode within a size limit; have the server send gzip, zstd or no encoding")
 
 
-@pytest.mark.process
 def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
     server.routes["/chat"] = ("gzip", gzip.compress(b'{"messages": []}')[:-12])
     http_project(tmp_path, server.url + "/chat")
@@ -184,7 +182,6 @@ def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
                                                  "decode as gzip")
 
 
-@pytest.mark.process
 def test_an_otlp_receivers_compressed_answer_is_never_read(tmp_path, server):
     """The exporter needs only the status of the receiver's answer: a bomb in its body (gzip, which requests would
     decode whole) is not even read."""
@@ -219,7 +216,6 @@ COMPLETION = json.dumps({"id": "x", "object": "chat.completion", "model": "fake-
     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("through", ["own client", "aiohttp (a proxy)"])
 def test_a_model_servers_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, through):
     server.routes["/v1/chat/completions"] = ("zstd", bomb("zstd"))
@@ -231,7 +227,6 @@ def test_a_model_servers_compressed_bomb_is_the_cases_error_in_bounded_memory(tm
     assert peak < MEMORY_BOUND, f"peak memory {peak / MiB:.0f} MiB"
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("through", ["own client", "aiohttp (a proxy)"])
 @pytest.mark.parametrize("coding", ["zstd", "gzip"])
 def test_a_model_servers_compressed_answer_is_read(tmp_path, server, through, coding):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import html.parser
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import pytest
 from runner.report import junit, markdown
 from runner.report.html import script_json
 from runner.report.render import render
-from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import run_cli, tool_call_messages, write, write_json
 from tests.helpers.html_page import page_data
 from tests.helpers.report_formats import DESCRIPTION, HOSTILE, make_run
 from tests.helpers.shared_data import require_shared
@@ -165,13 +163,13 @@ def test_markdown_rows_stay_rows_with_hostile_reasons(tmp_path):
     assert len(row) == 1 and unescaped_pipes(row[0]) == 4  # | case | status | why |
 
 
-@pytest.mark.process
 def test_markdown_is_appended_to_the_github_step_summary(run_dir, tmp_path):
     step = tmp_path / "step.md"
     step.write_text("earlier step\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "runner", "report", str(run_dir), "--format", "md", "-o",
-                           str(tmp_path / "again.md")], env=cli_env(GITHUB_STEP_SUMMARY=str(step)),
-                          capture_output=True, text=True, timeout=120)
+    from tests.helpers.cli_helpers import run_cli
+
+    done = run_cli("report", str(run_dir), "--format", "md", "-o", str(tmp_path / "again.md"), cwd=tmp_path,
+                   env={"GITHUB_STEP_SUMMARY": str(step)})
     assert done.returncode == 0, done.stderr
     again = (tmp_path / "again.md").read_text(encoding="utf-8")
     assert step.read_text(encoding="utf-8") == "earlier step\n" + again + "\n"

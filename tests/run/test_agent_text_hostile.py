@@ -335,11 +335,8 @@ def test_messages_kept_from_a_turn_that_failed_show_their_surrogates(tmp_path):
     json.dumps(conversation.to_transcript(), ensure_ascii=False).encode("utf-8")  # it can be saved
 
 
-@pytest.mark.process
 def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(tmp_path):
-    import subprocess
 
-    from tests.helpers.cli_helpers import cli_env
 
     write(tmp_path / "evalrun.yaml", """
         embeddings: {enabled: false}
@@ -360,9 +357,9 @@ def test_a_secret_in_words_that_needed_their_surrogates_shown_is_still_redacted(
             goal_details: [{type: text, name: t, keywords: [done]}]
             checks: [{type: python, function: "team.checks:leaky"}]
         """)
-    result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
-                            env=cli_env(EVAL_JUDGE_KEY="sk-judge-very-secret"), capture_output=True, text=True,
-                            timeout=120)
+    from tests.helpers.cli_helpers import run_cli
+
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path, env={"EVAL_JUDGE_KEY": "sk-judge-very-secret"})
     assert result.returncode == 0, result.stdout + result.stderr
     for name in ("report.json", "results.jsonl"):
         text = (tmp_path / "out" / name).read_text()

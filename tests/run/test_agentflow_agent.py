@@ -56,6 +56,7 @@ def project(tmp_path: Path, graph: str = "graph: weather_graph:app") -> None:
         """)
 
 
+@pytest.mark.process  # Agentflow needs Python >= 3.12: the run is evalrun in that venv's interpreter
 @pytest.mark.parametrize("import_name", ["agentflow", "tenxgraph"])
 def test_a_graph_plays_the_eval_set_and_the_verdicts_are_agentflows_own(tmp_path, import_name):
     python = venv_python(import_name)
@@ -96,6 +97,7 @@ def test_a_graph_plays_the_eval_set_and_the_verdicts_are_agentflows_own(tmp_path
     assert "1 failed call(s) left out (Agentflow never records a call that raised)" in trajectory["explanation"]
 
 
+@pytest.mark.process  # evalrun in the Agentflow venv's interpreter
 def test_the_project_file_names_the_graph_and_10xgraph_is_an_alias(tmp_path):
     python = venv_python("agentflow")
     project(tmp_path, graph="")

@@ -16,7 +16,7 @@ from tests.fakes import adk_shop
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 from tests.helpers.agents_adk import SUITE, make_project  # noqa: F401 - shared with other test modules
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 
 _modules = itertools.count()
 
@@ -183,13 +183,11 @@ def test_streamed_chunks_and_thoughts_are_not_messages():
 # ------------------------------------------------------------------ the CLI, as a user runs it
 
 
-@pytest.mark.process
 def test_the_cli_runs_an_adk_agent_and_scores_its_calls_including_the_hand_over(tmp_path):
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)
         adk_shop.script(fake)
-        done = subprocess.run([sys.executable, "-m", "runner", "suites/", "--output-dir", str(tmp_path / "out")],
-                              cwd=project, env=cli_env(), capture_output=True, text=True, timeout=300)
+        done = run_cli("suites/", "--output-dir", str(tmp_path / "out"), cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     [case] = report["cases"]

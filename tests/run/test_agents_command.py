@@ -222,9 +222,8 @@ def test_inherit_env_passes_the_whole_environment(monkeypatch):
     assert "JUDGE_API_KEY" in conversation.messages[-1]["content"].split()
 
 
-@pytest.mark.process
 def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
-    from tests.helpers.cli_helpers import cli_env, write
+    from tests.helpers.cli_helpers import write
 
     write(tmp_path / "dump_env.py", """
         import json, os, sys
@@ -243,11 +242,9 @@ def test_a_judge_key_never_reaches_a_command_agent_through_the_cli(tmp_path):
         cases:
           - {id: a, agent: bot, starting_sentence: hi, goal_details: [{type: text, name: t, keywords: [done]}]}
         """)
-    import subprocess
+    from tests.helpers.cli_helpers import run_cli
 
-    result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
-                            env=cli_env(EVAL_JUDGE_KEY="sk-very-secret-judge-key"), capture_output=True, text=True,
-                            timeout=120)
+    result = run_cli("suites", "--output-dir", "out", cwd=tmp_path, env={"EVAL_JUDGE_KEY": "sk-very-secret-judge-key"})
     assert result.returncode == 0, result.stdout + result.stderr
     seen = (tmp_path / "seen_env.json").read_text()
     assert "sk-very-secret-judge-key" not in seen and "EVAL_JUDGE_KEY" not in seen

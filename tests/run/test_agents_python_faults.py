@@ -241,7 +241,7 @@ def assert_dead(pid: int) -> None:
     raise AssertionError(f"process {pid} is still running")
 
 
-@pytest.mark.process
+@pytest.mark.process  # a worker process is killed and the run forks its workers
 def test_an_isolated_run_survives_os_exit_and_signals_through_the_cli(tmp_path):
     write(tmp_path / "evalrun.yaml", """
         embeddings: {enabled: false}
@@ -408,7 +408,7 @@ def rogue_project(root, kinds) -> list[str]:
     return ids
 
 
-@pytest.mark.process
+@pytest.mark.process  # a real signal
 def test_an_async_agent_that_blocks_stops_its_loop_or_cancels_everything_is_only_that_cases_error(tmp_path):
     """On evalrun's own loop, one blocking call stalled every case (timeout_s not enforced: PASS after 30 s), and an
     agent stopping the loop or cancelling every task ended the run with a traceback, exit 1 and no report."""
@@ -430,8 +430,8 @@ def test_an_async_agent_that_blocks_stops_its_loop_or_cancels_everything_is_only
     assert took < 28, took  # the blocked agents were abandoned at their timeout, never waited for (30 s)
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+@pytest.mark.process  # a real signal
 def test_a_signal_ends_a_run_whose_async_agent_blocks_at_once(tmp_path, name):
     """The stop reaches evalrun's loop while the agent's own loop is blocked: exit 2 with the report, not after
     the agent's 30 s."""

@@ -42,7 +42,7 @@ def results_lines(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.process
+@pytest.mark.process  # the run is killed
 def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_path):
     many_cases(tmp_path, 300)
     process = start(tmp_path, "--output-dir", "out", "-j", "2")
@@ -56,8 +56,8 @@ def test_results_reach_the_disk_as_cases_finish_even_when_the_run_is_killed(tmp_
     assert not (tmp_path / "out" / "report.json").exists()  # never half a report
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])  # a hang-up (terminal or SSH session closed) is a stop too
+@pytest.mark.process  # a real signal
 def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(tmp_path, name):
     many_cases(tmp_path, 400)
     process = start(tmp_path, "--output-dir", "out")
@@ -75,7 +75,7 @@ def test_sigterm_writes_the_report_of_what_finished_lists_the_rest_and_exits_2(t
     assert "Traceback" not in stderr
 
 
-@pytest.mark.process
+@pytest.mark.process  # real signals
 def test_signals_while_the_report_is_written_do_not_cut_it_short(tmp_path):
     many_cases(tmp_path, 600)
     process = start(tmp_path, "--output-dir", "out")
@@ -92,6 +92,7 @@ def test_signals_while_the_report_is_written_do_not_cut_it_short(tmp_path):
     assert len(report["cases"]) + len(report["summary"]["not_run"]) == 600
 
 
+@pytest.mark.process  # a shell pipe closes the process's stdout
 def test_a_closed_stdout_still_writes_the_report_and_keeps_the_exit_code(tmp_path):
     many_cases(tmp_path, 60, failing={7})
     shell = f"{sys.executable} -m runner suites --output-dir out | head -1"
@@ -105,7 +106,7 @@ def test_a_closed_stdout_still_writes_the_report_and_keeps_the_exit_code(tmp_pat
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
 
 
-@pytest.mark.process
+@pytest.mark.process  # the process's stdout is /dev/full
 def test_a_full_disk_for_the_console_does_not_stop_the_run(tmp_path):
     many_cases(tmp_path, 20, failing={3})
     with open("/dev/full", "w") as full:  # every write fails with ENOSPC
@@ -117,7 +118,7 @@ def test_a_full_disk_for_the_console_does_not_stop_the_run(tmp_path):
     assert "Traceback" not in stderr
 
 
-@pytest.mark.process
+@pytest.mark.process  # two runs at once
 def test_two_runs_sharing_an_output_dir_keep_both_results(tmp_path):
     many_cases(tmp_path, 200)
     first = start(tmp_path, "--output-dir", "out", "-j", "1")
@@ -210,7 +211,6 @@ def test_control_characters_from_the_agent_are_shown_not_obeyed(tmp_path):
                for line in result.stdout.splitlines()), result.stdout
 
 
-@pytest.mark.process
 def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
     from tests.fakes.openai_server import FakeOpenAI, Reply
 
@@ -239,9 +239,7 @@ def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
               max_retries: 0
               extra: {{api_key: literal-secret-in-config, headers: {{Authorization: Bearer literal-bearer}}}}
             """)
-        env = cli_env(EVALRUN_CANARY_KEY=canary)
-        result = subprocess.run([sys.executable, "-m", "runner", "suites", "--output-dir", "out"], cwd=tmp_path,
-                                env=env, capture_output=True, text=True, timeout=120)
+        result = run_cli("suites", "--output-dir", "out", cwd=tmp_path, env={"EVALRUN_CANARY_KEY": canary})
     assert "Traceback" not in result.stderr
     outputs = {"stdout": result.stdout, "stderr": result.stderr,
                "report.json": (tmp_path / "out" / "report.json").read_text(),
@@ -255,6 +253,7 @@ def test_secrets_never_reach_the_report_the_results_or_the_console(tmp_path):
     assert "my key is ***" in outputs["report.json"]
 
 
+@pytest.mark.process  # the process's own peak memory
 def test_memory_does_not_keep_results(tmp_path):
     """The run keeps a tally, not the results: 10x the cases must not cost 10x the memory."""
     # VmHWM is this process's own peak; ru_maxrss would carry the parent's (pytest's) across fork and exec.
@@ -281,6 +280,7 @@ def test_memory_does_not_keep_results(tmp_path):
     assert large - small < 12_000, (small, large)
 
 
+@pytest.mark.process  # a pseudo-terminal as the process's stdout
 def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     import pty
 
@@ -308,8 +308,8 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+@pytest.mark.process  # a real signal
 def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path, name):
     """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
     write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
@@ -329,6 +329,7 @@ def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path, na
 
 
 @pytest.mark.parametrize("closed", ["2>&-", ">&-", ">&- 2>&-", "<&-"])
+@pytest.mark.process  # a standard stream closed at start
 def test_a_run_started_with_a_standard_stream_closed_runs_writes_its_report_and_keeps_its_exit_code(tmp_path, closed):
     """With stderr closed, sys.stderr is None and nothing ran (exit 1); the free descriptor must not become a file
     the run writes (results.jsonl would take fd 2, and any C-level write to stderr with it)."""
@@ -345,7 +346,7 @@ def test_a_run_started_with_a_standard_stream_closed_runs_writes_its_report_and_
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.process
+@pytest.mark.process  # the process's stderr is a pipe with no reader
 def test_a_stderr_whose_reader_is_gone_does_not_stop_the_run(tmp_path):
     many_cases(tmp_path, 30, failing={4})
     read_end, write_end = os.pipe()

@@ -107,7 +107,7 @@ def test_an_unknown_agent_is_a_validation_error_and_a_usage_error_for_agent(tmp_
     assert "did you mean 'bot'?" in wrong.stderr
 
 
-@pytest.mark.process
+@pytest.mark.process  # a real SIGINT
 def test_ctrl_c_cancels_live_conversations_in_flight_and_reports_what_finished(tmp_path):
     cases = "agent: bot\ncases:\n" + "".join(
         f"  - id: c{n}\n    starting_sentence: hi\n    goal_details: [{{type: text, name: g, keywords: [hello]}}]\n"

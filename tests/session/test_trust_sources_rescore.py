@@ -14,7 +14,9 @@ import pytest
 
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
 
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+# `python -m runner` itself puts the current folder on sys.path, which a call in this process would not: what is
+# tested is that a process started there imports nothing from the run folder.
+pytestmark = pytest.mark.process
 
 EVIL = """
     import os, pathlib

@@ -41,7 +41,7 @@ def test_the_fan_out_document_is_as_small_as_the_issues():
     assert len(json.dumps(fan_out_document())) < 4000  # and its references would write out 8^9 nodes
 
 
-@pytest.mark.process
+@pytest.mark.process  # an address-space limit and the process's own peak memory
 def test_generate_with_an_openapi_document_whose_refs_fan_out_shares_them(tmp_path):
     shutil.copy(REPO / "suites" / "live" / "hr_stories.csv", tmp_path / "stories.csv")
     write_json(tmp_path / "spec.json", fan_out_document())
@@ -96,7 +96,7 @@ def test_references_that_recurse_and_fan_out_are_shared_too(tmp_path):
     assert parameters["$defs"]["N0"]["properties"]["N1"] == {"$ref": "#/$defs/N1"}
 
 
-@pytest.mark.process
+@pytest.mark.process  # an address-space limit and the process's own peak memory
 def test_a_tool_schema_whose_references_fan_out_leaves_valid_tool_calls_unscored(tmp_path):
     defs = {f"S{i}": {"anyOf": [{"$ref": f"#/$defs/S{i + 1}"}] * 8} for i in range(9)}
     defs["S9"] = {"type": "integer"}

@@ -297,15 +297,12 @@ class _TricklingReceiver:
         self.server.close()
 
 
-@pytest.mark.process
 def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline_in_all(tmp_path):
     """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever.
     EVALRUN_OTLP_TIMEOUT=2 stands for the default 10 s (the same code path: the test need not wait 10 s)."""
-    import subprocess
-    import sys
     import time
 
-    from tests.helpers.cli_helpers import cli_env, write_json
+    from tests.helpers.cli_helpers import write_json
 
     write(tmp_path / "suite.yaml", SUITE.format(transcript="paris.json"))
     write_json(tmp_path / "paris.json", [
@@ -316,9 +313,8 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline
         {"role": "assistant", "content": "It is 18°C in Paris."}])
     with _TricklingReceiver() as receiver:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "runner", "run", "suite.yaml", "--output-dir", "out", "--otlp",
-                               receiver.url], cwd=tmp_path, env=cli_env(EVALRUN_OTLP_TIMEOUT="2"), capture_output=True,
-                              text=True, timeout=120)
+        done = run_cli("run", "suite.yaml", "--output-dir", "out", "--otlp", receiver.url, cwd=tmp_path,
+                       env={"EVALRUN_OTLP_TIMEOUT": "2"})
         took = time.monotonic() - started
     assert done.returncode == 3, done.stdout + done.stderr  # the run passed; the spans a team counts on did not arrive
     assert (f"evalrun: --otlp: cannot send the spans to {receiver.url}/v1/traces: the receiver did not answer in "

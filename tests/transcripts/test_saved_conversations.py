@@ -283,7 +283,7 @@ def test_a_conversations_file_imports_one_draft_per_conversation(tmp_path):
     assert [(key, rec.messages[-1]["content"]) for key, rec in found] == [("first", "one"), ("second/x", "two")]
 
 
-@pytest.mark.process
+@pytest.mark.process  # the run is killed (SIGKILL)
 def test_a_killed_live_run_keeps_every_conversation_it_finished(tmp_path):
     live_project(tmp_path, """
         import time
@@ -475,7 +475,7 @@ def test_pytest_keeps_the_file_of_a_folder_another_run_holds(tmp_path):
     assert (tmp_path / "out-2" / "conversations.jsonl").exists()
 
 
-@pytest.mark.process
+@pytest.mark.process  # pytest -n 2: xdist's workers are processes
 def test_pytest_into_a_folder_another_run_holds_saves_everything_in_a_subfolder_of_its_own(tmp_path):
     """Its workers appended to the other run's conversations.jsonl while its report moved (a rescore of either
     then read the wrong line or none)."""

@@ -17,7 +17,8 @@ import pytest
 
 from tests.helpers.cli_helpers import REPO, cli_env, write, write_json
 
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
+# the plugin is installed on PYTHONPATH, which only a new interpreter reads at start
+pytestmark = pytest.mark.process
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the example's pyproject read as an installer reads it
 EXAMPLE = REPO / "tests" / "data" / "plugin_example"

@@ -4,13 +4,9 @@ file of the run folder and from every console line, -v included, from the first 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-
-import pytest
 
 from runner.util.secrets import MASK, Redactor, protect_config, secret_values
-from tests.helpers.cli_helpers import cli_env, write
+from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.html_page import page_data
 
 ENVIRON = {"SVC_TOKEN": "tok-7f3a9c1e55", "SVC_KEY": "key-0b9d44aa17", "REFRESH_TOKEN": "rt-c0ffee1234",
@@ -55,7 +51,6 @@ ECHO_AGENT = """
     """
 
 
-@pytest.mark.process
 def test_an_agent_that_echoes_the_tokens_of_the_config_leaks_them_nowhere(tmp_path):
     secrets = {"SVC_TOKEN": "svc-4d2c1b0a9f8e", "SVC_KEY": "apikey-77aa11bb22", "CMD_TOKEN": "cmd-5e5e5e5e5e",
                "SVC_PATH": "path-31415926"}
@@ -85,9 +80,8 @@ def test_an_agent_that_echoes_the_tokens_of_the_config_leaks_them_nowhere(tmp_pa
               - {type: tool_call, name: look, tool_name: lookup, args: {q: "the order"}}
               - {type: text, name: tell, keywords: ["given"]}
         """)
-    done = subprocess.run([sys.executable, "-m", "runner", "suites", "-v", "--output-dir", "out", "--format", "html",
-                           "--format", "md", "--format", "junit"], cwd=tmp_path, env=cli_env(**secrets),
-                          capture_output=True, text=True, timeout=300)
+    done = run_cli("suites", "-v", "--output-dir", "out", "--format", "html", "--format", "md", "--format", "junit",
+                   cwd=tmp_path, env=secrets)
     assert done.returncode == 1, done.stdout + done.stderr
     # -v printed the goals while the run went on; the one that quotes the agent's argument is redacted too
     look = next(line for line in done.stdout.splitlines() if line.startswith("    ✗ look: "))

@@ -8,13 +8,11 @@ import json
 import os
 import re
 import socket
-import subprocess
-import sys
 import urllib.parse
 
 import pytest
 
-from tests.helpers.cli_helpers import cli_env
+from tests.helpers.cli_helpers import run_cli
 from tests.helpers.view_runs import (
     BROKEN,
     GOING,
@@ -174,20 +172,18 @@ def test_no_runs_is_a_usage_error(tmp_path, evalrun):
                                  "a folder of run folders\n")
 
 
-@pytest.mark.process
 def test_port_in_use(project):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "runner", "view", str(project), "--port", str(port), "--no-open"],
-                              env=cli_env(), capture_output=True, text=True, timeout=120)
+        done = run_cli("view", str(project), "--port", str(port), "--no-open", cwd=project)
     assert done.returncode == 4
     assert done.stderr == (f"evalrun view: port {port} on 127.0.0.1 is already in use (another evalrun view, or "
                            "another program): give another with --port N, or --port 0 for any free port\n")
 
 
-@pytest.mark.process
+@pytest.mark.process  # the server runs beside the test and SIGTERM stops it
 def test_another_host_is_served_with_a_warning(project):
     running = ViewServer(project, "--host", "0.0.0.0")
     try:

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.adk_files import HOME, OLD_TURNS, recording
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write, write_json
+from tests.helpers.cli_helpers import REPO, run_cli, write, write_json
 from tests.helpers.shared_data import require_shared
 
 WEATHER_AGENT = REPO / "suites" / "adk_weather" / "weather_agent.py"
@@ -47,15 +43,12 @@ def test_the_agentflow_eval_set_validates_as_it_is():
     assert done.stderr.splitlines()[-1] == "0 error(s), 2 warning(s)"
 
 
-@pytest.mark.process
 def test_the_agentflow_eval_set_runs_live_with_the_weather_agent_and_a_judge(tmp_path):
     agentflow = require_shared("agentflow")
     with FakeOpenAI() as fake:
         fake.default = lambda request: verdict(token_of(request), True, "same facts", 1.0)
         weather_project(tmp_path, f"judge: {{model: openai/fake-judge, api_base: {fake.base_url}, max_retries: 0}}")
-        done = subprocess.run([sys.executable, "-m", "runner", "run", str(agentflow), "-c", "evalrun.yaml",
-                               "--output-dir", "out"],
-                              cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
+        done = run_cli("run", str(agentflow), "-c", "evalrun.yaml", "--output-dir", "out", cwd=tmp_path)
         models = [r["model"] for r in fake.requests]
     assert done.returncode == 0, done.stdout + done.stderr
     # eval_config.json's judge_model on evalrun.yaml's judge settings (its api_base); its num_samples asks once

@@ -249,7 +249,7 @@ def test_exit_code_precedence():
     assert code(fallbacks=1, passed=1, fallback_allowed=True) == (0, "all cases passed: exit 0")
 
 
-@pytest.mark.process
+@pytest.mark.process  # a real SIGINT
 def test_ctrl_c_keeps_the_finished_cases_and_exits_2(tmp_path):
     import signal
 

@@ -1,5 +1,4 @@
-"""`evalrun validate`, `schema`, `init`, `--version` and `--help`: in this process (run_cli), and in a process of its
-own where the start-up itself is tested (what `--help` imports)."""
+"""`evalrun validate`, `schema`, `init`, `--version` and `--help`, the CLI called in this process (run_cli)."""
 from __future__ import annotations
 
 import json
@@ -33,8 +32,8 @@ goal_details:
 """
 
 
-def evalrun(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_cli(*args, cwd=cwd)
+def evalrun(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return run_cli(*args, cwd=cwd, timeout=timeout)
 
 
 def write(path: Path, text: str) -> Path:
@@ -217,7 +216,7 @@ def test_light_commands_do_not_import_heavy_libraries(tmp_path, args):
     assert done.stdout.splitlines()[-1] == "(0, [])"
 
 
-@pytest.mark.process  # what a new process imports for --help
+@pytest.mark.process  # what a fresh interpreter imports: only a new process starts with none
 def test_help_import_time_has_no_heavy_modules(tmp_path):
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "runner", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)

@@ -88,7 +88,7 @@ def test_the_judges_verdict_is_cached_for_the_next_run(tmp_path):
 
 
 @pytest.mark.slow  # the first run loads the embedding model
-@pytest.mark.process  # what a new process imports
+@pytest.mark.process  # the rerun's imports (-X importtime): only a fresh interpreter has none loaded yet
 def test_an_unchanged_rerun_loads_no_model(tmp_path):
     write(tmp_path / "evalrun.yaml", "cache_dir: cache\n")
     write(tmp_path / "suites" / "answer.yaml", """
