@@ -218,11 +218,13 @@ def _run(options: WatchOptions, home: Path, ids: list[str] | None, out: TextIO, 
     except (OSError, ValueError, KeyError, TypeError):
         print(verdict_line(finished.returncode, None), file=out)
         print(f"(no report to compare: evalrun run exited {finished.returncode})", file=err)
+        out.flush()
         return last
     print(verdict_line(finished.returncode, summary), file=out)
     now = {c["id"]: c["status"] for c in cases}
     if last:
         print(change_line(last, now), file=out)
+    out.flush()  # a pipe or a file (`| tee log`, a CI log) buffers: the verdict is read now, not at the next change
     return {**last, **now}
 
 

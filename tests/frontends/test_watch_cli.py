@@ -39,7 +39,10 @@ def project(tmp_path: Path) -> Path:
 class Watcher:
     def __init__(self, project: Path):
         self.out = (project / "watch.out").open("w+")
-        self.process = subprocess.Popen([sys.executable, "-m", "runner", "watch", "."], cwd=project, env=cli_env(),
+        # stdout is a file, as in `evalrun watch suites | tee log` or a CI log: block-buffered, unless the machine
+        # sets PYTHONUNBUFFERED (these do), which hid a verdict held back until the next change
+        env = {k: v for k, v in cli_env().items() if k != "PYTHONUNBUFFERED"}
+        self.process = subprocess.Popen([sys.executable, "-m", "runner", "watch", "."], cwd=project, env=env,
                                         stdout=self.out, stderr=subprocess.STDOUT, text=True)
         self.read = 0
 
