@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -249,7 +250,7 @@ def test_agents_of_every_kind_see_the_canaries_and_a_leak_fails_the_case(tmp_pat
             agents:
               in_process: {{type: python, entrypoint: "canary_agents:tells"}}
               isolated: {{type: python, entrypoint: "canary_agents:tells", isolate: process}}
-              command: {{type: command, command: [python, canary_agents.py]}}
+              command: {{type: command, command: [{json.dumps(sys.executable)}, canary_agents.py]}}
               http: {{type: http, url: "{server.url('/messages')}"}}
             default_agent: http
             """)
