@@ -76,18 +76,15 @@ def _a_process_started_is_marked(request):
 
 
 @pytest.fixture
-def evalrun(monkeypatch, capsys):
-    """The CLI in-process, started in `cwd`: `evalrun(cwd, *args)` -> (exit code, stdout, stderr), colour off.
-    For the tests that need no real process (signals, stdin, the installed console script need one)."""
-    from runner.frontends.cli import main
-
-    monkeypatch.setenv("NO_COLOR", "1")
+def evalrun():
+    """The CLI in-process, started in `cwd`: `evalrun(cwd, *args)` -> (exit code, stdout, stderr). The same call as
+    tests/helpers/cli_helpers.run_cli (its environment, captured descriptors and restored process state), shaped
+    as a tuple. For the tests that need no real process (signals, stdin, the installed console script need one)."""
+    from tests.helpers.cli_helpers import run_cli
 
     def call(cwd, *args: str) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
+        done = run_cli(*args, cwd=cwd)
+        return done.returncode, done.stdout, done.stderr
 
     return call
 

@@ -3,6 +3,7 @@ once formed one import alone, in any order, in a fresh interpreter."""
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import subprocess
 import sys
@@ -36,13 +37,20 @@ def _imports(tree: ast.AST, *, annotations: bool = False):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> runner modules it imports anywhere in its text (top level or inside a function)."""
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test process (the tests here read ~330 modules each; nothing
+    changes them during a run, and nothing mutates a tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _import_graph() -> dict[str, frozenset[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(_parsed(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -57,7 +65,12 @@ def import_graph() -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name and target != "runner":
                     graph[name].add(target)
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> runner modules it imports anywhere in its text (top level or inside a function)."""
+    return {name: set(targets) for name, targets in _import_graph().items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -131,7 +144,7 @@ def folder_imports() -> dict[tuple[str, str], list[str]]:
     found: dict[tuple[str, str], list[str]] = {}
     for name, path in sorted(modules.items()):
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), annotations=True):
+        for node in _imports(_parsed(path), annotations=True):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -218,9 +231,9 @@ ALLOWED_IN_STDLIB_ONLY = {"runner.layout"}  # itself standard library only (chec
 def _stdlib_and_runner_imports(module: str) -> tuple[set[str], set[str]]:
     """(top-level names of absolute imports, runner modules) a module imports anywhere but under TYPE_CHECKING."""
     path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
-    tops = {alias.name.split(".")[0] for node in _imports(ast.parse(path.read_text(encoding="utf-8")))
+    tops = {alias.name.split(".")[0] for node in _imports(_parsed(path))
             if isinstance(node, ast.Import) for alias in node.names}
-    tops |= {node.module.split(".")[0] for node in _imports(ast.parse(path.read_text(encoding="utf-8")))
+    tops |= {node.module.split(".")[0] for node in _imports(_parsed(path))
              if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module}
     return tops - {"runner"}, import_graph()[module]
 
@@ -238,7 +251,7 @@ def test_only_front_ends_import_argparse():
         module = _module_name(path)
         if module.startswith("runner.frontends"):
             continue
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(_parsed(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if node.__class__ is ast.Import or node.level == 0:
                 offenders += [module for name in names if name.split(".")[0] == "argparse"]

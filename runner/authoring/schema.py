@@ -229,7 +229,7 @@ def _check_items_by_type(schema: dict[str, Any]) -> None:
         "type": "object",
         "required": ["type"],
         "properties": {"type": {"title": "Check type", "enum": list(table),
-                                "description": "The check to run; see the README's Checks section.",
+                                "description": "The check to run; every type and its options: docs/reference/checks.md.",
                                 "examples": ["trajectory"]}},
         "allOf": [
             {"if": {"properties": {"type": {"const": t}}, "required": ["type"]},

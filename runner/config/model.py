@@ -88,7 +88,7 @@ class Config(BaseModel):
         DEFAULT_SIMILARITY_THRESHOLD, ge=0, le=1, title="Similarity threshold",
         description="The similarity (0-1) a fuzzy value or a text answer must reach in the offline stages "
         "(embeddings, rapidfuzz), when no judge decides. The default was chosen on evalrun's labelled pairs "
-        "(README: the fuzzy cascade). It does not apply to a judge's score; an argument's own `threshold` does.",
+        "(docs/explanation/fuzzy-cascade.md). It does not apply to a judge's score; an argument's own `threshold` does.",
         examples=[DEFAULT_SIMILARITY_THRESHOLD])
     enable_fuzzy_matching: bool = Field(
         True, title="Enable fuzzy matching",

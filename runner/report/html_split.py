@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.secrets import Redactor, redact
 from . import html_data
 from .case_check import flush_before_fork
 from .html_data import INDEX_FIELDS, gzip_base64, index_json
@@ -197,6 +198,7 @@ def _ends_red_team(text: bytes, at: int) -> bool:
 
 def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[int, int]], model: Any) -> _Part:
     part = _Part([], [], [], [])
+    masking = bool(Redactor())
     with target.open("rb") as source:
         for first, stop in chunks:
             start, end = spans[first][0], spans[stop - 1][1]
@@ -205,9 +207,11 @@ def _encode_part(target: Path, spans: list[tuple[int, int]], chunks: list[tuple[
             if len(text) != end - start:
                 raise _Doubt("the file changed while it was read")
             try:
-                text.decode("utf-8")  # load_report refuses bytes that are not UTF-8, in its own words
+                decoded = text.decode("utf-8")  # load_report refuses bytes that are not UTF-8, in its own words
             except UnicodeDecodeError:
                 raise _Doubt("not UTF-8") from None
+            if masking and redact(decoded) != decoded:  # copied as written, a secret would be too
+                raise _Doubt("a secret of this process to mask: saved_stream masks it case by case")
             suspect = _may_read_otherwise(text)
             for case_start, case_end in spans[first:stop]:
                 piece = text[case_start - start:case_end - start]

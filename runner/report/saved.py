@@ -6,6 +6,8 @@ A saved run folder is hostile input like any other (a CI artifact from a fork, a
 every report is checked against the models evalrun writes it from (runner.results.models) before a
 format, a merge or a comparison reads it, so a string count, a negative or infinite one, a case that
 is not an object or an unknown status is refused with the field named instead of crashing mid-way.
+It may also hold a value that is a secret on this machine (a run made where it was not one): every
+secret of this process is masked as the report is read, so no format, merge or comparison writes it.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..results.stats import wilson_interval
-from ..util.secrets import clip
+from ..util.secrets import Redactor, clip, redact
 
 REPORT_NAME = "report.json"
 PROBLEM_STATUSES = ("failed", "error", "unscored")
@@ -45,7 +47,9 @@ def load_report(path: Path) -> dict[str, Any]:
     target = report_file(path)
     try:
         with target.open("rb") as source:
-            data = parse_report_json(source.read())
+            raw = source.read()
+        # the text as JSON wrote it: the redactor masks a secret in its JSON-escaped forms too
+        data = parse_report_json(redact(raw.decode("utf-8")) if Redactor() else raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise NotAReport(f"{target} is not a report evalrun wrote: {exc}") from None
     problems = report_problems(data)

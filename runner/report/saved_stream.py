@@ -8,7 +8,8 @@ report's cases in a forked child, case_check.py), so a file is accepted here onl
 accepts it. Anything else - another layout
 (a hand-edited file with "cases" first), a case that is not valid, bytes that are not UTF-8 - raises
 `Unstreamable` before the caller has lost anything but time: it then reads the file whole, which
-either works or names the problem as `load_report` does.
+either works or names the problem as `load_report` does. This process's secrets are masked in the header
+and in each case as they are read, as `load_report` masks them.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..util.secrets import Redactor, redact, redact_data
 from .case_check import checker_for
 from .saved import parse_report_json, report_file, report_problems
 
@@ -166,7 +168,7 @@ def _header(window: _Window) -> dict[str, Any]:
             if not isinstance(header, dict) or report_problems(header, with_cases=False):
                 raise Unstreamable("the report's header is not valid")
             window.at = found.end()
-            return header
+            return redact_data(header) if Redactor() else header
         searched = max(0, len(window.text) - 64)  # a key cut by the window's end is found again
         if not window.read_more():
             raise Unstreamable("no top-level \"cases\" list")
@@ -174,6 +176,7 @@ def _header(window: _Window) -> dict[str, Any]:
 
 def _cases(window: _Window, source: BinaryIO, size: int) -> Iterator[SavedCase]:
     reader = _Reader()
+    masking = bool(Redactor())
     seen: set[tuple] = set()
     checker = None
     try:
@@ -184,6 +187,8 @@ def _cases(window: _Window, source: BinaryIO, size: int) -> Iterator[SavedCase]:
         else:
             while True:
                 data, text = reader.case(window)
+                if masking and (masked := redact(text)) != text:  # the case as JSON wrote it, a secret masked
+                    data, text = parse_report_json(masked), masked
                 key = _key(data)
                 if key in seen:
                     raise Unstreamable("a case is listed twice")

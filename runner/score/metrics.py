@@ -1,4 +1,4 @@
-"""Per-case metrics, each defined once here (the README's definitions describe this code).
+"""Per-case metrics, each defined once here (docs/reference/reports.md describes this code).
 
 - journey_success: every goal achieved (the order graph holds by construction of the placement), no
   forbidden call, and the conversation ended as `termination` requires (when the case says).

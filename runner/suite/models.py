@@ -111,8 +111,8 @@ class CaseFields(_Strict):
                     "args": {"username": "nwaters"}}]])
     checks: list[dict[str, Any]] = Field(
         default_factory=list, title="Checks",
-        description="Criteria beyond goals, each `{type, ...options}` (see the README's Checks section for every "
-        "type). A case passes when its goals are achieved and every gating check passes. "
+        description="Criteria beyond goals, each `{type, ...options}` (every type and its options: "
+        "docs/reference/checks.md). A case passes when its goals are achieved and every gating check passes. "
         "In a file with `cases`, the file's checks are the default for a case that has none.",
         examples=[[{"type": "trajectory", "match": "in_order"}, {"type": "not_contains", "value": "As an AI"}]])
     forbid_extra_calls: bool | list[str] = Field(

@@ -1,11 +1,17 @@
 """What the app asks for, answered as plain JSON-ready data: the server (server.py) and the static export
-(export.py) both answer from here. Every run id and case key is a lookup key; an unknown one is a 404."""
+(export.py) both answer from here. Every run id and case key is a lookup key; an unknown one is a 404.
+
+A run folder may come from anywhere (a CI artifact, an older evalrun): what the server sends and the export
+writes passes through `shown`, so a secret of this process (runner/util/secrets.py) never leaves it, whatever
+the folder holds."""
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
 from ..report.saved import NotAReport
+from ..util.secrets import Redactor, redact, redact_data
 from .comparison import compare_runs
 from .folder import RunsRoot
 from .history import case_history
@@ -13,6 +19,12 @@ from .run_data import RunData, RunStore
 from .summaries import Summaries
 
 HEADER_LEFT_OUT = ("cases",)
+
+
+def shown(value: Any) -> Any:
+    """`value` as it may leave this process: every string masked (runner/util/secrets.py), when there is a
+    secret to mask (the data as it is otherwise: a run of thousands of cases is not copied for nothing)."""
+    return redact_data(value) if Redactor() else value
 
 
 class NotFound(Exception):
@@ -45,13 +57,17 @@ class ViewApi:
         return run_json(data)
 
     def chunk_gzip(self, run_id: str, k: int) -> bytes:
-        """The chunk as the gzip member the report made (sent with Content-Encoding: gzip)."""
+        """The chunk as the gzip member the report made (sent with Content-Encoding: gzip), made again with
+        this process's secrets masked when it has any."""
         import base64
 
         data = self.run_data(run_id)
         if not 0 <= k < len(data.chunks):
             raise NotFound(f"run '{run_id}' has no chunk {k}")
-        return base64.b64decode(data.chunks[k])
+        member = base64.b64decode(data.chunks[k])
+        if not Redactor():
+            return member
+        return gzip.compress(redact(gzip.decompress(member).decode("utf-8")).encode("utf-8"), mtime=0)
 
     def compare(self, old: str, new: str) -> dict[str, Any]:
         return compare_runs(self.run_data(old), self.run_data(new))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..report.html import script_json
-from .api import ViewApi, run_json
+from .api import ViewApi, run_json, shown
 from .history import entry, history
 from .run_data import plain_key
 from .server import STATIC, static_text
@@ -67,5 +67,6 @@ def export(given: Path, out: Path) -> int:
 
 def _write(path: Path, name: str, value: Any) -> None:
     """data/NAME.js: one call of the app's loader, its value as the HTML report writes JSON into a script
-    (no <, > or &, nothing but ASCII): inert as script text whatever the run holds."""
-    path.write_text(f"evalrunData({json.dumps(name)},{script_json(value)});\n", encoding="ascii")
+    (no <, > or &, nothing but ASCII): inert as script text whatever the run holds; this process's secrets are
+    masked before it is escaped."""
+    path.write_text(f"evalrunData({json.dumps(name)},{script_json(shown(value))});\n", encoding="ascii")

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .api import NotFound, Unreadable, ViewApi
+from .api import NotFound, Unreadable, ViewApi, shown
 
 STATIC = ("index.html", "page.js", "case.js", "app.js", "app.css")
 _TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
@@ -113,7 +113,7 @@ def make_app(api: ViewApi, allowed_hosts: set[str] | None):
 def _json(value: Any, compress: bool = False):
     from aiohttp import web
 
-    response = web.Response(text=json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+    response = web.Response(text=json.dumps(shown(value), ensure_ascii=False, separators=(",", ":")),
                             content_type="application/json", charset="utf-8")
     if compress:
         response.enable_compression()
@@ -123,7 +123,7 @@ def _json(value: Any, compress: bool = False):
 def _error(status: int, message: str):
     from aiohttp import web
 
-    return web.Response(status=status, text=json.dumps({"error": message}), content_type="application/json")
+    return web.Response(status=status, text=json.dumps(shown({"error": message})), content_type="application/json")
 
 
 def allowed_hosts(host: str, port: int) -> set[str] | None:

@@ -139,3 +139,11 @@ def test_every_exit_code_has_its_entry():
     rows = re.findall(r"^\| `(\d)` \| ([^|]+) \| (.+) \|$", (PAGES / "exit-codes.md").read_text(encoding="utf-8"),
                       re.M)
     assert [(int(c), n.strip(), m.strip()) for c, n, m in rows] == [tuple(c) for c in EXIT_CODES]
+
+
+def test_no_help_text_or_schema_description_sends_the_reader_to_the_readme():
+    """The manual is docs/; the README keeps the quick start only. An editor's hover (the schemas' descriptions)
+    and `--help` (the generated CLI page holds every help text) name the page that has the answer."""
+    texts = {path.relative_to(REPO): path.read_text(encoding="utf-8")
+             for path in [*(REPO / "schemas").glob("*.schema.json"), *(PAGES / name for name in GENERATED)]}
+    assert {str(path): re.findall(r".{30}README.{30}", text) for path, text in texts.items() if "README" in text} == {}

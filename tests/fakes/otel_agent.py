@@ -1,6 +1,7 @@
 """A small tool-calling weather agent, traced by a real OpenTelemetry instrumentation, exported as OTLP/JSON.
 
     python tests/fakes/otel_agent.py DIALECT OUT_DIR BASE_URL
+    python tests/fakes/otel_agent.py adk+adk-multi OUT_ROOT BASE_URL    (OUT_ROOT/adk, OUT_ROOT/adk-multi)
 
 Runs two conversations (two user turns each) with the `openai` client against BASE_URL (the fake OpenAI
 server of the calling test), with DIALECT's instrumentation installed: `genai` (opentelemetry-
@@ -14,7 +15,9 @@ Google ADK's own tracing: `adk` (schema 2, content on spans), `adk-legacy` (sche
 Writes OUT_DIR/traces.otlp.json (one request), OUT_DIR/traces.jsonl (one request per exported batch, as
 the collector's file exporter writes) and OUT_DIR/conversation-N.json (the same conversation as the OpenAI
 messages the agent held), and prints the conversation ids as JSON. Runs in its own process because
-instrumentations patch the `openai` module for good.
+instrumentations patch the `openai` module for good. Google ADK's dialects of one schema may share a process
+(`adk+adk-multi`, `adk-legacy+adk-legacy-multi`: the schema is read from the environment, the rest is the agents
+made): ADK brings litellm, ~9 s of imports a process.
 """
 from __future__ import annotations
 
@@ -293,13 +296,15 @@ def converse(client, hooks: Hooks, conversation_id: str, turns: list[str]) -> li
     return messages
 
 
-def run_adk(dialect: str, base_url: str, out: Path) -> None:
+def run_adk(dialects: list[str], base_url: str, outs: list[Path]) -> None:
     """Google ADK's own tracing (google.adk.telemetry): an LlmAgent on LiteLlm against the fake server;
     `adk` is schema 2 with content on spans, `adk-legacy` the legacy schema (gcp.vertex.agent.* JSON);
-    `-multi` puts a root agent in front that transfers to the weather agent."""
-    import asyncio
+    `-multi` puts a root agent in front that transfers to the weather agent. Each dialect's spans are
+    written to its own folder; those of one process share the schema."""
 
-    if "legacy" in dialect:
+    if len({"legacy" in dialect for dialect in dialects}) != 1:
+        raise SystemExit("ADK's schema is one per process: give legacy and current dialects separately")
+    if "legacy" in dialects[0]:
         os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
     else:
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
@@ -312,6 +317,16 @@ def run_adk(dialect: str, base_url: str, out: Path) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(collector))
     trace.set_tracer_provider(provider)
+    for dialect, out in zip(dialects, outs, strict=True):
+        collector.batches.clear()
+        converse_adk(dialect, base_url, out)
+        provider.force_flush()
+        collector.write(out)
+
+
+def converse_adk(dialect: str, base_url: str, out: Path) -> None:
+    import asyncio
+
     from google.adk.agents import LlmAgent
     from google.adk.models.lite_llm import LiteLlm
     from google.adk.runners import InMemoryRunner
@@ -349,8 +364,6 @@ def run_adk(dialect: str, base_url: str, out: Path) -> None:
             (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
 
     asyncio.run(converse_all())
-    provider.force_flush()
-    collector.write(out)
 
 
 def adk_messages(events) -> list[dict]:
@@ -377,9 +390,15 @@ LOGS = None  # the log collector of the genai-events dialect
 
 def main() -> None:
     dialect, out, base_url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    if "+" in dialect:  # several ADK dialects, each into OUT_ROOT/DIALECT
+        dialects = dialect.split("+")
+        outs = [out / name for name in dialects]
+        for folder in outs:
+            folder.mkdir(parents=True, exist_ok=True)
+        return run_adk(dialects, base_url, outs)
     out.mkdir(parents=True, exist_ok=True)
     if dialect.startswith("adk"):
-        return run_adk(dialect, base_url, out)
+        return run_adk([dialect], base_url, [out])
     collector, hooks = install(dialect)
     import openai
 

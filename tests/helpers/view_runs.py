@@ -120,9 +120,9 @@ def _matrix_run(source: Path, folder: Path) -> None:
 class ViewServer:
     """`evalrun view FOLDER --port 0` in a real process; `url` once it listens."""
 
-    def __init__(self, folder: Path, *extra: str):
+    def __init__(self, folder: Path, *extra: str, env: dict[str, str] | None = None):
         self.process = subprocess.Popen([sys.executable, "-m", "runner", "view", str(folder), "--port", "0",
-                                         "--no-open", *extra], cwd=folder, env=cli_env(), stdout=subprocess.PIPE,
+                                         "--no-open", *extra], cwd=folder, env=cli_env(**(env or {})), stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         self.url: str | None = None
         self.stderr = ""

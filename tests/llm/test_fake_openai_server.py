@@ -71,11 +71,11 @@ def test_headers_and_echoed_authorization():
 
 def test_trickle_sends_one_byte_at_a_time():
     with FakeOpenAI() as fake:
-        fake.script(Reply(content="x", trickle_s=0.01))
+        fake.script(Reply(content="x", trickle_s=0.003))
         started = time.monotonic()
         reply = json.load(post(fake, BODY))
     assert reply["choices"][0]["message"]["content"] == "x"
-    assert time.monotonic() - started >= 0.01 * 200  # a completion body is well over 200 bytes
+    assert time.monotonic() - started >= 0.003 * 200  # a completion body is well over 200 bytes
 
 
 def test_drop_closes_without_an_answer():

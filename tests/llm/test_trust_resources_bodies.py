@@ -19,10 +19,7 @@ import pytest
 import zstandard
 
 from tests.helpers import peak_memory
-from tests.helpers.cli_helpers import cli_env, write
-
-# every run goes through run_measured: the command's own peak memory, which only a process of its own has
-pytestmark = pytest.mark.process
+from tests.helpers.cli_helpers import cli_env, run_cli, write
 
 MiB = 1024 * 1024
 MEMORY_BOUND = 300 * MiB  # the whole evalrun process, peak; a 512 MiB bomb inflated once would pass it
@@ -108,6 +105,11 @@ def run_measured(root: Path, *args: str, **env: str) -> tuple[subprocess.Complet
                                     cli_env(**env))
 
 
+def run_here(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`evalrun suites` in this process, for the tests that need no memory figure."""
+    return run_cli("suites", "--output-dir", "out", *args, cwd=root, env=env)
+
+
 def case_of(root: Path) -> dict:
     return json.loads((root / "out" / "report.json").read_text(encoding="utf-8"))["cases"][0]
 
@@ -127,6 +129,7 @@ def http_project(root: Path, url: str, **agent: str) -> None:
         """)
 
 
+@pytest.mark.process  # the command's own peak memory, which only a process of its own has
 @pytest.mark.parametrize("coding", ["zstd", "gzip", "deflate"])
 def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, coding):
     server.routes["/chat"] = (coding, bomb(coding))
@@ -141,6 +144,7 @@ def test_an_http_agents_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp
     assert server.seen_accept == ["gzip, deflate, zstd"]  # only codings evalrun decodes within a limit
 
 
+@pytest.mark.process  # the command's own peak memory, which only a process of its own has
 def test_a_compressed_state_bomb_is_bounded_too(tmp_path, server):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok"}]}).encode()
     server.routes["/chat"] = ("zstd", encoded("zstd", reply))
@@ -159,7 +163,7 @@ def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
     reply = json.dumps({"messages": [{"role": "assistant", "content": "ok " + "x" * 500_000}]}).encode()
     server.routes["/chat"] = ("deflate" if coding == "raw-deflate" else coding, encoded(coding, reply))
     http_project(tmp_path, server.url + "/chat")
-    done, _ = run_measured(tmp_path)
+    done = run_here(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert case_of(tmp_path)["status"] == "passed"
 
@@ -167,7 +171,7 @@ def test_a_compressed_reply_within_the_limit_is_read(tmp_path, server, coding):
 def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
     server.routes["/chat"] = ("br", b"\x8b\x02\x80hello\x03")
     http_project(tmp_path, server.url + "/chat")
-    done, _ = run_measured(tmp_path)
+    done = run_here(tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     assert case_of(tmp_path)["error"] == (
         f"the reply from {server.url}/chat cannot be read: it is brotli-encoded (Content-Encoding: br), which evalrun "
@@ -177,11 +181,12 @@ def test_a_brotli_reply_nobody_asked_for_is_named(tmp_path, server):
 def test_a_corrupt_compressed_reply_is_named(tmp_path, server):
     server.routes["/chat"] = ("gzip", gzip.compress(b'{"messages": []}')[:-12])
     http_project(tmp_path, server.url + "/chat")
-    _done, _ = run_measured(tmp_path)
+    run_here(tmp_path)
     assert case_of(tmp_path)["error"].startswith(f"the reply from {server.url}/chat cannot be read: it does not "
                                                  "decode as gzip")
 
 
+@pytest.mark.process  # the command's own peak memory, which only a process of its own has
 def test_an_otlp_receivers_compressed_answer_is_never_read(tmp_path, server):
     """The exporter needs only the status of the receiver's answer: a bomb in its body (gzip, which requests would
     decode whole) is not even read."""
@@ -216,6 +221,7 @@ COMPLETION = json.dumps({"id": "x", "object": "chat.completion", "model": "fake-
     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
 
 
+@pytest.mark.process  # the command's own peak memory, which only a process of its own has
 @pytest.mark.parametrize("through", ["own client", "aiohttp (a proxy)"])
 def test_a_model_servers_compressed_bomb_is_the_cases_error_in_bounded_memory(tmp_path, server, through):
     server.routes["/v1/chat/completions"] = ("zstd", bomb("zstd"))
@@ -233,11 +239,12 @@ def test_a_model_servers_compressed_answer_is_read(tmp_path, server, through, co
     server.routes["/v1/chat/completions"] = (coding, encoded(coding, COMPLETION))
     model_project(tmp_path, server.url + "/v1")
     proxy = {"HTTP_PROXY": server.url, "http_proxy": server.url} if through != "own client" else {}
-    done, _ = run_measured(tmp_path, **proxy)
+    done = run_here(tmp_path, **proxy)
     assert done.returncode == 0, done.stdout + done.stderr
     assert server.seen_accept == ["gzip, deflate, zstd"]
 
 
+@pytest.mark.process  # the command's own peak memory, which only a process of its own has
 def test_the_peak_measured_is_the_commands_own_not_the_test_processs(tmp_path):
     ballast = b"x" * (400 * MiB)  # the test process's own peak, which a child forked from it would report
     done, peak = peak_memory.run_measured([sys.executable, "-c", "print('hi')"], tmp_path, cli_env())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import cli_env, run_cli, tool_call_messages, write, write_json
 
 # `python -m runner` itself puts the current folder on sys.path, which a call in this process would not: what is
 # tested is that a process started there imports nothing from the run folder.
@@ -43,7 +43,8 @@ def project(root: Path) -> Path:
         goal_details: [{type: tool_call, name: look, tool_name: lookup, args: {q: x}}]
         """)
     write_json(proj / "suites" / "t.json", tool_call_messages("lookup", {"q": "x"}))
-    made = evalrun(proj, "run", "suites", "--output-dir", "artifact")
+    # the finished run is only the setting: made in this process (the rescore under test gets its own)
+    made = run_cli("run", "suites", "--output-dir", "artifact", cwd=proj)
     assert made.returncode == 0, made.stdout + made.stderr
     return proj
 

@@ -69,8 +69,8 @@ def add_merge(sub) -> None:
 def add_calibrate(sub) -> None:
     calibrate = sub.add_parser(
         "calibrate", help="measure a judged check against examples people labelled",
-        description="Run the check of LABELS (a labels file: `check:` and `examples:` labelled pass or fail; see the "
-                    "README) on every example with evalrun.yaml's judge, and print how often it agrees with the "
+        description="Run the check of LABELS (a labels file: `check:` and `examples:` labelled pass or fail; see "
+                    "docs/how-to/checks.md, 'Calibrating a judge') on every example with evalrun.yaml's judge, and print how often it agrees with the "
                     "labels, Cohen's kappa and the confusion table. Exit 0; 1 when --min-kappa is not reached; 3 when "
                     "the check decided no example (no judge, or no usable answer); 4 on an invalid file.")
     calibrate.add_argument("labels", type=Path, metavar="LABELS", help="the labels file (YAML or JSON)")
