@@ -60,7 +60,8 @@ def summary(rows: list[dict], workers: int, code: int, wall: float, cpu: float, 
              f"- the tests' own times added up: {total:.0f} s over {len(rows)} tests; in the test processes "
              f"{sum(r['cpu'] for r in rows):.0f} s CPU, in processes they started {sum(r['children'] for r in rows):.0f} s",
              f"- tests marked `process`: {sum(r['process'] for r in rows)}, "
-             f"{sum(r['wall'] for r in rows if r['process']):.0f} s of the sum", "",
+             f"{sum(r['wall'] for r in rows if r['process']):.0f} s of the sum",
+             *workers_lines(rows), "",
              "## Slowest 20 tests", "", "| wall s | CPU s here | CPU s children | test |", "|---:|---:|---:|---|"]
     for r in sorted(rows, key=lambda r: -r["wall"])[:20]:
         lines.append(f"| {r['wall']:.1f} | {r['cpu']:.1f} | {r['children']:.1f} | `{r['id']}` |")
@@ -76,6 +77,19 @@ def summary(rows: list[dict], workers: int, code: int, wall: float, cpu: float, 
     for name, (w, c, k, n) in sorted(files.items(), key=lambda item: -item[1][0])[:15]:
         lines.append(f"| {w:.0f} | {c:.0f} | {k:.0f} | {n} | `{name}` |")
     return "\n".join(lines) + "\n"
+
+
+def workers_lines(rows: list[dict]) -> list[str]:
+    """Each worker's busy time (its tests' times added up) and when its last test ended, from the first test's
+    start: a worker that ends early left the other alone with the rest."""
+    if not rows:
+        return []
+    start = min(r["started"] for r in rows)
+    by_worker: dict[str, list[dict]] = collections.defaultdict(list)
+    for r in rows:
+        by_worker[r.get("worker", "main")].append(r)
+    return [f"- worker {name}: {len(found)} tests, busy {sum(r['wall'] for r in found):.0f} s, last test ended at "
+            f"{max(r['started'] + r['wall'] for r in found) - start:.0f} s" for name, found in sorted(by_worker.items())]
 
 
 def main() -> int:

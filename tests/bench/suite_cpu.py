@@ -26,9 +26,10 @@ def pytest_runtest_protocol(item, nextitem):
     if not _OUT:
         yield
         return
-    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+    started, wall, cpu, children = time.time(), time.perf_counter(), time.process_time(), _children_cpu()
     yield
-    line = {"id": item.nodeid, "wall": round(time.perf_counter() - wall, 4),
+    line = {"id": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "started": round(started, 3),
+            "wall": round(time.perf_counter() - wall, 4),
             "cpu": round(time.process_time() - cpu, 4), "children": round(_children_cpu() - children, 4),
             "process": item.get_closest_marker("process") is not None}
     with open(_OUT, "a", encoding="utf-8") as out:  # each xdist worker appends its own lines
