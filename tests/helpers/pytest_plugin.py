@@ -1,11 +1,24 @@
-"""Shared by several test modules (once in tests/frontends/pytest/test_pytest_plugin.py): AGENT, GOALS, project, pytest_in."""
+"""Shared by several test modules (once in tests/frontends/pytest/test_pytest_plugin.py): AGENT, GOALS, project,
+and the three ways to run pytest on a project: pytest_in (a process of its own), pytest_here (this process) and
+pytest_command (the command line, for a test that starts the process itself)."""
 from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
-from tests.helpers.cli_helpers import cli_env, write
+import pytest
+
+from tests.helpers.cli_helpers import (
+    _ONE_AT_A_TIME,
+    _captured_descriptors,
+    _environment,
+    _process_state_kept,
+    _working_directory,
+    cli_env,
+    write,
+)
 
 AGENT = """
     import json, os, time
@@ -54,7 +67,43 @@ def project(root: Path, *, failing: bool = True, crash: bool = False) -> Path:
     return root
 
 
-def pytest_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    # langsmith's plugin (installed with langchain-openai, for the README's LangGraph example) is not under test
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
-                           *args], cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=timeout)
+# The pytest plugins under test: evalrun's (loaded through its `pytest11` entry point, as users get it) and
+# pytest-xdist's (the `-n` rows). Every other installed one is turned off in the pytest runs the tests make: each
+# costs its imports in every such run and in each of its xdist workers (langsmith, installed with langchain-openai
+# for the README's LangGraph example, logfire's two, hypothesis, anyio, platformdirs: 2.1 s of CPU for an empty
+# pytest run instead of 0.5 s on the machine this was measured on), and none is what these tests are about.
+UNDER_TEST = ("runner", "xdist")
+NOT_UNDER_TEST = tuple(arg for ep in sorted(entry_points(group="pytest11"), key=lambda ep: ep.name)
+                       if ep.value.partition(".")[0].partition(":")[0] not in UNDER_TEST for arg in ("-p", f"no:{ep.name}"))
+
+
+def pytest_command(*args: str, cache: bool = False) -> list[str]:
+    """`python -m pytest ARGS` with only the plugins under test (and no cache folder unless `cache`)."""
+    return [sys.executable, "-m", "pytest", *pytest_options(*args, cache=cache)]
+
+
+def pytest_options(*args: str, cache: bool = False) -> list[str]:
+    return [*(() if cache else ("-p", "no:cacheprovider")), *NOT_UNDER_TEST, *args]
+
+
+def pytest_in(cwd: Path, *args: str, timeout: float = 300, cache: bool = False) -> subprocess.CompletedProcess:
+    """pytest ARGS started in CWD in a process of its own: for what needs one (xdist's workers, signals, what a
+    fresh interpreter has imported)."""
+    return subprocess.run(pytest_command(*args, cache=cache), cwd=cwd, env=cli_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def pytest_here(cwd: Path, *args: str, cache: bool = False) -> subprocess.CompletedProcess:
+    """pytest ARGS started in CWD, run in this process (pytest.main, as pytest's own pytester runs it in-process):
+    what `python -m pytest ARGS` would give (its exit status is pytest.main's value; stdout and stderr captured at
+    their file descriptors) without a new interpreter's start and imports. The plugins load as in a process of its
+    own (entry points, then the project's conftest files); the process-wide state a run changes (environment,
+    working directory, sys.path, the modules it imported from the project's folders, logging) is put back after,
+    as run_cli does for the CLI."""
+    options = pytest_options(*args, cache=cache)
+    with _ONE_AT_A_TIME, _process_state_kept(tuple(options)), _environment(cli_env()), _working_directory(cwd), \
+            _captured_descriptors() as captured:
+        sys.argv = [str(Path(pytest.__file__).parent / "__main__.py"), *options]  # as `python -m pytest` sets it
+        code = int(pytest.main(options))
+    return subprocess.CompletedProcess([sys.executable, "-m", "pytest", *options], code, captured["stdout"],
+                                       captured["stderr"])

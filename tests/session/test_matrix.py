@@ -276,13 +276,12 @@ def test_exitfirst_and_last_failed_name_and_keep_the_variants(tmp_path, evalrun)
         ("balance", "agent=polite", "passed"), ("balance", "agent=terse", "failed")]
 
 
-@pytest.mark.process
 def test_pytest_collects_a_test_per_case_and_variant(tmp_path):
-    """evalrun.yaml's `matrix:` in a pytest run: one test per (case, variant), named by both; the run folder's
-    report has the matrix, as the CLI's."""
-    from tests.helpers.pytest_plugin import pytest_in
+    """evalrun.yaml's `matrix:` in a pytest run (in this process): one test per (case, variant), named by both;
+    the run folder's report has the matrix, as the CLI's."""
+    from tests.helpers.pytest_plugin import pytest_here
     root = project(tmp_path, CONFIG + "matrix:\n  agent: [polite, terse]\n")
-    done = pytest_in(root, "-v", "--evalrun-output-dir", "out", "suite.yaml")
+    done = pytest_here(root, "-v", "--evalrun-output-dir", "out", "suite.yaml")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "suite.yaml::balance [agent=terse] FAILED" in done.stdout
     assert "suite.yaml::balance [agent=polite] PASSED" in done.stdout

@@ -9,7 +9,9 @@ why" (a case that passed on its own does not make a run whose verdict is not OK 
 code takes precedence it is said in the row (a suite error is a collection error; another test's failure
 is not hidden behind the verdict's 5).
 
-Recorded transcripts only: no model, no embeddings; the judge of the fallback row is a closed port.
+Recorded transcripts only: no model, no embeddings; the judge of the fallback row is a closed port. Plain pytest
+runs in this process (pytest.main, its plugins loaded through their entry points as in a process of its own);
+pytest -n 2 and a real SIGINT need processes.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_helpers import cli_env, tool_call_messages, write, write_json
+from tests.helpers.pytest_plugin import pytest_command, pytest_here, pytest_in
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
 LOOKUP = """
@@ -170,10 +173,10 @@ def pytest_args(options: dict) -> list[str]:
     return ["--evalrun-baseline", str(options["baseline"])] if "baseline" in options else []
 
 
-def through_pytest(root: Path, options: dict, *extra: str) -> tuple[int, dict, str]:
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
-                           "suites", "--evalrun-output-dir", "out-pytest", *pytest_args(options), *extra],
-                          cwd=root, env=cli_env(), capture_output=True, text=True, timeout=300)
+def through_pytest(root: Path, options: dict, *workers: str) -> tuple[int, dict, str]:
+    """pytest in this process; with xdist's workers (`-n 2`), in a process of its own (its workers are)."""
+    args = ("suites", "--evalrun-output-dir", "out-pytest", *pytest_args(options), *workers)
+    done = pytest_in(root, *args) if workers else pytest_here(root, *args)
     report = root / "out-pytest" / "report.json"
     if not report.is_file():
         return done.returncode, {}, done.stdout
@@ -222,9 +225,24 @@ def test_evaluate_file_raises_exactly_when_the_verdict_is_not_ok(name, tmp_path)
         assert raised == (None if verdict.ok else verdict), suite.name
 
 
-@pytest.mark.process
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
-@pytest.mark.parametrize("name", [n for n in SCENARIOS if n != "invalid_suite"])
+# The scenarios pytest -n 2 plays too. What xdist changes is where the verdict is reached: the workers play the
+# cases and send each result (the whole CaseResult, as JSON) with its test's report; the controller, which
+# collected nothing, reads the project, saves what arrives and sets its session's exit status from the verdict.
+# Each row kept brings a path of its own through that: a result the controller must not lose on the way
+# (unscored; skipped, with no failed test behind it; the judge fallback's mark on a passing case) and an exit
+# status it must override (1 -> 3, 0 -> 5, 0 -> 3), or a run-level rule it applies to the merged results (the
+# baseline, given on the command line). The rows left to plain pytest add nothing to that: all_pass's passing
+# results travel in every kept row, and a passing run under -n 2 exits 0 in tests/frontends/pytest/
+# test_pytest_plugin.py (the `evalrun init` project); one_fails has baseline_regression's cases, statuses and
+# exit 1 (only the reason's tail differs, written by the code its plain row checks); min_pass_rate_unmet is a
+# run-level rule over the merged statuses, as the baseline's is, read from the project the controller reads in
+# every row. Each xdist row starts three interpreters: these are the rows that pay for them.
+XDIST_SCENARIOS = ["one_unscored", "judge_down_fallback", "baseline_regression", "all_skipped"]
+
+
+@pytest.mark.parametrize("name, workers", [
+    *(pytest.param(n, (), id=f"{n}-plain") for n in SCENARIOS if n != "invalid_suite"),
+    *(pytest.param(n, ("-n", "2"), id=f"{n}-xdist", marks=pytest.mark.process) for n in XDIST_SCENARIOS)])
 def test_pytest_agrees_with_the_cli(name, workers, tmp_path):
     """pytest's exit status is the run's verdict where pytest alone would pass (the fallback row: 3 where
     pytest printed "1 passed" and exited 0; every case skipped: 5) and where the verdict is more serious than
@@ -233,12 +251,9 @@ def test_pytest_agrees_with_the_cli(name, workers, tmp_path):
     check(name, through_pytest(tmp_path / name, options, *workers), "pytest " + " ".join(workers))
 
 
-@pytest.mark.process
 def test_an_invalid_suite_is_a_usage_error_in_python_and_a_collection_error_in_pytest(tmp_path):
     options = scenario(tmp_path, "invalid_suite")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
-                           "suites", *pytest_args(options)], cwd=tmp_path, env=cli_env(), capture_output=True,
-                          text=True, timeout=300)
+    done = pytest_here(tmp_path, "suites", *pytest_args(options))
     # pytest's own code for a file it cannot collect (2, "errors during collection"), the suite's error shown
     assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout
     assert "ERROR suites/bad.yaml" in done.stdout and "bad.yaml:" in done.stdout
@@ -270,8 +285,7 @@ def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, 
     writes it and re-raises CancelledError: tests/frontends/test_evaluate_api.py.)"""
     slow_project(tmp_path)
     command = [sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "1"] if front_end == "cli" else \
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "suites",
-         "--evalrun-output-dir", "out"]
+        pytest_command("suites", "--evalrun-output-dir", "out")
     process = subprocess.Popen(command, cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     results = tmp_path / "out" / "results.jsonl"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_helpers import cli_env, write
+from tests.helpers.pytest_plugin import pytest_command
 
 pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
@@ -47,8 +48,7 @@ def project_interrupted_while_importing(root: Path) -> None:
 def test_a_signal_while_a_case_imports_its_agent_interrupts_the_run(front_end, tmp_path):
     project_interrupted_while_importing(tmp_path)
     command = [sys.executable, "-m", "runner", "suites", "--output-dir", "out", "-j", "1"] if front_end == "cli" else \
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "suites",
-         "--evalrun-output-dir", "out"]
+        pytest_command("suites", "--evalrun-output-dir", "out")
     done = subprocess.run(command, cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     summary = json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
