@@ -3,8 +3,11 @@ agent and the LangGraph and OpenAI Agents SDK wrappers, the last three against t
 OpenAI-compatible server (their OPENAI_BASE_URL), through the real CLI."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -47,20 +50,42 @@ def run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_the_python_api_examples_run_as_written(tmp_path):
+# pytest plugins that other packages install here (langsmith's comes with langchain-openai, for the LangGraph
+# example; logfire's and hypothesis's with the dev extra) are not under test and cost ~2 s of each pytest's start;
+# evalrun's own plugin still loads by its entry point, as where evalrun alone is installed
+OTHER_PLUGINS_OFF = ("-p", "no:langsmith_plugin", "-p", "no:logfire", "-p", "no:pytest_logfire",
+                     "-p", "no:hypothesispytest")
+
+
+@contextlib.contextmanager
+def as_a_script_in(root: Path, monkeypatch):
+    """`python SCRIPT` in `root`, in this process: the script's folder first on sys.path, `root` the working
+    directory, and the modules imported from `root` forgotten after (the next test's `my_agents` is its own)."""
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))
+    try:
+        yield
+    finally:
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(f"{root}{os.sep}"):
+                del sys.modules[name]
+
+
+def test_the_python_api_examples_run_as_written(tmp_path, monkeypatch, capsys):
     root = project_from_readme(tmp_path, "run_evals.py", "tests/test_support_agent.py", "run_evals_async.py",
                                "my_agents/support.py", "evals/greeting.yaml")
-    script = run(root, "run_evals.py")
-    assert script.returncode == 0, script.stdout + script.stderr
-    assert script.stdout.splitlines() == ["0 1.0", "greeting passed"]
-    as_test = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_support_agent.py")
+    # the two scripts are Python the page shows: run here, as `python run_evals.py` would run them
+    with as_a_script_in(root, monkeypatch):
+        runpy.run_path("run_evals.py", run_name="__main__")  # raise_for_failures() would raise here
+        assert capsys.readouterr().out.splitlines() == ["0 1.0", "greeting passed"]
+        runpy.run_path("run_evals_async.py", run_name="__main__")
+        assert capsys.readouterr().out == "True 1\n"
+    as_test = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF, "tests/test_support_agent.py")
     assert as_test.returncode == 0, as_test.stdout + as_test.stderr
     assert "1 passed" in as_test.stdout
-    in_async = run(root, "run_evals_async.py")
-    assert (in_async.returncode, in_async.stdout) == (0, "True 1\n"), in_async.stderr
     # the same test fails with evalrun's explanation when the agent does not do what the suite wants
     (root / "my_agents" / "support.py").write_text("def respond(messages, context):\n    return 'Go away.'\n")
-    failing = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_support_agent.py")
+    failing = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF, "tests/test_support_agent.py")
     assert failing.returncode == 1
     shown = [line for line in failing.stdout.splitlines() if line.startswith(("E ", ">"))]
     assert shown[:5] == [
@@ -153,7 +178,7 @@ def test_the_pytest_output_shown_is_what_pytest_prints(tmp_path):
     env = cli_env(COLUMNS="80")
     for name in ("CI", "BUILD_NUMBER"):  # pytest prints its summary lines whole on CI: the README shows a terminal
         env.pop(name, None)
-    done = subprocess.run([sys.executable, "-m", *command, "-p", "no:cacheprovider", "--evalrun-output-dir",
-                           str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", *command, "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF,
+                           "--evalrun-output-dir", str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     printed = done.stdout.splitlines()
     assert done.returncode == 1 and all(line in printed for line in shown), done.stdout
