@@ -1,6 +1,6 @@
 """The docs' Python examples run as written: the Python API (a script, a test, async), the Google ADK
 agent and the LangGraph and OpenAI Agents SDK wrappers, the last three against the fake
-OpenAI-compatible server (their OPENAI_BASE_URL), through the real CLI."""
+OpenAI-compatible server (their OPENAI_BASE_URL), through the CLI (in this process, as other agents' tests run it)."""
 from __future__ import annotations
 
 import contextlib
@@ -17,10 +17,8 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.docs_pages import all_pages, page
-
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 README = all_pages()  # the pages are one text here: the examples name their files
 
@@ -71,6 +69,7 @@ def as_a_script_in(root: Path, monkeypatch):
                 del sys.modules[name]
 
 
+@pytest.mark.process  # the page's test file runs under pytest in a process of its own
 def test_the_python_api_examples_run_as_written(tmp_path, monkeypatch, capsys):
     root = project_from_readme(tmp_path, "run_evals.py", "tests/test_support_agent.py", "run_evals_async.py",
                                "my_agents/support.py", "evals/greeting.yaml")
@@ -116,8 +115,8 @@ WEATHER_SUITE = """
 
 def run_agent(root: Path, agent: dict, fake: FakeOpenAI, name: str = "target") -> dict:
     write(root / "evalrun.yaml", f"embeddings: {{enabled: false}}\nagents:\n  {name}: {json.dumps(agent)}\n")
-    done = run(root, "-m", "runner", "suites/", "--output-dir", "out", OPENAI_BASE_URL=fake.base_url,
-               OPENAI_API_KEY="sk-test")
+    done = run_cli("suites/", "--output-dir", "out", cwd=root,  # in this process: the agent is what is under test
+                   env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"})
     assert done.returncode == 0, done.stdout + done.stderr
     [case] = json.loads((root / "out" / "report.json").read_text())["cases"]
     return case
@@ -172,6 +171,7 @@ def test_the_adk_agent_and_its_case_run_as_written(tmp_path):
     assert saved["state"] == {"tier": "gold", "last_order": "A-1042"}
 
 
+@pytest.mark.process  # `pytest suites/failing -q`, as the page shows it
 def test_the_pytest_output_shown_is_what_pytest_prints(tmp_path):
     block = re.search(r"```text\n\$ (pytest suites/failing -q)\n(.*?)```", README, flags=re.S)
     command, shown = block.group(1).split(), [line for line in block.group(2).splitlines() if line != "..."]
