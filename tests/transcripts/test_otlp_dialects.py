@@ -20,6 +20,7 @@ import pytest
 from runner.transcripts.read import TranscriptError, build_trajectory
 from runner.transcripts.transcript_file import read_conversations, read_recording
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.otel_agent import check_group
 from tests.fakes.otel_weather import weather_model
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 
@@ -45,6 +46,20 @@ def exports(tmp_path_factory) -> dict[str, Path]:
             _, stderr = process.communicate(timeout=300)
             assert process.returncode == 0, f"{group}: {stderr[-3000:]}"
     return {dialect: root / dialect for dialect in DIALECTS}
+
+
+def test_the_groups_share_a_process_only_where_nothing_leaks():
+    """What one dialect leaves in its process (a global provider, a semconv choice read once, an instrumented
+    `openai`) would change the next one's export: such groups are refused before anything runs."""
+    for group in GROUPS:
+        check_group(group)
+    for group, says in ((["logfire", "genai"], "logfire configures the global tracer provider: it must be the last"),
+                        (["genai", "genai-events"], "genai-events opts in to semantic conventions read once per "
+                                                    "process: no other openai-v2 dialect may share its process"),
+                        (["genai", "adk"], "the ADK dialects go in a process of their own")):
+        with pytest.raises(SystemExit) as refused:
+            check_group(group)
+        assert says in str(refused.value), group
 
 
 def _calls(messages: list[dict]) -> list[tuple]:
