@@ -234,8 +234,9 @@ def openai_patch_points() -> tuple:
     import openai
     from openai.resources.chat.completions import AsyncCompletions, Completions
 
-    return tuple(id(inspect.getattr_static(owner, name)) for owner, name in ((Completions, "create"), (AsyncCompletions, "create"),
-                                                           (openai.OpenAI, "request"), (openai.AsyncOpenAI, "request")))
+    points = ((Completions, "create"), (AsyncCompletions, "create"), (openai.OpenAI, "request"),
+              (openai.AsyncOpenAI, "request"))
+    return tuple(id(inspect.getattr_static(owner, name)) for owner, name in points)
 
 
 @contextlib.contextmanager
@@ -250,6 +251,8 @@ def own_environment():
 
 
 def main() -> None:
+    if len(sys.argv) < 4:
+        raise SystemExit("usage: python tests/fakes/otel_agent.py OUT_ROOT BASE_URL DIALECT...")
     out_root, base_url, dialects = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
     check_group(dialects)
     patched = openai_patch_points() if not dialects[0].startswith("adk") else None
