@@ -15,7 +15,7 @@ from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.cli_helpers import REPO, cli_env, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
 from tests.helpers.docs_pages import all_pages, page, section
 from tests.helpers.shared_data import require_shared
 
@@ -57,7 +57,7 @@ def test_the_three_commands_of_an_adk_user(tmp_path):
         done = run(step, tmp_path)
         assert done.returncode == 0, (step, done.stdout, done.stderr)
     assert (tmp_path / "suites" / "weather.yaml").is_file()
-    converted = run(["evalrun", "run", "suites", "-c", "evalrun.yaml"], tmp_path)
+    converted = run_cli("run", "suites", "-c", "evalrun.yaml", cwd=tmp_path)  # the test's own check: in this process
     assert converted.returncode == 0, converted.stdout + converted.stderr
 
 

@@ -7,14 +7,13 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers.agentflow_agent import PROJECT, venv_python, weather_model
-from tests.helpers.cli_helpers import cli_env, write, write_json
+from tests.helpers.cli_helpers import cli_env, run_cli, write, write_json
 from tests.helpers.docs_pages import page, section
 
 SECTION = section(page("how-to/migrate.md"), "## Coming from Agentflow / 10xGraph")
@@ -87,12 +86,10 @@ def test_the_three_commands_of_a_10xgraph_team(tmp_path):
     assert [c["name"] for c in cases["hi"]["checks"]] == ["tool_name_match", "rouge_match"]  # confeval.py's
 
 
-@pytest.mark.process
 def test_python_evals_are_read_only_when_asked(tmp_path):
     python_project(tmp_path)
     (tmp_path / "evals" / "weather_eval.py").write_text("raise SystemExit('imported!')\n")
-    done = subprocess.run([sys.executable, "-m", "runner", "validate", "evals"], cwd=tmp_path,
-                          env=cli_env(), capture_output=True, text=True, timeout=120)
+    done = run_cli("validate", "evals", cwd=tmp_path)  # an import here would end the command with 'imported!'
     assert (done.returncode, "imported!" in done.stdout + done.stderr) == (0, False)
     assert not (tmp_path / "evals" / "__pycache__").exists()  # nothing of the project was imported
 
@@ -100,8 +97,6 @@ def test_python_evals_are_read_only_when_asked(tmp_path):
 @pytest.mark.parametrize("python", ["/nonexistent/python3"])
 def test_an_interpreter_without_the_library_is_a_clear_error(tmp_path, python):
     python_project(tmp_path)
-    from tests.helpers.cli_helpers import run_cli
-
     done = run_cli("convert", "evals", "--from", "agentflow-python", "--python", python, "-o", "out", cwd=tmp_path)
     assert done.returncode == 4
     assert "the project's Python evals could not be read with /nonexistent/python3" in done.stderr

@@ -1,10 +1,13 @@
 """The docs' Python examples run as written: the Python API (a script, a test, async), the Google ADK
 agent and the LangGraph and OpenAI Agents SDK wrappers, the last three against the fake
-OpenAI-compatible server (their OPENAI_BASE_URL), through the real CLI."""
+OpenAI-compatible server (their OPENAI_BASE_URL), through the CLI (in this process, as other agents' tests run it)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +17,8 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.docs_pages import all_pages, page
-
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 README = all_pages()  # the pages are one text here: the examples name their files
 
@@ -47,20 +48,43 @@ def run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_the_python_api_examples_run_as_written(tmp_path):
+# pytest plugins that other packages install here (langsmith's comes with langchain-openai, for the LangGraph
+# example; logfire's and hypothesis's with the dev extra) are not under test and cost ~2 s of each pytest's start;
+# evalrun's own plugin still loads by its entry point, as where evalrun alone is installed
+OTHER_PLUGINS_OFF = ("-p", "no:langsmith_plugin", "-p", "no:logfire", "-p", "no:pytest_logfire",
+                     "-p", "no:hypothesispytest")
+
+
+@contextlib.contextmanager
+def as_a_script_in(root: Path, monkeypatch):
+    """`python SCRIPT` in `root`, in this process: the script's folder first on sys.path, `root` the working
+    directory, and the modules imported from `root` forgotten after (the next test's `my_agents` is its own)."""
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))
+    try:
+        yield
+    finally:
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(f"{root}{os.sep}"):
+                del sys.modules[name]
+
+
+@pytest.mark.process  # the page's test file runs under pytest in a process of its own
+def test_the_python_api_examples_run_as_written(tmp_path, monkeypatch, capsys):
     root = project_from_readme(tmp_path, "run_evals.py", "tests/test_support_agent.py", "run_evals_async.py",
                                "my_agents/support.py", "evals/greeting.yaml")
-    script = run(root, "run_evals.py")
-    assert script.returncode == 0, script.stdout + script.stderr
-    assert script.stdout.splitlines() == ["0 1.0", "greeting passed"]
-    as_test = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_support_agent.py")
+    # the two scripts are Python the page shows: run here, as `python run_evals.py` would run them
+    with as_a_script_in(root, monkeypatch):
+        runpy.run_path("run_evals.py", run_name="__main__")  # raise_for_failures() would raise here
+        assert capsys.readouterr().out.splitlines() == ["0 1.0", "greeting passed"]
+        runpy.run_path("run_evals_async.py", run_name="__main__")
+        assert capsys.readouterr().out == "True 1\n"
+    as_test = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF, "tests/test_support_agent.py")
     assert as_test.returncode == 0, as_test.stdout + as_test.stderr
     assert "1 passed" in as_test.stdout
-    in_async = run(root, "run_evals_async.py")
-    assert (in_async.returncode, in_async.stdout) == (0, "True 1\n"), in_async.stderr
     # the same test fails with evalrun's explanation when the agent does not do what the suite wants
     (root / "my_agents" / "support.py").write_text("def respond(messages, context):\n    return 'Go away.'\n")
-    failing = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_support_agent.py")
+    failing = run(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF, "tests/test_support_agent.py")
     assert failing.returncode == 1
     shown = [line for line in failing.stdout.splitlines() if line.startswith(("E ", ">"))]
     assert shown[:5] == [
@@ -91,8 +115,8 @@ WEATHER_SUITE = """
 
 def run_agent(root: Path, agent: dict, fake: FakeOpenAI, name: str = "target") -> dict:
     write(root / "evalrun.yaml", f"embeddings: {{enabled: false}}\nagents:\n  {name}: {json.dumps(agent)}\n")
-    done = run(root, "-m", "runner", "suites/", "--output-dir", "out", OPENAI_BASE_URL=fake.base_url,
-               OPENAI_API_KEY="sk-test")
+    done = run_cli("suites/", "--output-dir", "out", cwd=root,  # in this process: the agent is what is under test
+                   env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"})
     assert done.returncode == 0, done.stdout + done.stderr
     [case] = json.loads((root / "out" / "report.json").read_text())["cases"]
     return case
@@ -147,13 +171,14 @@ def test_the_adk_agent_and_its_case_run_as_written(tmp_path):
     assert saved["state"] == {"tier": "gold", "last_order": "A-1042"}
 
 
+@pytest.mark.process  # `pytest suites/failing -q`, as the page shows it
 def test_the_pytest_output_shown_is_what_pytest_prints(tmp_path):
     block = re.search(r"```text\n\$ (pytest suites/failing -q)\n(.*?)```", README, flags=re.S)
     command, shown = block.group(1).split(), [line for line in block.group(2).splitlines() if line != "..."]
     env = cli_env(COLUMNS="80")
     for name in ("CI", "BUILD_NUMBER"):  # pytest prints its summary lines whole on CI: the README shows a terminal
         env.pop(name, None)
-    done = subprocess.run([sys.executable, "-m", *command, "-p", "no:cacheprovider", "--evalrun-output-dir",
-                           str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", *command, "-p", "no:cacheprovider", *OTHER_PLUGINS_OFF,
+                           "--evalrun-output-dir", str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     printed = done.stdout.splitlines()
     assert done.returncode == 1 and all(line in printed for line in shown), done.stdout

@@ -1,23 +1,29 @@
 """A small tool-calling weather agent, traced by a real OpenTelemetry instrumentation, exported as OTLP/JSON.
 
-    python tests/fakes/otel_agent.py DIALECT OUT_DIR BASE_URL
-    python tests/fakes/otel_agent.py adk+adk-multi OUT_ROOT BASE_URL    (OUT_ROOT/adk, OUT_ROOT/adk-multi)
+    python tests/fakes/otel_agent.py OUT_ROOT BASE_URL DIALECT...
 
-Runs two conversations (two user turns each) with the `openai` client against BASE_URL (the fake OpenAI
-server of the calling test), with DIALECT's instrumentation installed: `genai` (opentelemetry-
+For each DIALECT, runs two conversations (two user turns each) with the `openai` client against BASE_URL (the
+fake OpenAI server of the calling test), with DIALECT's instrumentation installed: `genai` (opentelemetry-
 instrumentation-openai-v2, content on spans, bare), `genai-agent` (the same plus invoke_agent/execute_tool
 spans with a conversation id, made with the SDK's tracer as GenAI frameworks do), `openinference`
 (openinference-instrumentation-openai, AGENT/TOOL spans, session.id), `openllmetry` (Traceloop's
 opentelemetry-instrumentation-openai, bare), `genai-events` (openai-v2 with the content only in log events,
-written to the same file as a collector with one file exporter does), `logfire` (logfire.instrument_openai, a span per turn), and
-Google ADK's own tracing: `adk` (schema 2, content on spans), `adk-legacy` (schema 1, gcp.vertex.agent.*),
-`adk-multi` / `adk-legacy-multi` (a root agent that transfers to the weather agent).
-Writes OUT_DIR/traces.otlp.json (one request), OUT_DIR/traces.jsonl (one request per exported batch, as
-the collector's file exporter writes) and OUT_DIR/conversation-N.json (the same conversation as the OpenAI
-messages the agent held), and prints the conversation ids as JSON. Runs in its own process because
-instrumentations patch the `openai` module for good. Google ADK's dialects of one schema may share a process
-(`adk+adk-multi`, `adk-legacy+adk-legacy-multi`: the schema is read from the environment, the rest is the agents
-made): ADK brings litellm, ~9 s of imports a process.
+written to the same file as a collector with one file exporter does), `logfire` (logfire.instrument_openai,
+a span per turn), and Google ADK's own tracing (tests/fakes/otel_adk.py): `adk` (schema 2, content on spans),
+`adk-legacy` (schema 1, gcp.vertex.agent.*), `adk-multi` / `adk-legacy-multi` (a root agent that transfers
+to the weather agent). Writes OUT_ROOT/DIALECT/traces.otlp.json (one request), .../traces.jsonl (one request
+per exported batch, as the collector's file exporter writes) and .../conversation-N.json (the same
+conversation as the OpenAI messages the agent held).
+
+Several dialects share a process (the imports, litellm's above all, are most of the cost) where nothing of
+one leaks into the next: each dialect gets its own environment (restored after it), its own tracer provider
+and collector, and its `openai` instrumentation is removed before the next dialect runs. What cannot be
+undone decides the grouping, checked by `check_group`: `logfire` configures the global provider, so it comes
+last; `genai-events` opts in to the experimental GenAI semantic conventions, which OpenTelemetry reads once
+per process, so it shares a process with no other openai-v2 dialect; ADK's tracing goes to the global
+provider and litellm calls `openai`, so the ADK dialects share a process with no instrumented one. And a
+dialect whose instrumentation leaves its wrapper behind when removed (Traceloop's does) can only come last:
+`main` stops if one did.
 """
 from __future__ import annotations
 
@@ -29,117 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-SYSTEM = "You are a weather assistant. Use get_weather for weather questions."
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Get the current weather for a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-WEATHER = {"Paris": (18, "sunny"), "Tokyo": (12, "rainy"), "London": (9, "cloudy"), "Oslo": (-2, "snowy")}
-CONVERSATIONS = [("conv-weather-0001", ["What's the weather in Paris?", "And in Tokyo?"]),
-                 ("conv-weather-0002", ["What's the weather in London?", "And in Oslo?"])]
-
-
-def weather_model(request: dict):
-    """The fake server's model: a user question -> a get_weather call; a tool result -> the answer."""
-    from tests.fakes.openai_server import Reply, tool_call
-
-    messages = request["messages"]
-    last = messages[-1]
-    if "Delegate" in json.dumps(messages[0]) and last["role"] == "user":  # ADK's root agent hands over
-        return Reply(tool_calls=[tool_call("transfer_to_agent", {"agent_name": "weather_agent"}, "call_transfer")])
-    if last["role"] == "tool":
-        data = json.loads(last["content"])
-        return Reply(content=f"It is {data['condition']} and {data['temperature_c']}\u00b0C in {data['city']}.")
-    asked = [m for m in messages if m["role"] == "user" and "For context" not in json.dumps(m)]
-    text = asked[-1]["content"] if isinstance(asked[-1]["content"], str) else json.dumps(asked[-1]["content"])
-    city = next(c for c in WEATHER if c in text)
-    calls = sum(len(m.get("tool_calls") or []) for m in messages)
-    return Reply(tool_calls=[tool_call("get_weather", {"city": city}, f"call_{calls + 1:03d}")])
-
-
-def get_weather(city: str) -> dict:
-    temperature, condition = WEATHER[city]
-    return {"city": city, "temperature_c": temperature, "condition": condition}
-
-
-class Collector:
-    """A SpanExporter keeping every exported batch, to write them as OTLP/JSON."""
-
-    def __init__(self):
-        self.batches: list[list] = []
-
-    def export(self, spans):
-        from opentelemetry.sdk.trace.export import SpanExportResult
-
-        self.batches.append(list(spans))
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self):
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
-
-    def write(self, out: Path, logs: list | None = None) -> None:
-        """traces.otlp.json: one request; traces.jsonl: a request per batch. Log records (GenAI events),
-        when there are any, follow as a logs request of their own, as a collector's single file exporter
-        for both pipelines writes them (then traces.otlp.json holds two compact lines)."""
-        from runner.report.otlp_json import spans_document, spans_json_line
-
-        every = [span for batch in self.batches for span in batch]
-        lines = "".join(spans_json_line(b) + "\n" for b in self.batches if b)
-        if logs:
-            events = logs_json_line(logs) + "\n"
-            (out / "traces.otlp.json").write_text(spans_json_line(every) + "\n" + events)
-            (out / "traces.jsonl").write_text(lines + events)
-            return
-        (out / "traces.otlp.json").write_text(json.dumps(spans_document(every), indent=1, ensure_ascii=False))
-        (out / "traces.jsonl").write_text(lines)
-
-
-def logs_json_line(records: list) -> str:
-    """SDK log records as one OTLP/JSON logs request (hex ids, as the OTLP JSON encoding wants)."""
-    import base64
-
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-
-    def hexed(node):
-        if isinstance(node, dict):
-            return {k: base64.b64decode(v).hex() if k in ("traceId", "spanId") and isinstance(v, str) else hexed(v)
-                    for k, v in node.items()}
-        return [hexed(v) for v in node] if isinstance(node, list) else node
-
-    return json.dumps(hexed(MessageToDict(encode_logs(records), use_integers_for_enums=True)), ensure_ascii=False)
-
-
-def log_collector():
-    """A log record exporter keeping every record (the class name differs between SDK versions)."""
-    try:
-        from opentelemetry.sdk._logs.export import LogRecordExporter as Base, LogRecordExportResult as Done
-    except ImportError:
-        from opentelemetry.sdk._logs.export import LogExporter as Base, LogExportResult as Done
-
-    class Records(Base):
-        def __init__(self):
-            self.records: list = []
-
-        def export(self, batch):
-            self.records.extend(batch)
-            return Done.SUCCESS
-
-        def shutdown(self):
-            pass
-
-        def force_flush(self, timeout_millis: int = 30000) -> bool:
-            return True
-
-    return Records()
-
-
-def exporter_class():
-    from opentelemetry.sdk.trace.export import SpanExporter
-
-    return type("CollectorExporter", (Collector, SpanExporter), {})
+from tests.fakes.otel_collect import exporter_class, log_collector
+from tests.fakes.otel_weather import CONVERSATIONS, SYSTEM, TOOLS, get_weather
 
 
 class Hooks:
@@ -216,64 +113,82 @@ class LogfireHooks(Hooks):
         return logfire.span("agent turn {agent_name}", agent_name="weather_agent")
 
 
-def install(dialect: str):
-    """Set up tracing for `dialect`: (collector, hooks)."""
-    from opentelemetry import trace
+def install(dialect: str, out: Path):
+    """Set up tracing for `dialect`: (provider, collector, hooks, logs collector or None, undo)."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     collector = exporter_class()()
-    if dialect == "logfire":
+    if dialect == "logfire":  # configures the global provider: the last dialect of its process
         import logfire
 
         logfire.configure(send_to_logfire=False, console=False, service_name="weather",
                           additional_span_processors=[SimpleSpanProcessor(collector)])
         logfire.instrument_openai()
-        return collector, LogfireHooks()
+        from opentelemetry import trace
+
+        return trace.get_tracer_provider(), collector, LogfireHooks(), None, lambda: None
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(collector))
-    trace.set_tracer_provider(provider)
-    tracer = trace.get_tracer("weather_agent_app")
+    tracer = provider.get_tracer("weather_agent_app")
     if dialect == "genai-events":  # the content only in log events: EVENT_ONLY, as the GenAI util emits them
         os.environ.update(OTEL_SEMCONV_STABILITY_OPT_IN="gen_ai_latest_experimental",
                           OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="event_only",
                           OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT="true")
-        from opentelemetry._logs import set_logger_provider
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-        global LOGS
-        LOGS = log_collector()
+        logs = log_collector()
         logger_provider = LoggerProvider()
-        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(LOGS))
-        set_logger_provider(logger_provider)
-        OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
-        return collector, Hooks()
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=provider, logger_provider=logger_provider)
+        return provider, collector, Hooks(), logs, instrumentor.uninstrument
     if dialect in ("genai", "genai-agent"):
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         from runner.report.otlp_json import json_lines_exporter
 
         # the README's one line: evalrun's exporter writes what the collector's file exporter would
-        provider.add_span_processor(BatchSpanProcessor(json_lines_exporter(OUT / "exported.jsonl")))
+        provider.add_span_processor(BatchSpanProcessor(json_lines_exporter(out / "exported.jsonl")))
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
-        return collector, GenAIHooks(tracer) if dialect == "genai-agent" else Hooks()
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        return provider, collector, GenAIHooks(tracer) if dialect == "genai-agent" else Hooks(), None, \
+            instrumentor.uninstrument
     if dialect == "openinference":
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
-        return collector, OpenInferenceHooks(tracer)
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        return provider, collector, OpenInferenceHooks(tracer), None, instrumentor.uninstrument
     if dialect == "openllmetry":
         os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
-        return collector, Hooks()
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        return provider, collector, Hooks(), None, instrumentor.uninstrument
     raise SystemExit(f"unknown dialect {dialect}")
+
+
+def run_openai(dialect: str, base_url: str, out: Path) -> None:
+    """The agent on the `openai` client, traced by `dialect`'s instrumentation, removed again at the end."""
+    import openai
+
+    provider, collector, hooks, logs, undo = install(dialect, out)
+    client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
+    try:
+        for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
+            messages = converse(client, hooks, conversation_id, turns)
+            (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
+    finally:
+        undo()
+    provider.shutdown()  # flushes the batch processors
+    collector.write(out, logs.records if logs is not None else None)
 
 
 def converse(client, hooks: Hooks, conversation_id: str, turns: list[str]) -> list[dict]:
@@ -296,122 +211,63 @@ def converse(client, hooks: Hooks, conversation_id: str, turns: list[str]) -> li
     return messages
 
 
-def run_adk(dialects: list[str], base_url: str, outs: list[Path]) -> None:
-    """Google ADK's own tracing (google.adk.telemetry): an LlmAgent on LiteLlm against the fake server;
-    `adk` is schema 2 with content on spans, `adk-legacy` the legacy schema (gcp.vertex.agent.* JSON);
-    `-multi` puts a root agent in front that transfers to the weather agent. Each dialect's spans are
-    written to its own folder; those of one process share the schema."""
-
-    if len({"legacy" in dialect for dialect in dialects}) != 1:
-        raise SystemExit("ADK's schema is one per process: give legacy and current dialects separately")
-    if "legacy" in dialects[0]:
-        os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
-    else:
-        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
-    collector = exporter_class()()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(collector))
-    trace.set_tracer_provider(provider)
-    for dialect, out in zip(dialects, outs, strict=True):
-        collector.batches.clear()
-        converse_adk(dialect, base_url, out)
-        provider.force_flush()
-        collector.write(out)
+OPENAI_V2 = ("genai", "genai-agent", "genai-events")
 
 
-def converse_adk(dialect: str, base_url: str, out: Path) -> None:
-    import asyncio
-
-    from google.adk.agents import LlmAgent
-    from google.adk.models.lite_llm import LiteLlm
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
-
-    def model():
-        return LiteLlm(model="openai/fake-model", api_base=base_url, api_key="sk-test")
-
-    instructions: list[str] = []  # what ADK sent as the system prompt, the first model call's
-
-    def keep_instruction(callback_context, llm_request):
-        instructions.append(str(llm_request.config.system_instruction))
-        return None
-
-    weather = LlmAgent(name="weather_agent", model=model(), instruction=SYSTEM, tools=[get_weather],
-                       description="Answers weather questions", before_model_callback=keep_instruction)
-    root = weather
-    if dialect.endswith("multi"):
-        root = LlmAgent(name="root_agent", model=model(), instruction="Delegate weather questions to weather_agent.",
-                        sub_agents=[weather], before_model_callback=keep_instruction)
-
-    async def converse_all() -> None:
-        runner = InMemoryRunner(agent=root, app_name="weather_app")
-        for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
-            await runner.session_service.create_session(app_name="weather_app", user_id="u1",
-                                                        session_id=conversation_id)
-            instructions.clear()
-            for text in turns:
-                message = types.Content(role="user", parts=[types.Part(text=text)])
-                async for _ in runner.run_async(user_id="u1", session_id=conversation_id, new_message=message):
-                    pass
-            session = await runner.session_service.get_session(app_name="weather_app", user_id="u1",
-                                                               session_id=conversation_id)
-            messages = [{"role": "system", "content": instructions[0]}] + adk_messages(session.events)
-            (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
-
-    asyncio.run(converse_all())
+def check_group(dialects: list[str]) -> None:
+    """Refuse a group whose dialects would leak into each other (see the module's doc)."""
+    adk = [d for d in dialects if d.startswith("adk")]
+    if adk and len(adk) < len(dialects):
+        raise SystemExit("the ADK dialects go in a process of their own (litellm calls the instrumented openai)")
+    if "logfire" in dialects[:-1]:
+        raise SystemExit("logfire configures the global tracer provider: it must be the last dialect")
+    if "genai-events" in dialects and len([d for d in dialects if d in OPENAI_V2]) > 1:
+        raise SystemExit("genai-events opts in to semantic conventions read once per process: "
+                         "no other openai-v2 dialect may share its process")
 
 
-def adk_messages(events) -> list[dict]:
-    """An ADK session's events as the OpenAI messages evalrun reads: what the conversation was."""
-    messages: list[dict] = []
-    for event in events:
-        for part in (event.content.parts if event.content else None) or []:
-            if part.function_call:
-                call = part.function_call
-                messages.append({"role": "assistant", "content": None, "tool_calls": [{
-                    "id": call.id, "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.args or {})}}]})
-            elif part.function_response:
-                answer = part.function_response
-                messages.append({"role": "tool", "tool_call_id": answer.id, "content": json.dumps(answer.response)})
-            elif part.text:
-                messages.append({"role": "user" if event.author == "user" else "assistant", "content": part.text})
-    return messages
+def openai_patch_points() -> tuple:
+    """What the instrumentations wrap: chat completions' create, the client's request (as the classes hold them:
+    a wrapper compares equal to what it wraps)."""
+    import inspect
+
+    import openai
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    points = ((Completions, "create"), (AsyncCompletions, "create"), (openai.OpenAI, "request"),
+              (openai.AsyncOpenAI, "request"))
+    return tuple(id(inspect.getattr_static(owner, name)) for owner, name in points)
 
 
-OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(".")
-LOGS = None  # the log collector of the genai-events dialect
+@contextlib.contextmanager
+def own_environment():
+    """The dialect's environment variables end with it."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def main() -> None:
-    dialect, out, base_url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-    if "+" in dialect:  # several ADK dialects, each into OUT_ROOT/DIALECT
-        dialects = dialect.split("+")
-        outs = [out / name for name in dialects]
-        for folder in outs:
-            folder.mkdir(parents=True, exist_ok=True)
-        return run_adk(dialects, base_url, outs)
-    out.mkdir(parents=True, exist_ok=True)
-    if dialect.startswith("adk"):
-        return run_adk([dialect], base_url, [out])
-    collector, hooks = install(dialect)
-    import openai
+    if len(sys.argv) < 4:
+        raise SystemExit("usage: python tests/fakes/otel_agent.py OUT_ROOT BASE_URL DIALECT...")
+    out_root, base_url, dialects = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    check_group(dialects)
+    patched = openai_patch_points() if not dialects[0].startswith("adk") else None
+    for n, dialect in enumerate(dialects):
+        out = out_root / dialect
+        out.mkdir(parents=True, exist_ok=True)
+        with own_environment():
+            if dialect.startswith("adk"):
+                from tests.fakes.otel_adk import run_adk
 
-    client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
-    for n, (conversation_id, turns) in enumerate(CONVERSATIONS, start=1):
-        messages = converse(client, hooks, conversation_id, turns)
-        (out / f"conversation-{n}.json").write_text(json.dumps(messages, indent=1, ensure_ascii=False))
-    from opentelemetry import trace
-
-    provider = trace.get_tracer_provider()
-    if hasattr(provider, "shutdown"):
-        provider.shutdown()  # flushes the batch processors
-    collector.write(out, LOGS.records if LOGS is not None else None)
+                run_adk(dialect, base_url, out)
+            else:
+                run_openai(dialect, base_url, out)
+        if patched is not None and n < len(dialects) - 1 and openai_patch_points() != patched:
+            raise SystemExit(f"{dialect} left `openai` instrumented after uninstrument(): run it last in its process")
 
 
 if __name__ == "__main__":

@@ -150,8 +150,10 @@ def test_an_endpoint_that_does_not_answer_is_said_and_a_passing_run_exits_3(tmp_
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    # the exporter retries a refused connection until the send deadline (10 s by default, of which it waited
+    # about 8 here): EVALRUN_OTLP_TIMEOUT, the user's setting for that deadline, shortens it (same code path)
     done = run_cli("run", "suites", "-k", "paris-ok", "--output-dir", "out", "--otlp", f"http://127.0.0.1:{port}",
-                   cwd=tmp_path, timeout=120)
+                   cwd=tmp_path, timeout=120, env={"EVALRUN_OTLP_TIMEOUT": "1"})
     assert f"evalrun: --otlp: cannot send the spans to http://127.0.0.1:{port}/v1/traces" in done.stderr
     assert done.returncode == 3
     assert json.loads((tmp_path / "out/report.json").read_text())["summary"]["passed"] == 1  # the run itself stands
