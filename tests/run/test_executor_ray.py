@@ -21,7 +21,7 @@ import pytest
 
 from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
 from tests.helpers.executors import CASES, _tool_messages, generate, verdicts
 
@@ -29,27 +29,50 @@ ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
 
 
-def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=cli_env())
+def run_local(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The local executor's run the Ray run is compared with, in this process (run_cli: what `python -m runner`
+    gives, without an interpreter's start and imports; nothing of it is about a process)."""
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 @pytest.mark.process
-def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases(cluster, tmp_path):
+def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases_repeated_and_redacted(
+        cluster, tmp_path):
+    """420 generated cases of every kind, --repeat 2, on Ray: the same results as local, case by case and repeat by
+    repeat; a secret (an api_key_env's value) in a recorded conversation is masked where the line is made, on the
+    worker, as the local run masks it. (One pair of runs for both points: a Ray run costs seconds of joining and
+    starting workers whatever its size.)"""
+    secret = "sk-team-judge-0123456789"
     generate(tmp_path, CASES)
-    local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
-    on_ray = cluster.run("suites", "-q", "--executor", "ray", "--output-dir", "ray", cwd=tmp_path)
+    # the key of an agent no case plays: the redactor masks every api_key_env's value (no judge, which would be
+    # asked about the fuzzy text answers and answers nowhere here)
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          unused: {type: model, model: openai/x, api_base: "http://127.0.0.1:9/v1", api_key_env: TEAM_JUDGE_KEY}
+        """)
+    transcript = tmp_path / "suites" / "t" / "case-00000.json"
+    transcript.write_text(transcript.read_text().replace("ABC123", secret))
+    env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
+    local = run_local("suites", "-q", "--repeat", "2", "--executor", "local", "--output-dir", "local", cwd=tmp_path,
+                      env=env)
+    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
+                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
+                            capture_output=True, text=True, timeout=600)
     assert local.returncode == on_ray.returncode == 3, local.stdout[-800:] + on_ray.stdout[-800:] + on_ray.stderr
     assert f"running the cases on the Ray cluster at {cluster.address} (RAY_ADDRESS)" in on_ray.stderr
     one, many = verdicts(tmp_path / "local" / "report.json"), verdicts(tmp_path / "ray" / "report.json")
-    assert len(one) == len(many) == CASES
+    assert len(one) == len(many) == 2 * CASES, "every case, each of its two repeats"
     assert many == one  # every field of every case but its duration
     lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(CASES)]
+    assert sorted(json.loads(line)["id"] for line in lines) == sorted(2 * [f"case-{n:05d}" for n in range(CASES)])
     # the console's tally is the local run's
     tally = [line.split(" in ")[0] for line in local.stdout.splitlines() if " passed" in line and " failed" in line]
     assert tally and tally[-1] in on_ray.stdout, (tally, on_ray.stdout[-600:])
     assert not (cluster.home / ".ray").exists()
+    saved = (tmp_path / "ray" / "results.jsonl").read_text()
+    assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text(), "the secret unmasked"
+    assert "***" in saved, "the secret's conversation is not in the results, masked"
 
 
 @pytest.mark.process
@@ -208,14 +231,24 @@ def test_workers_get_only_the_variables_of_the_models_the_configuration_names():
 
 
 @pytest.mark.process
-def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_says_so(tmp_path):
+def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_leaves_no_key_in_its_files(tmp_path):
+    """The one run here that starts a local cluster (starting one costs ~12 s), so it proves two things: the
+    cluster is started in RAY_TMPDIR, said so, gives the local verdicts and is stopped with the run; and the keys
+    in the run's environment (which the cluster, its child, inherits) reach the workers inside the run's object in
+    Ray's object store, never in a runtime_env that Ray writes in clear to runtime_env_agent.log (readable by
+    anyone on the node): no file of the cluster's temp folder or of the run folder holds one
+    (tests/util/test_secrets_ray.py; the secrets sweep plays live cases on a cluster whose workers have no key)."""
     with short_dir() as ray_tmp:
         _a_local_cluster_in_ray_tmpdir(tmp_path, ray_tmp / "rt")
 
 
 def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
+    from tests.helpers.executor_ray import KEYED_CONFIG, KEYS
+    from tests.helpers.secrets_sweep_project import leaks_in_tree
+
     generate(tmp_path, 50)
-    env = cli_env(HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(ray_tmp),
+    write(tmp_path / "evalrun.yaml", KEYED_CONFIG)  # the judge's api_key_env and a provider's key: sent to workers
+    env = cli_env(**KEYS, HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(ray_tmp),
                   RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
     (tmp_path / "home").mkdir()
@@ -227,7 +260,11 @@ def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
         assert "RAY_ADDRESS is not set: started a local Ray cluster (" in result.stderr
         assert "CPUs) for this run; set RAY_ADDRESS to use a running cluster" in result.stderr
         assert list((ray_tmp / "ray").glob("session_*")), "Ray's files went elsewhere than RAY_TMPDIR"
-        run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
+        assert list(ray_tmp.rglob("runtime_env_agent.log")), "Ray's logs are not where this test reads them"
+        found = leaks_in_tree(ray_tmp, KEYS) + leaks_in_tree(tmp_path / "out", KEYS)
+        assert found == [], "\n".join(found)
+        local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path, env=env)
+        assert local.returncode == 3, local.stdout + local.stderr
         assert verdicts(tmp_path / "out" / "report.json") == verdicts(tmp_path / "local" / "report.json")
         assert not (tmp_path / "home" / ".ray").exists()
     finally:  # the run stops the cluster it started; should it not have, nothing of it outlives the test
@@ -297,33 +334,6 @@ def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_
     assert all(case["error"].startswith("a local Ray cluster could not be started: OSError: ") for case in cases), \
         cases[0]["error"]
     assert "AF_UNIX path length cannot exceed 107 bytes" in cases[0]["error"]
-
-
-@pytest.mark.process
-def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path):
-    """--repeat 2 on Ray: the same results as local, case by case; a secret (an api_key_env's value) in a
-    recorded conversation is masked where the line is made, on the worker, as the local run masks it."""
-    secret = "sk-team-judge-0123456789"
-    generate(tmp_path, 40)
-    write(tmp_path / "evalrun.yaml", """
-        embeddings: {enabled: false}
-        enable_fuzzy_matching: false
-        judge: {model: openai/gpt-4o-mini, api_key_env: TEAM_JUDGE_KEY}
-        """)
-    transcript = tmp_path / "suites" / "t" / "case-00000.json"
-    transcript.write_text(transcript.read_text().replace("ABC123", secret))
-    env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
-    local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "local",
-                            "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
-                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
-                            capture_output=True, text=True, timeout=600)
-    assert local.returncode == on_ray.returncode, local.stdout + on_ray.stdout + on_ray.stderr
-    assert verdicts(tmp_path / "ray" / "report.json") == verdicts(tmp_path / "local" / "report.json")
-    assert len(verdicts(tmp_path / "ray" / "report.json")) == 80
-    saved = (tmp_path / "ray" / "results.jsonl").read_text()
-    assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text()
-    assert "***" in saved
 
 
 # ------------------------------------------------------------------------------------------------ live cases
@@ -442,9 +452,8 @@ def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(clu
     with FakeOpenAI(weather_reply()) as fake:
         weather_project(tmp_path, fake.base_url, 160)
         env = {**cluster.env, "WEATHER_KEY": LEAKED_KEY}
-        local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "local",
-                                "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=600)
+        local = run_local("suites", "-q", "--no-cache", "--executor", "local", "--output-dir", "local", cwd=tmp_path,
+                          env=env)
         on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
                                  "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
                                 capture_output=True, text=True, timeout=600)
