@@ -44,7 +44,7 @@ class _Cluster:
         cluster = self
         if isinstance(target, type):  # the RunLimits actor
             class Actor:
-                class state:  # noqa: N801 - as Ray names an actor's method
+                class state:  # an actor method, as Ray names it
                     @staticmethod
                     def remote():
                         cluster.calls.append("limiter state asked")
