@@ -124,11 +124,12 @@ def test_a_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     killed = None
     deadline = time.monotonic() + 120
     while killed is None and time.monotonic() < deadline and run.poll() is None:
-        busy = [pid for pid in cluster.workers() if "_score_batch" in _cmdline(pid)]
         results = tmp_path / "out" / "results.jsonl"
-        if busy and results.exists() and results.read_text().count("\n") >= 20:  # mid-run: some cases saved
-            killed = busy[0]
-            os.kill(killed, signal.SIGKILL)
+        if results.exists() and results.read_text().count("\n") >= 20:  # mid-run: some cases saved
+            busy = [pid for pid in cluster.workers() if "_score_batch" in _cmdline(pid)]  # (/proc: looked at then)
+            if busy:
+                killed = busy[0]
+                os.kill(killed, signal.SIGKILL)
         time.sleep(0.02)
     out, err = run.communicate(timeout=600)
     assert killed is not None, "no worker was seen scoring a batch mid-run" + out + err
@@ -275,11 +276,13 @@ def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
 
 
 def _started(tmp_path: Path, cluster: Cluster) -> subprocess.Popen:
+    """A run of 400 cases (8 batches of 50, 1 s of scoring each at 0.02 s a case: 4 s on the cluster's two CPUs),
+    once its first batch is saved (0.05 s a case made the tests wait 1.5 s more for it, and proved nothing more)."""
     _slow_suite(tmp_path, 400, """
         import time
 
         def check(case):
-            time.sleep(0.05)
+            time.sleep(0.02)
             return True
         """)
     process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
@@ -612,11 +615,12 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
         killed = None
         deadline = time.monotonic() + 120
         while killed is None and time.monotonic() < deadline and run.poll() is None:
-            players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]
             results = tmp_path / "out" / "results.jsonl"
-            if players and results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
-                killed = players[0]
-                os.kill(killed, signal.SIGKILL)
+            if results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
+                players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]  # (/proc: only then)
+                if players:
+                    killed = players[0]
+                    os.kill(killed, signal.SIGKILL)
             time.sleep(0.02)
         out, err = run.communicate(timeout=600)
     assert killed is not None, "no live worker was seen mid-run" + out + err
