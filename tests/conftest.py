@@ -89,6 +89,26 @@ def evalrun():
     return call
 
 
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """One local Ray cluster (tests.helpers.executor_ray.Cluster: `ray start --head`, 2 CPUs) for every test that
+    runs on one it did not start (starting one costs ~12 s): tests/run's executor and chaos tests, the secrets
+    sweep's Ray leg. Their tests run one at a time against it and kill only workers and drivers, which Ray
+    replaces. Tests about starting a cluster (RAY_ADDRESS unset, a cluster that cannot start) start their own."""
+    from importlib.util import find_spec
+
+    if find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'evalrun[ray]')")
+    from tests.helpers.executor_ray import Cluster, short_dir
+
+    with short_dir() as temp:
+        started = Cluster(tmp_path_factory.mktemp("ray"), temp / "t")
+        try:
+            yield started
+        finally:
+            started.end()
+
 _WATCHED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 

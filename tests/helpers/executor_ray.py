@@ -1,4 +1,5 @@
-"""Shared by several test modules (once in tests/run/test_executor_ray.py): Cluster, RAY_BIN, RAY_CLI, _cmdline, _descendants, _free_port, short_dir."""
+"""Shared by several test modules (once in tests/run/test_executor_ray.py): Cluster, RAY_BIN, RAY_CLI, KEYS, _cmdline,
+_descendants, _free_port, short_dir."""
 from __future__ import annotations
 
 import contextlib
@@ -16,6 +17,17 @@ from tests.helpers.cli_helpers import cli_env
 
 RAY_BIN = Path(sys.executable).with_name("ray")
 
+# Keys a Ray run must send its workers (a judge's api_key_env, the provider key of the models named) and keep out
+# of every file of its cluster (tests/run/test_executor_ray.py's local-cluster run, tests/util/test_secrets_ray.py);
+# no case asks the judge (fuzzy matching off), which answers nowhere
+KEYS = {"MODEL_KEY": "sk-mdl-4d1f0c9a7b3e5d2c8a6f1e0b9d7c5a3e", "OPENAI_API_KEY": "sk-proj-9e8d7c6b5a4f3e2d1c0b"}
+KEYED_CONFIG = """
+    embeddings: {enabled: false}
+    enable_fuzzy_matching: false
+    judge: {model: openai/judge, api_base: "http://127.0.0.1:9/v1", api_key_env: MODEL_KEY}
+    simulator: {model: openai/sim, api_base: "http://127.0.0.1:9/v1"}
+    """
+
 
 RAY_CLI = [str(RAY_BIN)] if RAY_BIN.exists() else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
 
@@ -26,16 +38,36 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
+def _parents() -> dict[int, int]:
+    """Every process's parent, from one pass over /proc (the tests poll for workers every few milliseconds: a
+    pass per process asked about made the polling loop take a core from the run it watches)."""
+    table = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
+            stat = _read(f"/proc/{entry}/stat")
+            if stat:
+                table[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+    return table
+
+
+def _read(path: str) -> bytes:
+    """A /proc file's bytes, b"" once its process is gone (os.read: pathlib's reads cost 5 times as much)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _descendants(pid: int, parents: dict[int, int] | None = None) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for child, parent in (_parents() if parents is None else parents).items():
+        children.setdefault(parent, []).append(child)
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -45,10 +77,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
+    return _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
 
 
 @contextlib.contextmanager
@@ -69,6 +98,7 @@ class Cluster:
         self.home = root / "home"
         self.home.mkdir()
         self.port = _free_port()
+        self._raylets: list[int] = []
         self.address = f"127.0.0.1:{self.port}"
         self.env = cli_env(HOME=str(self.home), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(self.temp),
                            RAY_USAGE_STATS_ENABLED="0")
@@ -82,12 +112,17 @@ class Cluster:
 
     def processes(self) -> list[int]:
         """Every process of this cluster: those naming its temp folder, and their descendants."""
-        mine = [int(p) for p in os.listdir("/proc") if p.isdigit() and str(self.temp) in _cmdline(int(p))]
-        return sorted({*mine, *(d for pid in mine for d in _descendants(pid))})
+        parents = _parents()
+        mine = [pid for pid in parents if str(self.temp) in _cmdline(pid)]
+        return sorted({*mine, *(d for pid in mine for d in _descendants(pid, parents))})
 
     def workers(self) -> list[int]:
-        raylets = [pid for pid in self.processes() if "raylet" in _cmdline(pid).split(" ")[0]]
-        return [pid for raylet in raylets for pid in _descendants(raylet) if _cmdline(pid).startswith("ray::")]
+        """The cluster's worker processes (`ray::...`, the raylet's descendants); the raylet is looked up once."""
+        if not (self._raylets and all(Path(f"/proc/{pid}").exists() for pid in self._raylets)):
+            self._raylets = [pid for pid in self.processes() if "raylet" in _cmdline(pid).split(" ")[0]]
+        parents = _parents()
+        return [pid for raylet in self._raylets for pid in _descendants(raylet, parents)
+                if _cmdline(pid).startswith("ray::")]
 
     def run(self, *args: str, cwd: Path, **popen) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,

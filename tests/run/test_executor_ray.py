@@ -21,7 +21,7 @@ import pytest
 
 from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
-from tests.helpers.cli_helpers import REPO, cli_env, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
 from tests.helpers.executors import CASES, _tool_messages, generate, verdicts
 
@@ -29,27 +29,50 @@ ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
 
 
-def run_local(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=cli_env())
+def run_local(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The local executor's run the Ray run is compared with, in this process (run_cli: what `python -m runner`
+    gives, without an interpreter's start and imports; nothing of it is about a process)."""
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 @pytest.mark.process
-def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases(cluster, tmp_path):
+def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases_repeated_and_redacted(
+        cluster, tmp_path):
+    """420 generated cases of every kind, --repeat 2, on Ray: the same results as local, case by case and repeat by
+    repeat; a secret (an api_key_env's value) in a recorded conversation is masked where the line is made, on the
+    worker, as the local run masks it. (One pair of runs for both points: a Ray run costs seconds of joining and
+    starting workers whatever its size.)"""
+    secret = "sk-team-judge-0123456789"
     generate(tmp_path, CASES)
-    local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
-    on_ray = cluster.run("suites", "-q", "--executor", "ray", "--output-dir", "ray", cwd=tmp_path)
+    # the key of an agent no case plays: the redactor masks every api_key_env's value (no judge, which would be
+    # asked about the fuzzy text answers and answers nowhere here)
+    write(tmp_path / "evalrun.yaml", """
+        embeddings: {enabled: false}
+        agents:
+          unused: {type: model, model: openai/x, api_base: "http://127.0.0.1:9/v1", api_key_env: TEAM_JUDGE_KEY}
+        """)
+    transcript = tmp_path / "suites" / "t" / "case-00000.json"
+    transcript.write_text(transcript.read_text().replace("ABC123", secret))
+    env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
+    local = run_local("suites", "-q", "--repeat", "2", "--executor", "local", "--output-dir", "local", cwd=tmp_path,
+                      env=env)
+    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
+                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
+                            capture_output=True, text=True, timeout=600)
     assert local.returncode == on_ray.returncode == 3, local.stdout[-800:] + on_ray.stdout[-800:] + on_ray.stderr
     assert f"running the cases on the Ray cluster at {cluster.address} (RAY_ADDRESS)" in on_ray.stderr
     one, many = verdicts(tmp_path / "local" / "report.json"), verdicts(tmp_path / "ray" / "report.json")
-    assert len(one) == len(many) == CASES
+    assert len(one) == len(many) == 2 * CASES, "every case, each of its two repeats"
     assert many == one  # every field of every case but its duration
     lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines) == [f"case-{n:05d}" for n in range(CASES)]
+    assert sorted(json.loads(line)["id"] for line in lines) == sorted(2 * [f"case-{n:05d}" for n in range(CASES)])
     # the console's tally is the local run's
     tally = [line.split(" in ")[0] for line in local.stdout.splitlines() if " passed" in line and " failed" in line]
     assert tally and tally[-1] in on_ray.stdout, (tally, on_ray.stdout[-600:])
     assert not (cluster.home / ".ray").exists()
+    saved = (tmp_path / "ray" / "results.jsonl").read_text()
+    assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text(), "the secret unmasked"
+    assert "***" in saved, "the secret's conversation is not in the results, masked"
 
 
 @pytest.mark.process
@@ -84,34 +107,9 @@ def _slow_suite(root: Path, count: int, check: str) -> None:
             json.dumps(_tool_messages("cancel_booking", {"booking": "B1"}, "ok")))
 
 
-@pytest.mark.process
-def test_a_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
-    """A Ray worker process killed from outside while it scores a batch: Ray runs the batch again, every case
-    is scored."""
-    _slow_suite(tmp_path, 400, """
-        import time
-
-        def check(case):
-            time.sleep(0.01)
-            return True
-        """)
-    env = {**cluster.env, "RAY_ADDRESS": cluster.address, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}
-    run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir", "out"],
-                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and time.monotonic() < deadline and run.poll() is None:
-        busy = [pid for pid in cluster.workers() if "_score_batch" in _cmdline(pid)]
-        results = tmp_path / "out" / "results.jsonl"
-        if busy and results.exists() and results.read_text().count("\n") >= 20:  # mid-run: some cases saved
-            killed = busy[0]
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.02)
-    out, err = run.communicate(timeout=600)
-    assert killed is not None, "no worker was seen scoring a batch mid-run" + out + err
-    assert run.returncode == 0, out + err
-    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
-    assert len(cases) == 400 and all(case["status"] == "passed" for case in cases)
+# A Ray worker killed from outside while it scores a batch costs no case (Ray runs the batch again): the chaos run
+# kills one so, and one just after it sent its batch, and asserts every case passed and the run exits 0
+# (tests/run/test_chaos_ray.py::test_ray_workers_killed_while_scoring_and_just_after_sending_cost_no_case).
 
 
 @pytest.mark.process
@@ -208,14 +206,24 @@ def test_workers_get_only_the_variables_of_the_models_the_configuration_names():
 
 
 @pytest.mark.process
-def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_says_so(tmp_path):
+def test_without_ray_address_the_run_starts_a_local_cluster_in_ray_tmpdir_and_leaves_no_key_in_its_files(tmp_path):
+    """The one run here that starts a local cluster (starting one costs ~12 s), so it proves two things: the
+    cluster is started in RAY_TMPDIR, said so, gives the local verdicts and is stopped with the run; and the keys
+    in the run's environment (which the cluster, its child, inherits) reach the workers inside the run's object in
+    Ray's object store, never in a runtime_env that Ray writes in clear to runtime_env_agent.log (readable by
+    anyone on the node): no file of the cluster's temp folder or of the run folder holds one
+    (tests/util/test_secrets_ray.py; the secrets sweep plays live cases on a cluster whose workers have no key)."""
     with short_dir() as ray_tmp:
         _a_local_cluster_in_ray_tmpdir(tmp_path, ray_tmp / "rt")
 
 
 def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
+    from tests.helpers.executor_ray import KEYED_CONFIG, KEYS
+    from tests.helpers.secrets_sweep_project import leaks_in_tree
+
     generate(tmp_path, 50)
-    env = cli_env(HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(ray_tmp),
+    write(tmp_path / "evalrun.yaml", KEYED_CONFIG)  # the judge's api_key_env and a provider's key: sent to workers
+    env = cli_env(**KEYS, HOME=str(tmp_path / "home"), RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(ray_tmp),
                   RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
     (tmp_path / "home").mkdir()
@@ -227,7 +235,11 @@ def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
         assert "RAY_ADDRESS is not set: started a local Ray cluster (" in result.stderr
         assert "CPUs) for this run; set RAY_ADDRESS to use a running cluster" in result.stderr
         assert list((ray_tmp / "ray").glob("session_*")), "Ray's files went elsewhere than RAY_TMPDIR"
-        run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path)
+        assert list(ray_tmp.rglob("runtime_env_agent.log")), "Ray's logs are not where this test reads them"
+        found = leaks_in_tree(ray_tmp, KEYS) + leaks_in_tree(tmp_path / "out", KEYS)
+        assert found == [], "\n".join(found)
+        local = run_local("suites", "-q", "--executor", "local", "--output-dir", "local", cwd=tmp_path, env=env)
+        assert local.returncode == 3, local.stdout + local.stderr
         assert verdicts(tmp_path / "out" / "report.json") == verdicts(tmp_path / "local" / "report.json")
         assert not (tmp_path / "home" / ".ray").exists()
     finally:  # the run stops the cluster it started; should it not have, nothing of it outlives the test
@@ -238,11 +250,13 @@ def _a_local_cluster_in_ray_tmpdir(tmp_path: Path, ray_tmp: Path) -> None:
 
 
 def _started(tmp_path: Path, cluster: Cluster) -> subprocess.Popen:
+    """A run of 400 cases (8 batches of 50, 1 s of scoring each at 0.02 s a case: 4 s on the cluster's two CPUs),
+    once its first batch is saved (0.05 s a case made the tests wait 1.5 s more for it, and proved nothing more)."""
     _slow_suite(tmp_path, 400, """
         import time
 
         def check(case):
-            time.sleep(0.05)
+            time.sleep(0.02)
             return True
         """)
     process = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--executor", "ray", "--output-dir",
@@ -297,33 +311,6 @@ def test_a_cluster_that_cannot_start_makes_every_case_an_error_that_says_so(tmp_
     assert all(case["error"].startswith("a local Ray cluster could not be started: OSError: ") for case in cases), \
         cases[0]["error"]
     assert "AF_UNIX path length cannot exceed 107 bytes" in cases[0]["error"]
-
-
-@pytest.mark.process
-def test_repeats_and_redaction_are_those_of_the_local_executor(cluster, tmp_path):
-    """--repeat 2 on Ray: the same results as local, case by case; a secret (an api_key_env's value) in a
-    recorded conversation is masked where the line is made, on the worker, as the local run masks it."""
-    secret = "sk-team-judge-0123456789"
-    generate(tmp_path, 40)
-    write(tmp_path / "evalrun.yaml", """
-        embeddings: {enabled: false}
-        enable_fuzzy_matching: false
-        judge: {model: openai/gpt-4o-mini, api_key_env: TEAM_JUDGE_KEY}
-        """)
-    transcript = tmp_path / "suites" / "t" / "case-00000.json"
-    transcript.write_text(transcript.read_text().replace("ABC123", secret))
-    env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
-    local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "local",
-                            "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
-                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
-                            capture_output=True, text=True, timeout=600)
-    assert local.returncode == on_ray.returncode, local.stdout + on_ray.stdout + on_ray.stderr
-    assert verdicts(tmp_path / "ray" / "report.json") == verdicts(tmp_path / "local" / "report.json")
-    assert len(verdicts(tmp_path / "ray" / "report.json")) == 80
-    saved = (tmp_path / "ray" / "results.jsonl").read_text()
-    assert secret not in saved and secret not in (tmp_path / "ray" / "report.json").read_text()
-    assert "***" in saved
 
 
 # ------------------------------------------------------------------------------------------------ live cases
@@ -442,9 +429,8 @@ def test_160_live_cases_give_the_verdicts_of_the_local_executor_case_by_case(clu
     with FakeOpenAI(weather_reply()) as fake:
         weather_project(tmp_path, fake.base_url, 160)
         env = {**cluster.env, "WEATHER_KEY": LEAKED_KEY}
-        local = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "local",
-                                "--output-dir", "local"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=600)
+        local = run_local("suites", "-q", "--no-cache", "--executor", "local", "--output-dir", "local", cwd=tmp_path,
+                          env=env)
         on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
                                  "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
                                 capture_output=True, text=True, timeout=600)
@@ -494,12 +480,27 @@ def test_the_llm_layer_takes_its_limits_from_the_factory_it_is_configured_with()
 @pytest.mark.process
 def test_a_ray_run_at_j4_over_two_live_workers_never_has_more_than_4_requests_in_flight(cluster, tmp_path):
     """Two worker processes play the cases, each could send -j requests at once: the run's one budget (the
-    limiter actor) holds the whole run to -j 4, and a model's max_concurrency to its own limit."""
+    limiter actor) holds the whole run to -j 4, and a model's max_concurrency to its own limit. One run for both:
+    half its cases ask a second model, whose max_concurrency is 2 (a Ray run costs seconds of starting workers)."""
     from tests.fakes.openai_server import FakeOpenAI
 
-    in_flight = InFlight()
-    with FakeOpenAI(weather_reply(0.05, in_flight)) as fake:
-        weather_project(tmp_path, fake.base_url, 48)
+    in_flight, second = InFlight(), InFlight()  # all requests; the second model's
+    reply = weather_reply(0.05, in_flight)
+
+    def answer(request: dict):
+        if request.get("model") == "fake2":
+            with second.held():
+                return reply(request)
+        return reply(request)
+
+    with FakeOpenAI(answer) as fake:
+        weather_project(tmp_path, fake.base_url, 96)
+        config = (tmp_path / "evalrun.yaml").read_text()
+        bot2 = config.split("agents:\n", 1)[1].replace("  bot:", "  bot2:", 1).replace(
+            "model: openai/fake", "model: openai/fake2").replace("timeout_s: 60", "timeout_s: 60\n    max_concurrency: 2")
+        (tmp_path / "evalrun.yaml").write_text(config + bot2)
+        for case in sorted((tmp_path / "suites").glob("c*.yaml"))[1::2]:  # every other case asks the second model
+            case.write_text(case.read_text().replace("agent: bot\n", "agent: bot2\n"))
         env = {**cluster.env, "RAY_ADDRESS": cluster.address, "EVALRUN_RAY_LIVE_ACTORS": "2", "WEATHER_KEY": "k"}
         run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "-j", "4", "--executor",
                                 "ray", "--output-dir", "out"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
@@ -511,20 +512,12 @@ def test_a_ray_run_at_j4_over_two_live_workers_never_has_more_than_4_requests_in
         out, err = run.communicate()
         assert run.returncode == 1, out[-1500:] + err
         assert len(players) == 2, players  # two processes played the cases
-        assert len(fake.requests) == 96
-        assert in_flight.most == 4, in_flight.most  # reached, never passed
+        assert len(fake.requests) == 192
+        assert sum(request.get("model") == "fake2" for request in fake.requests) == 96, "half asked the second model"
+        assert in_flight.most == 4, in_flight.most  # the run's -j: reached, never passed
+        assert second.most == 2, second.most  # the second model's max_concurrency: reached, never passed
         cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
-        assert sum(case["status"] == "passed" for case in cases) == 47
-
-        fake.requests.clear()
-        in_flight.most = 0
-        write(tmp_path / "evalrun.yaml", (tmp_path / "evalrun.yaml").read_text().replace(
-            "timeout_s: 60", "timeout_s: 60\n    max_concurrency: 2"))
-        run = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "-j", "4", "--executor",
-                              "ray", "--output-dir", "out2"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                             timeout=600)
-        assert run.returncode == 1, run.stdout[-1500:] + run.stderr
-        assert len(fake.requests) == 96 and in_flight.most == 2, in_flight.most
+        assert sum(case["status"] == "passed" for case in cases) == 95
 
 
 @pytest.mark.process
@@ -595,7 +588,9 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
     from tests.fakes.openai_server import FakeOpenAI
 
     with FakeOpenAI(weather_reply(latency_s=0.1)) as fake:
-        weather_project(tmp_path, fake.base_url, 160)
+        # 5 live batches of 16 (-j 8), 0.4 s of playing each: the kill comes once the first is saved, 4 still to play
+        # (160 cases played 5 more batches after the kill, which proved no more)
+        weather_project(tmp_path, fake.base_url, 80)
         env = {**cluster.env, "RAY_ADDRESS": cluster.address, "WEATHER_KEY": "k"}
         run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--no-cache", "--executor", "ray",
                                 "--output-dir", "out"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
@@ -603,19 +598,20 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
         killed = None
         deadline = time.monotonic() + 120
         while killed is None and time.monotonic() < deadline and run.poll() is None:
-            players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]
             results = tmp_path / "out" / "results.jsonl"
-            if players and results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
-                killed = players[0]
-                os.kill(killed, signal.SIGKILL)
+            if results.exists() and results.read_text().count("\n") >= 16:  # mid-run: a batch saved
+                players = [pid for pid in cluster.workers() if "LiveWorker" in _cmdline(pid)]  # (/proc: only then)
+                if players:
+                    killed = players[0]
+                    os.kill(killed, signal.SIGKILL)
             time.sleep(0.02)
         out, err = run.communicate(timeout=600)
     assert killed is not None, "no live worker was seen mid-run" + out + err
     assert run.returncode == 1, out + err
     cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
-    assert len(cases) == 160
+    assert len(cases) == 80
     assert [case["id"] for case in cases if case["status"] != "passed"] == ["c0003"]
-    assert len(saved_conversations(tmp_path / "out")) == 160
+    assert len(saved_conversations(tmp_path / "out")) == 80
 
 
 @pytest.mark.process

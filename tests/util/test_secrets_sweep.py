@@ -16,12 +16,9 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -176,38 +173,22 @@ def test_no_secret_reaches_any_output_of_a_command(project, leg):
     assert done.masked() > 0, "no canary reached the outputs to be masked: the sweep swept nothing"
 
 
-@pytest.mark.skipif(find_spec("ray") is None, reason="Ray is not installed (pip install 'evalrun[ray]')")
-def test_no_secret_reaches_ray_logs_or_outputs_and_the_workers_still_get_them(project, monkeypatch):
-    """On a Ray cluster started apart (its workers have none of the canaries in their environment), the live
-    cases play (the python agent reads every canary from its environment: evalrun sent them) and the recorded
-    one is scored, and no canary is in any file under the cluster's temp folder (its logs: runtime_env_agent.log
-    among them), in the run folder, or on stdout and stderr."""
-    import tests.helpers.executor_ray as ray_tests
-
-    temp = Path(tempfile.mkdtemp(prefix="evs-", dir="/tmp"))  # Ray's socket paths must stay short
-    try:
-        if not ray_tests.RAY_BIN.exists():  # a venv whose packages are another's: Ray's script is not beside python
-            shim = temp / "ray"
-            shim.write_text(f"#!{sys.executable}\nimport sys\nfrom ray.scripts.scripts import main\nsys.exit(main())\n")
-            shim.chmod(0o755)
-            monkeypatch.setattr(ray_tests, "RAY_BIN", shim)
-        (temp / "home").mkdir()
-        cluster = ray_tests.Cluster(temp / "home", temp / "t")
-        try:
-            done = subprocess.run([sys.executable, "-m", "runner", "run", "suites", "-v", "--executor", "ray",
-                                   "--output-dir", "out/ray", "--format", "md", "--format", "junit"],
-                                  cwd=project.root, capture_output=True, text=True, timeout=600,
-                                  env={**cluster.env, **CANARIES, "RAY_ADDRESS": cluster.address})
-        finally:
-            cluster.end()
-        found = leaks("stdout", done.stdout) + leaks("stderr", done.stderr)
-        found += leaks_in_tree(project.root / "out" / "ray") + leaks_in_tree(temp)
-        assert found == [], "\n".join(found)
-        assert list(temp.rglob("runtime_env_agent.log")), "the logs this test reads are not where it looks"
-        report = json.loads((project.root / "out" / "ray" / "report.json").read_text())
-        statuses = {case["id"]: case["status"] for case in report["cases"]}
-        assert statuses == {"echo-web": "failed", "echo-web_error": "error", "echo-cmd": "failed", "echo-llm": "failed",
-                            "echo-py": "failed", "echo-rec": "failed"}, done.stdout + done.stderr  # none lacked a key
-        assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
+def test_no_secret_reaches_ray_logs_or_outputs_and_the_workers_still_get_them(project, cluster):
+    """On a Ray cluster started apart (the session's, tests/conftest.py: its workers have none of the canaries in
+    their environment), the live cases play (the python agent reads every canary from its environment: evalrun
+    sent them) and the recorded one is scored, and no canary is in any file under the cluster's temp folder (its
+    logs: runtime_env_agent.log among them; the other tests' runs on it hold no canary either), in the run folder,
+    or on stdout and stderr."""
+    done = subprocess.run([sys.executable, "-m", "runner", "run", "suites", "-v", "--executor", "ray",
+                           "--output-dir", "out/ray", "--format", "md", "--format", "junit"],
+                          cwd=project.root, capture_output=True, text=True, timeout=600,
+                          env={**cluster.env, **CANARIES, "RAY_ADDRESS": cluster.address})
+    found = leaks("stdout", done.stdout) + leaks("stderr", done.stderr)
+    found += leaks_in_tree(project.root / "out" / "ray") + leaks_in_tree(cluster.temp)
+    assert found == [], "\n".join(found)
+    assert list(cluster.temp.rglob("runtime_env_agent.log")), "the logs this test reads are not where it looks"
+    report = json.loads((project.root / "out" / "ray" / "report.json").read_text())
+    statuses = {case["id"]: case["status"] for case in report["cases"]}
+    assert statuses == {"echo-web": "failed", "echo-web_error": "error", "echo-cmd": "failed", "echo-llm": "failed",
+                        "echo-py": "failed", "echo-rec": "failed"}, done.stdout + done.stderr  # none lacked a key
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]

@@ -103,7 +103,10 @@ class RayExecutor(Executor):
                 limits = f"evalrun-limits-{token}"
                 limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
                 context = ray.put(portable_run(work, runtime, worker_env(work.runner.loaded.config)))
-                await asyncio.wrap_future(limits_actor.state.remote().future())  # up, so workers find it by name
+                # Workers find the actor by its name, registered as it was made (ray.get_actor works at once; its
+                # calls wait for its process): the batches go now, and the cluster starts the actor's process and
+                # the workers' together, instead of one after the other (a process start is 1-3 s of imports).
+                limits_up = asyncio.wrap_future(limits_actor.state.remote().future())
                 score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 for batch in replay_batches:
                     send(score.remote(token, [context], limits, batch), None, batch)
@@ -112,6 +115,7 @@ class RayExecutor(Executor):
 
                     for worker in start_live_workers(ray, live_worker_count(ray), limits, ATTEMPTS):
                         players.feed(worker, [context], send)
+                await limits_up  # an actor that cannot start fails the hand-over (the batches sent are cancelled)
             except Exception as exc:
                 error = f"the run could not be handed to the Ray cluster: {_cause(exc)}"
                 unsent = [job for b in [*replay_batches, *live_batches] for job in b]
