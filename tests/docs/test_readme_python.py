@@ -17,7 +17,7 @@ import yaml
 
 from runner.suite.load import load_file
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, run_cli_process, saved_conversations, write
 from tests.helpers.docs_pages import all_pages, page
 
 README = all_pages()  # the pages are one text here: the examples name their files
@@ -113,10 +113,11 @@ WEATHER_SUITE = """
     """
 
 
-def run_agent(root: Path, agent: dict, fake: FakeOpenAI, name: str = "target") -> dict:
+def run_agent(root: Path, agent: dict, fake: FakeOpenAI, name: str = "target", *, process: bool = False) -> dict:
     write(root / "evalrun.yaml", f"embeddings: {{enabled: false}}\nagents:\n  {name}: {json.dumps(agent)}\n")
-    done = run_cli("suites/", "--output-dir", "out", cwd=root,  # in this process: the agent is what is under test
-                   env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"})
+    run = run_cli_process if process else run_cli  # in this process unless the agent's imports must not stay here
+    done = run("suites/", "--output-dir", "out", cwd=root,
+               env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"})
     assert done.returncode == 0, done.stdout + done.stderr
     [case] = json.loads((root / "out" / "report.json").read_text())["cases"]
     return case
@@ -143,12 +144,15 @@ def test_the_langgraph_wrapper_runs_as_written(tmp_path):
     assert_history_reached_the_second_turn(fake)
 
 
+@pytest.mark.process  # the OpenAI Agents SDK is the installed package `agents`: imported into a test process, it
+# shadows every later test's own `agents/` package (seen: 17 tests of one xdist worker failed to import agents.bot)
 def test_the_openai_agents_wrapper_runs_as_written(tmp_path):
     root = project_from_readme(tmp_path, "my_agents/weather_openai_agents.py")
     write(root / "suites" / "weather.yaml", WEATHER_SUITE)
     with FakeOpenAI() as fake:
         weather_turns(fake)
-        case = run_agent(root, {"type": "python", "entrypoint": "my_agents.weather_openai_agents:respond"}, fake)
+        case = run_agent(root, {"type": "python", "entrypoint": "my_agents.weather_openai_agents:respond"}, fake,
+                         process=True)
     assert case["status"] == "passed", case
     assert_history_reached_the_second_turn(fake)
 
