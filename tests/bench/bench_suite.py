@@ -54,7 +54,7 @@ def summary(rows: list[dict], workers: int, code: int, wall: float, cpu: float, 
     target = TARGETS_S["serial" if workers == 0 else "parallel"]
     lines = [f"# The test suite, {mode}", "",
              f"- outcome: {outcome} (pytest exit {code})",
-             f"- wall: {wall / 60:.0f} min {wall % 60:02.0f} s (target {target // 60} min: "
+             f"- wall: {int(wall // 60)} min {int(wall % 60):02d} s (target {target // 60} min: "
              f"{'met' if wall <= target else 'missed'})",
              f"- CPU, pytest and the processes it waited for: {cpu:.0f} s ({cpu / wall:.2f} cores on average)",
              f"- the tests' own times added up: {total:.0f} s over {len(rows)} tests; in the test processes "
