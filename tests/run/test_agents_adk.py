@@ -12,13 +12,20 @@ import sys
 import pytest
 
 from runner.run.agents.adk import event_messages, session_input
-from tests.fakes import adk_shop
 from tests.fakes.cases import make_agent, make_case, talk
 from tests.fakes.openai_server import FakeOpenAI, Reply, tool_call
 from tests.helpers.agents_adk import SUITE, make_project  # noqa: F401 - shared with other test modules
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 
 _modules = itertools.count()
+
+
+def shop():
+    """tests/fakes/adk_shop.py, imported when a test first needs it: google-adk's import (~2 s of CPU) is then paid
+    by the worker that runs these tests, not by every worker's collection."""
+    from tests.fakes import adk_shop
+
+    return adk_shop
 
 
 def entry_module(folder, base_url: str) -> str:
@@ -43,7 +50,7 @@ def tool_calls(message: dict) -> list[tuple[str, dict]]:
 def test_each_turn_s_events_become_openai_messages_and_the_hand_over_shows(tmp_path):
     with FakeOpenAI() as fake:
         module = entry_module(tmp_path, fake.base_url)
-        adk_shop.script(fake)
+        shop().script(fake)
         fake.script("You're welcome.")
         case = make_case(id="where", starting_sentence="Where is order A-1042?", user_prompts=["Thanks!"],
                          runtime_context={"app_name": "shop", "user_id": "ann", "state": {"tier": "gold"}})
@@ -83,7 +90,7 @@ def test_session_input_comes_from_the_runtime_context_then_the_options_then_adk_
     assert session_input(WithSessionInput()) == {"app_name": "a", "user_id": "u", "state": {"k": 1}}
     with FakeOpenAI() as fake:
         module = entry_module(tmp_path, fake.base_url)
-        adk_shop.script(fake)
+        shop().script(fake)
         case = make_case(starting_sentence="Where is my order?", runtime_context={"state": {"tier": "gold"}})
         agent = make_agent({"type": "adk", "entrypoint": f"{module}:make_agent",
                             "state": {"tier": "basic", "lang": "en"}}, tmp_path)
@@ -97,7 +104,7 @@ def test_session_input_comes_from_the_runtime_context_then_the_options_then_adk_
 def test_options_name_the_app_and_user(tmp_path):
     with FakeOpenAI() as fake:
         module = entry_module(tmp_path, fake.base_url)
-        adk_shop.script(fake)
+        shop().script(fake)
         case = make_case(starting_sentence="Where?", runtime_context={"app_name": "ignored", "user_id": "ignored"})
         agent = make_agent({"type": "adk", "entrypoint": f"{module}:root_agent", "app_name": "store",
                             "user_id": "bob"}, tmp_path)
@@ -186,7 +193,7 @@ def test_streamed_chunks_and_thoughts_are_not_messages():
 def test_the_cli_runs_an_adk_agent_and_scores_its_calls_including_the_hand_over(tmp_path):
     with FakeOpenAI() as fake:
         project = make_project(tmp_path / "project", fake.base_url)
-        adk_shop.script(fake)
+        shop().script(fake)
         done = run_cli("suites/", "--output-dir", str(tmp_path / "out"), cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -219,7 +226,7 @@ def test_without_google_adk_the_case_says_how_to_install_it_and_validate_never_i
 def test_a_cases_canaries_are_in_the_adk_sessions_state(tmp_path):
     with FakeOpenAI() as fake:
         module = entry_module(tmp_path, fake.base_url)
-        adk_shop.script(fake)
+        shop().script(fake)
         case = make_case(starting_sentence="Where is my order?", runtime_context={"state": {"tier": "gold"}},
                          canaries=["RT-ADKCANARY42"])
         conversation = talk(case, make_agent({"type": "adk", "entrypoint": f"{module}:make_agent"}, tmp_path))
