@@ -56,6 +56,7 @@ def venv(tmp_path_factory, wheel) -> Path:
     assert done.returncode == 0, done.stderr
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=env.parent)
                 .stdout.strip())
+    assert site.is_absolute() and site.is_dir(), site
     for dist in _closure(LIGHT_DEPS):
         _copy_installed(dist, site)
     return env
@@ -84,7 +85,7 @@ def _copy_installed(dist: metadata.Distribution, site: Path) -> None:
     for top in sorted(tops - {"..", "__pycache__"}):
         origin = Path(str(dist.locate_file(top)))
         if origin.is_dir():
-            shutil.copytree(origin, site / top, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(origin, site / top, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
         elif origin.is_file():
             shutil.copy2(origin, site / top)
 

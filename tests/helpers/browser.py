@@ -65,6 +65,7 @@ class Chromium:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
