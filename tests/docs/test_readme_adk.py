@@ -6,16 +6,14 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 
-import pytest
 import yaml
 
 from runner.checks.run import check_problem
 from runner.suite.load import load_file
 from tests.fakes.llm import token_of, verdict
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, write
+from tests.helpers.cli_helpers import REPO, run_cli, write
 from tests.helpers.docs_pages import all_pages, page, section
 from tests.helpers.shared_data import require_shared
 
@@ -29,10 +27,11 @@ def commands(marker: str) -> list[list[str]]:
     return [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
 
 
-def run(argv: list[str], cwd, **env) -> subprocess.CompletedProcess:
+def run(argv: list[str], cwd) -> subprocess.CompletedProcess:
+    """The page's `evalrun ...` line, in this process: no step needs one of its own (exit codes and output are
+    run_cli's as a process's; the agent's modules, imported from `cwd`, are forgotten after each)."""
     assert argv[0] == "evalrun"
-    return subprocess.run([sys.executable, "-m", "runner", *argv[1:]], cwd=cwd, env=cli_env(**env),
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(*argv[1:], cwd=cwd)
 
 
 def agent_config(tmp_path, judge: str = "") -> None:
@@ -46,7 +45,6 @@ def agent_config(tmp_path, judge: str = "") -> None:
         """)
 
 
-@pytest.mark.process
 def test_the_three_commands_of_an_adk_user(tmp_path):
     steps = commands("For an **ADK user**")
     assert [step[:2] for step in steps] == [["evalrun", "validate"], ["evalrun", "run"], ["evalrun", "convert"]]
@@ -61,7 +59,6 @@ def test_the_three_commands_of_an_adk_user(tmp_path):
     assert converted.returncode == 0, converted.stdout + converted.stderr
 
 
-@pytest.mark.process
 def test_the_three_commands_of_an_agentflow_user(tmp_path):
     steps = commands("For an **Agentflow user**")
     assert [step[:2] for step in steps] == [["evalrun", "validate"], ["evalrun", "run"], ["evalrun", "convert"]]

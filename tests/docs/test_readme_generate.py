@@ -7,16 +7,11 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
-
-import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers.cli_helpers import REPO, cli_env
+from tests.helpers.cli_helpers import REPO, run_cli
 from tests.helpers.docs_pages import page
 from tests.helpers.generate import good
-
-pytestmark = pytest.mark.process  # every test here starts evalrun or pytest in a process of its own
 
 SECTION = page("tutorials/from-stories.md")
 _TIME = re.compile(r" in \d+\.\d+s$")
@@ -37,9 +32,10 @@ def shown(command: str) -> list[str]:
 
 
 def run(argv: list[str], cwd) -> subprocess.CompletedProcess:
+    """The README's `evalrun ...` line, in this process: nothing here needs one of its own (exit codes and output
+    are run_cli's as a process's), and the embedding model the run loads is then loaded once for the session."""
     assert argv[0] == "evalrun"
-    return subprocess.run([sys.executable, "-m", "runner", *argv[1:]], cwd=cwd, env=cli_env(), capture_output=True,
-                          text=True, timeout=300)
+    return run_cli(*argv[1:], cwd=cwd)
 
 
 def printed(done: subprocess.CompletedProcess) -> list[str]:

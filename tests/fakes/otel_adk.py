@@ -11,7 +11,7 @@ from tests.fakes.otel_weather import CONVERSATIONS, SYSTEM, get_weather
 
 
 def run_adk(dialect: str, base_url: str, out: Path) -> None:
-    """Google ADK's own tracing (google.adk.telemetry): an LlmAgent on LiteLlm against the fake server;
+    """Google ADK's own tracing (google.adk.telemetry): an LlmAgent on the fake server (fake_server_model);
     `adk` is schema 2 with content on spans, `adk-legacy` the legacy schema (gcp.vertex.agent.* JSON);
     `-multi` puts a root agent in front that transfers to the weather agent. ADK reads its telemetry
     settings from the environment at each invocation, so the four share a process."""
@@ -21,16 +21,14 @@ def run_adk(dialect: str, base_url: str, out: Path) -> None:
         os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
     else:
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     provider, collector = adk_tracing()
     collector.batches.clear()
     from google.adk.agents import LlmAgent
-    from google.adk.models.lite_llm import LiteLlm
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 
     def model():
-        return LiteLlm(model="openai/fake-model", api_base=base_url, api_key="sk-test")
+        return fake_server_model(base_url)
 
     instructions: list[str] = []  # what ADK sent as the system prompt, the first model call's
 
@@ -63,6 +61,60 @@ def run_adk(dialect: str, base_url: str, out: Path) -> None:
     asyncio.run(converse_all())
     provider.force_flush()
     collector.write(out)
+
+
+def fake_server_model(base_url: str):
+    """An ADK model asking the fake OpenAI server with chat completions, as LiteLlm("openai/...") does, without
+    litellm's import (~4 s of CPU, most of the ADK process's cost). The spans under test are ADK's own around
+    each model call (its request's contents and config, its response): attribute for attribute those LiteLlm's
+    calls give (compared when this replaced it), as the fake server sees the same requests."""
+    import httpx
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    class FakeServerLlm(BaseLlm):
+        async def generate_content_async(self, llm_request, stream=False):
+            messages = [{"role": "system", "content": str(llm_request.config.system_instruction)}]
+            for content in llm_request.contents:  # one message a content, as LiteLlm sends it
+                parts = content.parts or []
+                messages += [{"role": "tool", "tool_call_id": part.function_response.id,
+                              "content": json.dumps(part.function_response.response)}
+                             for part in parts if part.function_response]
+                texts = [part.text for part in parts if part.text]
+                calls = [{"id": part.function_call.id, "type": "function", "function": {
+                    "name": part.function_call.name, "arguments": json.dumps(part.function_call.args or {})}}
+                    for part in parts if part.function_call]
+                if texts or calls:
+                    messages.append({"role": "assistant" if content.role == "model" else "user",
+                                     "content": (texts[0] if len(texts) == 1 else
+                                                 [{"type": "text", "text": text} for text in texts] or None),
+                                     **({"tool_calls": calls} if calls else {})})
+            tools = [{"type": "function", "function": {
+                "name": declaration.name, "description": declaration.description or "",
+                "parameters": declaration.parameters.model_dump(mode="json", exclude_none=True)
+                if declaration.parameters else declaration.parameters_json_schema or {}}}
+                for tool in llm_request.config.tools or [] for declaration in tool.function_declarations or []]
+            async with httpx.AsyncClient(base_url=base_url) as client:
+                answer = await client.post("/chat/completions", json={"model": "fake-model", "messages": messages,
+                                                                      **({"tools": tools} if tools else {})})
+            answer.raise_for_status()
+            reply = answer.json()
+            message = reply["choices"][0]["message"]
+            parts = [types.Part(text=message["content"])] if message.get("content") else []
+            for call in message.get("tool_calls") or []:
+                parts.append(types.Part(function_call=types.FunctionCall(
+                    id=call["id"], name=call["function"]["name"], args=json.loads(call["function"]["arguments"]))))
+            usage = reply.get("usage") or {}
+            yield LlmResponse(content=types.Content(role="model", parts=parts), finish_reason=types.FinishReason.STOP,
+                              partial=False, model_version=reply.get("model"), usage_metadata=types.GenerateContentResponseUsageMetadata(
+                                  prompt_token_count=usage.get("prompt_tokens"),
+                                  candidates_token_count=usage.get("completion_tokens"),
+                                  total_token_count=usage.get("total_tokens"),
+                                  cached_content_token_count=(usage.get("prompt_tokens_details") or {}).get(
+                                      "cached_tokens") or 0))
+
+    return FakeServerLlm(model="openai/fake-model")
 
 
 @functools.cache

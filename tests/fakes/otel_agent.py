@@ -15,13 +15,13 @@ to the weather agent). Writes OUT_ROOT/DIALECT/traces.otlp.json (one request), .
 per exported batch, as the collector's file exporter writes) and .../conversation-N.json (the same
 conversation as the OpenAI messages the agent held).
 
-Several dialects share a process (the imports, litellm's above all, are most of the cost) where nothing of
+Several dialects share a process (the imports are most of the cost) where nothing of
 one leaks into the next: each dialect gets its own environment (restored after it), its own tracer provider
 and collector, and its `openai` instrumentation is removed before the next dialect runs. What cannot be
 undone decides the grouping, checked by `check_group`: `logfire` configures the global provider, so it comes
 last; `genai-events` opts in to the experimental GenAI semantic conventions, which OpenTelemetry reads once
 per process, so it shares a process with no other openai-v2 dialect; ADK's tracing goes to the global
-provider and litellm calls `openai`, so the ADK dialects share a process with no instrumented one. And a
+provider, so the ADK dialects share a process with no other. And a
 dialect whose instrumentation leaves its wrapper behind when removed (Traceloop's does) can only come last:
 `main` stops if one did.
 """
@@ -218,7 +218,7 @@ def check_group(dialects: list[str]) -> None:
     """Refuse a group whose dialects would leak into each other (see the module's doc)."""
     adk = [d for d in dialects if d.startswith("adk")]
     if adk and len(adk) < len(dialects):
-        raise SystemExit("the ADK dialects go in a process of their own (litellm calls the instrumented openai)")
+        raise SystemExit("the ADK dialects go in a process of their own (ADK traces to the global provider)")
     if "logfire" in dialects[:-1]:
         raise SystemExit("logfire configures the global tracer provider: it must be the last dialect")
     if "genai-events" in dialects and len([d for d in dialects if d in OPENAI_V2]) > 1:

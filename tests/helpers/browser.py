@@ -31,8 +31,10 @@ def chromium_or_skip() -> str:
     missing("headless Chromium is not installed (apt-get install chromium)", "EVALRUN_REQUIRE_BROWSER")
 
 
-class Browser:
-    """One headless Chromium with a fresh profile, for one test."""
+class Chromium:
+    """One headless Chromium process with a fresh profile. A test module may share one: each Browser opened in
+    it gets a browser context of its own (its own storage and cache, as a fresh profile would give), so only
+    the process's start (~1 s) is shared."""
 
     def __init__(self, executable: str, width: int = 1400, height: int = 1000):
         self.profile = Path(tempfile.mkdtemp(prefix="evalrun-chromium-"))
@@ -43,11 +45,6 @@ class Browser:
              f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.port = self._port()
-        self._ids = itertools.count(1)
-        self.loop = asyncio.new_event_loop()
-        self.session = None
-        self.ws = None
-        self.loop.run_until_complete(self._connect())
 
     def _port(self) -> int:
         marker = self.profile / "DevToolsActivePort"  # Chromium writes the port it chose here
@@ -62,21 +59,61 @@ class Browser:
             time.sleep(0.05)
         raise RuntimeError("chromium did not open its DevTools port within 30s")
 
-    async def _connect(self) -> None:
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class Browser:
+    """A page to drive: in a Chromium of its own (given the executable), or in a fresh browser context of a
+    shared one (given a Chromium), its window `width` x `height` either way."""
+
+    def __init__(self, executable: str | Chromium, width: int = 1400, height: int = 1000):
+        self.owned = not isinstance(executable, Chromium)
+        self.chromium = Chromium(executable, width, height) if isinstance(executable, str) else executable
+        self.process = self.chromium.process
+        self.port = self.chromium.port
+        self._ids = itertools.count(1)
+        self.loop = asyncio.new_event_loop()
+        self.session = None
+        self.ws = None
+        self.browser_ws = None  # the browser's own endpoint, which made this page's context (shared Chromium)
+        self.context: str | None = None
+        self.loop.run_until_complete(self._connect(width, height))
+
+    async def _connect(self, width: int, height: int) -> None:
         import aiohttp
 
         self.session = aiohttp.ClientSession()
-        async with self.session.get(f"http://127.0.0.1:{self.port}/json/list") as response:
-            targets = await response.json()
-        page = next(t for t in targets if t.get("type") == "page")
-        self.ws = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
+        if self.owned:
+            async with self.session.get(f"http://127.0.0.1:{self.port}/json/list") as response:
+                targets = await response.json()
+            page = next(t for t in targets if t.get("type") == "page")
+            self.ws = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
+            return
+        async with self.session.get(f"http://127.0.0.1:{self.port}/json/version") as response:
+            endpoint = (await response.json())["webSocketDebuggerUrl"]
+        self.browser_ws = await self.session.ws_connect(endpoint, max_msg_size=0)
+        self.context = (await self._send("Target.createBrowserContext", ws=self.browser_ws))["browserContextId"]
+        target = (await self._send("Target.createTarget", {"url": "about:blank", "browserContextId": self.context,
+                                                           "newWindow": True}, ws=self.browser_ws))["targetId"]
+        window = (await self._send("Browser.getWindowForTarget", {"targetId": target}, ws=self.browser_ws))["windowId"]
+        await self._send("Browser.setWindowBounds", {"windowId": window, "bounds": {"width": width, "height": height}},
+                         ws=self.browser_ws)
+        self.ws = await self.session.ws_connect(f"ws://127.0.0.1:{self.port}/devtools/page/{target}", max_msg_size=0)
 
-    async def _send(self, method: str, params: dict | None = None, timeout: float = 60) -> dict:
+    async def _send(self, method: str, params: dict | None = None, timeout: float = 60, ws=None) -> dict:
+        ws = ws or self.ws
         number = next(self._ids)
-        await self.ws.send_str(json.dumps({"id": number, "method": method, "params": params or {}}))
+        await ws.send_str(json.dumps({"id": number, "method": method, "params": params or {}}))
         deadline = time.monotonic() + timeout
         while True:
-            message = await self.ws.receive_json(timeout=max(0.1, deadline - time.monotonic()))
+            message = await ws.receive_json(timeout=max(0.1, deadline - time.monotonic()))
             if message.get("id") == number:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
@@ -119,14 +156,14 @@ class Browser:
         try:
             if self.ws is not None:
                 self.loop.run_until_complete(self.ws.close())
+            if self.browser_ws is not None:
+                if self.context is not None:  # closes the page's window with it
+                    self.loop.run_until_complete(self._send("Target.disposeBrowserContext",
+                                                            {"browserContextId": self.context}, ws=self.browser_ws))
+                self.loop.run_until_complete(self.browser_ws.close())
             if self.session is not None:
                 self.loop.run_until_complete(self.session.close())
         finally:
             self.loop.close()
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            shutil.rmtree(self.profile, ignore_errors=True)
+            if self.owned:
+                self.chromium.close()

@@ -15,7 +15,7 @@ import pytest
 from runner.report.html_split import SPLIT_FROM_BYTES
 from runner.report.render import render
 from tests.bench.bench_replay import make_case
-from tests.helpers.browser import Browser, chromium_or_skip
+from tests.helpers.browser import Browser, Chromium, chromium_or_skip
 from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.html_page import page_data
 from tests.helpers.report_formats import HOSTILE, make_run
@@ -24,9 +24,19 @@ from tests.helpers.report_formats import HOSTILE, make_run
 PWN = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
 
 
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for the module: each test's page gets a fresh browser context in it (its own storage)."""
+    shared = Chromium(chromium_or_skip())
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
 @pytest.fixture
-def browser():
-    b = Browser(chromium_or_skip())
+def browser(chromium):
+    b = Browser(chromium)
     try:
         yield b
     finally:
@@ -253,7 +263,8 @@ def test_deep_links_a_narrow_window_problems_first_and_regressions_marked(tmp_pa
     print(f"screenshot: {shot}")
 
 
-def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on_its_case(tmp_path, browser):
+def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on_its_case(tmp_path, browser,
+                                                                                          chromium):
     assert make_run(tmp_path, "--format", "html").returncode == 3
     page = tmp_path / "out" / "report.html"
     browser.call("Page.enable")  # needed for the script below to run in the next document
@@ -268,7 +279,7 @@ def test_a_browser_without_decompression_says_so_and_a_damaged_chunk_is_named_on
     chunk = re.search(r'"chunks":\["([A-Za-z0-9+/=]+)"', text).group(1)
     damaged = tmp_path / "damaged.html"
     damaged.write_text(text.replace(chunk, "H4sIAAAAAAAAA2thaW5u", 1), encoding="utf-8")  # a cut gzip member
-    other = Browser(chromium_or_skip())
+    other = Browser(chromium)  # a page of its own: without the script that took DecompressionStream away
     try:
         other.open(damaged.as_uri())
         assert other.evaluate("document.getElementById('case-count').textContent") == "3 of 3 cases shown"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import Browser, chromium_or_skip
+from tests.helpers.browser import Browser, Chromium, chromium_or_skip
 from tests.helpers.cli_helpers import run_cli
 from tests.helpers.view_runs import (
     BROKEN,
@@ -29,6 +29,16 @@ from tests.helpers.view_runs import (
 )
 
 WIDTHS = (1280, 400)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for the module: each test's page gets a fresh browser context in it (its own storage)."""
+    shared = Chromium(chromium_or_skip())
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
 @pytest.fixture(scope="module")
@@ -214,8 +224,8 @@ def walk(b: Browser, base: str, shots: Path, label: str) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_served(served, width, tmp_path):
-    b = Browser(chromium_or_skip(), width=width, height=900)
+def test_served(served, width, tmp_path, chromium):
+    b = Browser(chromium, width=width, height=900)
     try:
         at_width(b, width)
         b.call("Page.navigate", {"url": served})
@@ -225,8 +235,8 @@ def test_served(served, width, tmp_path):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_exported(exported, width, tmp_path):
-    b = Browser(chromium_or_skip(), width=width, height=900)
+def test_exported(exported, width, tmp_path, chromium):
+    b = Browser(chromium, width=width, height=900)
     try:
         at_width(b, width)
         b.call("Page.navigate", {"url": exported})
