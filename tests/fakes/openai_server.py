@@ -78,6 +78,7 @@ class FakeOpenAI:
         self.default = default
         self.requests: list[dict] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_times: list[float] = []  # time.time() as each request arrived: waits show in the gaps
         self.in_flight = 0
         self.max_in_flight = 0
         self.proxied: list[str] = []  # the URLs of requests sent to this server as a proxy
@@ -194,6 +195,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             with fake._lock:
                 fake.requests.append(request)
+                fake.request_times.append(time.time())
                 fake.request_headers.append({name.lower(): value for name, value in self.headers.items()})
             if request.get("stream"):
                 self._send(400, {"error": {"message": "the fake serves stream=false only", "type": "invalid_request"}})
