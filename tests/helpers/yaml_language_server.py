@@ -79,6 +79,31 @@ class LanguageServer:
         finally:
             self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
+    def diagnostics_of_all(self, paths: list[Path], timeout: float = 60) -> dict[Path, list[dict[str, Any]]]:
+        """`diagnostics` of every path, the files opened together: the server validates each after a pause, which
+        one file at a time makes a wait per file (~0.2 s) instead of one for them all."""
+        uris = {path.resolve().as_uri(): path for path in paths}
+        for uri, path in uris.items():
+            self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1,
+                                                                  "text": path.read_text(encoding="utf-8")}})
+        found: dict[Path, list[dict[str, Any]]] = {}
+        deadline = time.monotonic() + timeout
+        try:
+            while len(found) < len(uris):
+                try:
+                    message = self.incoming.get(timeout=max(0.01, deadline - time.monotonic()))
+                except Empty:
+                    waiting = sorted(str(uris[uri]) for uri in uris if uris[uri] not in found)
+                    raise TimeoutError(f"yaml-language-server published no diagnostics for {waiting}") from None
+                if message.get("method") == "textDocument/publishDiagnostics":
+                    path = uris.get(message["params"]["uri"])
+                    if path is not None and path not in found:  # the first publish, as `diagnostics` takes
+                        found[path] = message["params"]["diagnostics"]
+        finally:
+            for uri in uris:
+                self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        return found
+
     def _published(self, uri: str, timeout: float) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while True:
