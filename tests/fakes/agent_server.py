@@ -7,6 +7,7 @@
 /error       HTTP 500, the body repeating the request's Authorization header (as careless servers do)
 /notjson     200 with an HTML body
 /trickle     a valid reply sent one byte every 0.05 s (each read is quick, the whole takes seconds)
+/trickle-fast  the same, one byte every 0.005 s (the whole in ~0.3 s: for a reply that must be read whole)
 /huge        a valid reply of HUGE_BYTES, sent without Content-Length (the length is known at the end)
 /declared    headers saying Content-Length: 300 MB, then a trickle of bytes that never ends
 /gzipbomb    a small gzip body that inflates to 64 MiB
@@ -107,12 +108,13 @@ def _handler(owner: AgentServer) -> type[BaseHTTPRequestHandler]:
         def _hostile(self, last: str) -> bool:
             """The paths whose replies misbehave on the wire; False for the others."""
             reply = json.dumps({"messages": [{"role": "assistant", "content": f"you said: {last}"}]}).encode()
-            if self.path == "/trickle":
+            if self.path in ("/trickle", "/trickle-fast"):
                 self._head(200, {"Content-Length": str(len(reply))})
+                pace = 0.05 if self.path == "/trickle" else 0.005
                 for byte in reply:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
-                    time.sleep(0.05)
+                    time.sleep(pace)
             elif self.path == "/huge":
                 self._head(200, {})  # no length: the body ends when the connection closes
                 self.wfile.write(b'{"messages": [{"role": "assistant", "content": "')

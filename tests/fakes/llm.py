@@ -22,10 +22,18 @@ TRANSPORTS = ("openai", "litellm")  # the fast path, and litellm: both must beha
 USER = [{"role": "user", "content": "compare"}]
 
 
+QUICK_BACKOFF_BASE_S = 0.01  # the back-off of the tests that retry: what they prove is the retry, not its wait
+
+
 @pytest.fixture(params=TRANSPORTS)
-def fake(request):
+def fake(request, monkeypatch):
     """The fake server; `fake.transport` is the path this run of the test takes. On litellm's, litellm is imported
-    first: its import (seconds) is not what a test that times a call measures, whichever test runs first."""
+    first: its import (seconds) is not what a test that times a call measures, whichever test runs first.
+
+    The back-off between retries is cut to QUICK_BACKOFF_BASE_S (in this process) so that retrying tests do not
+    sleep 0.25-1 s per retry; test_llm.py::test_the_back_off_between_retries_is_waited restores and proves the real
+    one. A Retry-After the server sends is honoured as it is."""
+    monkeypatch.setattr("runner.llm.retries.BACKOFF_BASE_S", QUICK_BACKOFF_BASE_S)
     if request.param == "litellm":
         from runner.llm.litellm_path import litellm_module
 

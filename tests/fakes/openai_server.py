@@ -78,6 +78,7 @@ class FakeOpenAI:
         self.default = default
         self.requests: list[dict] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_times: list[float] = []  # time.time() as each request arrived: waits show in the gaps
         self.in_flight = 0
         self.max_in_flight = 0
         self.proxied: list[str] = []  # the URLs of requests sent to this server as a proxy
@@ -169,6 +170,7 @@ def completion_body(model: str, content: str | None, tool_calls: list[dict] | No
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real providers; Content-Length is always sent
+        disable_nagle_algorithm = True  # headers and body are two writes: with Nagle, each reply waited ~40 ms for an ACK
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
@@ -194,6 +196,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             with fake._lock:
                 fake.requests.append(request)
+                fake.request_times.append(time.time())
                 fake.request_headers.append({name.lower(): value for name, value in self.headers.items()})
             if request.get("stream"):
                 self._send(400, {"error": {"message": "the fake serves stream=false only", "type": "invalid_request"}})

@@ -16,10 +16,13 @@ from runner.llm.settings import JudgeSettings
 from runner.score.cascade import Cascade, CascadeSettings
 from tests.fakes.openai_server import FakeOpenAI, provider_faults
 
-FAULTS = provider_faults(deadline_s=0.5)
+DEADLINE_S = 0.3  # the judge's timeout, which the trickled fault outlasts
+FAULTS = provider_faults(deadline_s=DEADLINE_S)
 
 
-def test_every_comparison_is_the_judges_or_marked_as_not():
+def test_every_comparison_is_the_judges_or_marked_as_not(monkeypatch):
+    # a short back-off between retries: what is tested is where each verdict comes from, not how long retries wait
+    monkeypatch.setattr("runner.llm.retries.BACKOFF_BASE_S", 0.01)
     rng = random.Random(20261123)
     lock = threading.Lock()
 
@@ -37,7 +40,7 @@ def test_every_comparison_is_the_judges_or_marked_as_not():
                            "verdict_id": token})
 
     with FakeOpenAI(default=judge) as fake:
-        settings = JudgeSettings(model="openai/fake-judge", api_base=fake.base_url, timeout_s=0.5, max_retries=1,
+        settings = JudgeSettings(model="openai/fake-judge", api_base=fake.base_url, timeout_s=DEADLINE_S, max_retries=1,
                                  max_retry_wait_s=1, cache=False)
         client = LLMClient(settings, role="judge", runtime=LLMRuntime(concurrency=4))
         scorer = Cascade(CascadeSettings(use_embeddings=False), judge=LLMJudge(client, PromptLibrary()))

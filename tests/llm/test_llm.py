@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ from runner.llm.judge import LLMJudge
 from runner.llm.limits import Limiter
 from runner.llm.prompts import PromptLibrary
 from runner.llm.runtime import LLMRuntime
-from runner.llm.settings import JudgeSettings, ModelSettings
+from runner.llm.settings import BACKOFF_BASE_S, JudgeSettings, ModelSettings
 from tests.fakes.llm import USER, cached_answers, client_for, token_of, verdict
 from tests.fakes.openai_server import Reply, tool_call
 
@@ -41,20 +42,46 @@ def test_500_then_success_is_retried(fake):
 
 
 def test_429_retry_after_seconds_is_honoured(fake):
-    fake.script(Reply(status=429, content="slow down", headers={"Retry-After": "1"}), "fine")
+    # 0.5 s, not a whole second: the seconds form is read as a number either way, and the wait is what counts
+    fake.script(Reply(status=429, content="slow down", headers={"Retry-After": "0.5"}), "fine")
     started = time.monotonic()
     completion = client_for(fake).complete(USER)
     waited = time.monotonic() - started
     assert completion.content == "fine" and completion.call.attempts == 2
-    assert 1.0 <= waited < 10  # it waited as asked; the upper bound only catches a runaway backoff
+    gap = fake.request_times[1] - fake.request_times[0]
+    assert gap >= 0.5, f"the retry came {gap:.3f} s after the 429 that asked for 0.5 s"  # (the back-off is 0.01 s)
+    assert waited < 10  # the upper bound only catches a runaway backoff
 
 
 def test_429_retry_after_http_date_is_honoured(fake):
-    when = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: waits 1-2 s
-    fake.script(Reply(status=429, headers={"Retry-After": when}), "fine")
+    # an HTTP date has whole seconds: the next whole second at least 0.3 s away (a 0.3-1.3 s wait)
+    target = math.ceil(time.time() + 0.3)
+    fake.script(Reply(status=429, headers={"Retry-After": email.utils.formatdate(target, usegmt=True)}), "fine")
     started = time.monotonic()
     assert client_for(fake).complete(USER).content == "fine"
-    assert 0.9 <= time.monotonic() - started < 10
+    retried_at = fake.request_times[1]
+    assert retried_at >= target - 0.01, f"the retry came {target - retried_at:.3f} s before the date the server named"
+    assert time.monotonic() - started < 10
+
+
+def test_the_back_off_between_retries_is_waited(fake, monkeypatch):
+    """With no Retry-After the client backs off: the real schedule here (the fixture shortens it for the rest),
+    whose first wait is BACKOFF_BASE_S with jitter down to half of it."""
+    monkeypatch.setattr("runner.llm.retries.BACKOFF_BASE_S", BACKOFF_BASE_S)
+    fake.script(Reply(status=503), "fine")
+    assert client_for(fake).complete(USER).content == "fine"
+    gap = fake.request_times[1] - fake.request_times[0]
+    assert gap >= BACKOFF_BASE_S / 2 - 0.01, f"the retry came {gap:.3f} s after the 503: no back-off"
+
+
+def test_a_back_off_beyond_the_budget_gives_up_at_once(fake, monkeypatch):
+    monkeypatch.setattr("runner.llm.retries.BACKOFF_BASE_S", BACKOFF_BASE_S)
+    fake.script(Reply(status=500, content="down"), "never sent")
+    with pytest.raises(LLMError) as error:
+        client_for(fake, max_retry_wait_s=0.1).complete(USER)
+    assert error.value.reason.startswith(f"HTTP 500 from {fake.base_url}: down; the next wait (0.")
+    assert error.value.reason.endswith(" s), more than the 0.1 s left for retries (max_retry_wait_s)")
+    assert len(fake.requests) == 1
 
 
 def test_retry_after_beyond_the_budget_gives_up_at_once(fake):
@@ -94,13 +121,14 @@ def test_timeout(fake):
 
 
 def test_a_trickling_server_is_cut_off_at_the_deadline(fake):
-    fake.script(Reply(content="slow", trickle_s=0.05))  # ~300 bytes: 15 s if every byte were awaited
+    # ~300 bytes, one each 0.05 s: 15 s if every byte were awaited, and no single read waits the 0.4 s deadline
+    fake.script(Reply(content="slow", trickle_s=0.05))
     started = time.monotonic()
     with pytest.raises(LLMError) as error:
-        client_for(fake, timeout_s=1, max_retries=0).complete(USER)
+        client_for(fake, timeout_s=0.4, max_retries=0).complete(USER)
     elapsed = time.monotonic() - started
-    assert error.value.reason == f"timed out after 1 s ({fake.base_url})"
-    assert 0.9 <= elapsed < 10  # the whole trickle would take 15 s
+    assert error.value.reason == f"timed out after 0.4 s ({fake.base_url})"
+    assert 0.35 <= elapsed < 10  # the whole trickle would take 15 s
 
 
 def test_malformed_json_body_is_retried_then_reported(fake):
@@ -279,6 +307,9 @@ def test_concurrent_writers_leave_one_whole_entry(fake, tmp_path):
     assert [a["content"] for a in cached_answers(tmp_path)] == ["same answer"]
 
 
+# The fast path only: the answer is cached by the client above either transport (client.py), and the process
+# this test starts would spend ~5 s of CPU importing litellm for a point the cache tests on both paths make.
+@pytest.mark.parametrize("fake", ["openai"], indirect=True)
 def test_a_killed_run_repeats_no_answered_call(fake, tmp_path):
     """A separate process answers two of four questions and is killed; the rerun asks only the other two."""
     fake.default = lambda request: Reply(content="ok", delay_s=0.0 if "q0" in str(request) or "q1" in str(request)
@@ -312,7 +343,7 @@ def test_a_killed_run_repeats_no_answered_call(fake, tmp_path):
 
 
 def test_concurrency_limit_is_never_exceeded(fake):
-    fake.default = lambda request: Reply(content="ok", delay_s=0.2)
+    fake.default = lambda request: Reply(content="ok", delay_s=0.1)
     runtime = LLMRuntime(concurrency=2)
 
     async def many():
@@ -322,12 +353,12 @@ def test_concurrency_limit_is_never_exceeded(fake):
     started = time.monotonic()
     assert len(asyncio.run(many())) == 6
     assert fake.max_in_flight == 2
-    assert time.monotonic() - started >= 0.6  # three waves of two
+    assert time.monotonic() - started >= 0.3  # three waves of two
 
 
 def test_calls_from_threads_share_the_limit_and_are_recorded(fake):
     """Agent calls on the main loop and judge calls through the blocking facade from scoring threads."""
-    fake.default = lambda request: Reply(content="ok", delay_s=0.2)
+    fake.default = lambda request: Reply(content="ok", delay_s=0.1)
     runtime = LLMRuntime(concurrency=3)
     agent = client_for(fake, runtime=runtime, role="agent")
     judge = client_for(fake, runtime=runtime, role="judge")
@@ -349,7 +380,7 @@ def test_calls_from_threads_share_the_limit_and_are_recorded(fake):
 
 
 def test_blocking_calls_from_threads_without_a_loop_share_the_limit(fake):
-    fake.default = lambda request: Reply(content="ok", delay_s=0.2)
+    fake.default = lambda request: Reply(content="ok", delay_s=0.1)
     client = client_for(fake, runtime=LLMRuntime(concurrency=2))
     threads = [threading.Thread(target=client.complete, args=([{"role": "user", "content": f"t{i}"}],))
                for i in range(5)]
@@ -473,14 +504,17 @@ def test_a_cancelled_waiter_gives_its_slot_back():
 
 
 def test_a_cancelled_case_frees_its_request_slot(fake):
-    fake.default = lambda request: Reply(content="ok", delay_s=0.5)
+    # only the call that is cancelled is slow (never answered in the test's time); the others answer at once
+    fake.default = lambda request: Reply(content="ok", delay_s=30 if "slow" in str(request["messages"]) else 0)
     runtime = LLMRuntime(concurrency=1)
     client = client_for(fake, runtime=runtime)
 
     async def scenario():
         await client.acomplete([{"role": "user", "content": "warm up"}])
         slow = asyncio.create_task(client.acomplete([{"role": "user", "content": "slow"}]))
-        await asyncio.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while len(fake.requests) < 2 and time.monotonic() < deadline:  # the slow call is at the server
+            await asyncio.sleep(0.01)
         assert runtime.limiter.in_use == 1
         slow.cancel()  # a case timing out mid-call
         with pytest.raises(asyncio.CancelledError):

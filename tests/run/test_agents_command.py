@@ -17,6 +17,16 @@ SCRIPT = str(Path(__file__).parents[1] / "fakes" / "jsonl_agent.py")
 THREE_TURNS = {"starting_sentence": "one", "user_prompts": ["two", "three"]}
 
 
+@pytest.fixture
+def short_graces(monkeypatch):
+    """Shorter waits for a stuck process to leave after stdin closes (2 s) and for the stderr a stray child holds
+    (2 s): the tests using it prove that the process is stopped and the conversation ends, not how politely."""
+    from runner.run.agents import _process
+
+    monkeypatch.setattr(_process, "CLOSE_GRACE_S", 0.3)
+    monkeypatch.setattr(_process, "STDERR_GRACE_S", 0.5)
+
+
 def command_agent(mode: str, **options):
     return make_agent({"type": "command", "command": [sys.executable, SCRIPT, mode], **options})
 
@@ -48,7 +58,7 @@ def test_a_line_that_is_not_json_is_the_case_error():
     assert len(conversation.messages) == 3
 
 
-def test_no_answer_within_the_turn_timeout_kills_the_process():
+def test_no_answer_within_the_turn_timeout_kills_the_process(short_graces):
     started = time.monotonic()
     agent = command_agent("sleep", timeout_s=0.5)
     conversation = talk(make_case(**THREE_TURNS), agent)
@@ -113,7 +123,7 @@ def test_stop_in_a_reply_ends_the_conversation():
     assert conversation.messages[-1] == {"role": "assistant", "content": "you said: one"}
 
 
-def test_a_process_that_never_reads_its_input_times_out():
+def test_a_process_that_never_reads_its_input_times_out(short_graces):
     agent = make_agent({"type": "command", "timeout_s": 0.5,
                         "command": [sys.executable, "-c", "import time, sys; print('up', file=sys.stderr, flush=True); "
                                                           "time.sleep(3600)"]})
@@ -150,7 +160,7 @@ def test_the_children_of_an_agent_that_exits_are_killed_and_its_death_is_seen_at
     assert not alive
 
 
-def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_conversation():
+def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_conversation(short_graces):
     agent = command_agent("escape", timeout_s=20)
     started = time.monotonic()
     try:
@@ -161,7 +171,34 @@ def test_a_child_that_left_the_group_holding_the_pipes_does_not_hang_the_convers
         os.kill(child_pid(agent), 9)  # out of evalrun's reach by design (setsid): the test cleans up
 
 
-def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path):
+def test_stderr_held_by_a_child_out_of_the_group_is_waited_for_once(monkeypatch):
+    """crashed() gives the last stderr lines STDERR_GRACE_S once the leader exited; when a child out of the
+    group's reach holds stderr open, close() must not wait as long again for lines that cannot come."""
+    from runner.run.agents import _process
+    from runner.run.agents._base import AgentError
+
+    monkeypatch.setattr(_process, "STDERR_GRACE_S", 1.0)
+    channel = _process.ProcessChannel("the agent process", stderr_lines=5, max_line_bytes=1 << 20, secrets=[])
+
+    async def scenario() -> float:
+        await channel.start([sys.executable, SCRIPT, "escape"], os.getcwd(), dict(os.environ))
+        await channel.send(b'{"turn": 1, "messages": [{"role": "user", "content": "one"}]}\n', 10, "turn 1")
+        assert b"you said: one" in await channel.receive(10, "turn 1")
+        with pytest.raises(AgentError, match="exited with code 0 before answering turn 2"):
+            await channel.receive(10, "turn 2")  # the leader exited: crashed() waited for stderr
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await channel.close()
+        return loop.time() - started
+
+    try:
+        closing = asyncio.run(scenario())
+    finally:
+        os.kill(child_pid(channel), 9)  # out of evalrun's reach by design (setsid): the test cleans up
+    assert closing < 1.0, f"close() waited {closing:.2f} s again for the stderr crashed() had waited 1 s for"
+
+
+def test_a_helper_holding_the_pipes_leaves_no_traceback_through_the_cli(tmp_path, short_graces):
     from tests.helpers.cli_helpers import run_cli, saved_conversations, write
 
     write(tmp_path / "evalrun.yaml", f"""

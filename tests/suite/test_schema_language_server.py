@@ -93,13 +93,25 @@ def server(tmp_path_factory):
 def edge_cases(tmp_path_factory):
     folder = tmp_path_factory.mktemp("edge")
     for name, (text, _) in EDGE_CASES.items():
-        (folder / f"{name}.{'json' if text.startswith('{') else 'yaml'}").write_text(text, encoding="utf-8")
+        (folder / edge_case_file(name)).write_text(text, encoding="utf-8")
     return folder
 
 
-def editor_errors(server: LanguageServer, path: Path) -> list[tuple[int, str]]:
+@pytest.fixture(scope="module")
+def editor(server, edge_cases) -> dict[Path, list[tuple[int, str]]]:
+    """What the editor underlines in every file of this module's tests, the files opened at once (one wait for the
+    server's validation pause instead of one per file)."""
+    paths = suite_files() + [edge_cases / edge_case_file(name) for name in EDGE_CASES]
+    return {path: editor_errors(found) for path, found in server.diagnostics_of_all(paths).items()}
+
+
+def edge_case_file(name: str) -> str:
+    return f"{name}.{'json' if EDGE_CASES[name][0].startswith('{') else 'yaml'}"
+
+
+def editor_errors(diagnostics: list[dict]) -> list[tuple[int, str]]:
     """(line, message) of what the editor underlines as an error (severity 1), lines from 1."""
-    return [(d["range"]["start"]["line"] + 1, d["message"]) for d in server.diagnostics(path) if d.get("severity") == 1]
+    return [(d["range"]["start"]["line"] + 1, d["message"]) for d in diagnostics if d.get("severity") == 1]
 
 
 def validate_errors(path: Path) -> list[tuple[int, str]]:
@@ -121,8 +133,8 @@ def test_the_corpus_is_the_whole_of_it():
 
 
 @pytest.mark.parametrize("path", suite_files(), ids=lambda p: p.name)
-def test_the_editor_and_validate_agree_on_real_suites(server, path):
-    editor, ours = editor_errors(server, path), validate_errors(path)
+def test_the_editor_and_validate_agree_on_real_suites(editor, path):
+    editor, ours = editor[path], validate_errors(path)
     if not ours:
         assert editor == [], f"{path}: validate accepts it, the editor underlines {editor}"
     if editor:
@@ -130,10 +142,10 @@ def test_the_editor_and_validate_agree_on_real_suites(server, path):
 
 
 @pytest.mark.parametrize("name", EDGE_CASES)
-def test_the_editor_and_validate_agree_on_edge_cases(server, edge_cases, name):
-    text, valid = EDGE_CASES[name]
-    path = edge_cases / f"{name}.{'json' if text.startswith('{') else 'yaml'}"
-    editor, ours = editor_errors(server, path), validate_errors(path)
+def test_the_editor_and_validate_agree_on_edge_cases(editor, edge_cases, name):
+    _, valid = EDGE_CASES[name]
+    path = edge_cases / edge_case_file(name)
+    editor, ours = editor[path], validate_errors(path)
     if valid:
         assert (ours, editor) == ([], []), name
     else:

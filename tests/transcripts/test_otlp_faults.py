@@ -299,7 +299,8 @@ class _TricklingReceiver:
 
 def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline_in_all(tmp_path):
     """The exporter's timeout bounds each read: a receiver trickling its answer kept the run from ending for ever.
-    EVALRUN_OTLP_TIMEOUT=2 stands for the default 10 s (the same code path: the test need not wait 10 s)."""
+    EVALRUN_OTLP_TIMEOUT=0.5 stands for the default 10 s (the same code path: the test need not wait 10 s); a byte
+    comes every 0.2 s, so no single read outlasts it."""
     import time
 
     from tests.helpers.cli_helpers import write_json
@@ -314,13 +315,13 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_given_up_after_the_deadline
     with _TricklingReceiver() as receiver:
         started = time.monotonic()
         done = run_cli("run", "suite.yaml", "--output-dir", "out", "--otlp", receiver.url, cwd=tmp_path,
-                       env={"EVALRUN_OTLP_TIMEOUT": "2"})
+                       env={"EVALRUN_OTLP_TIMEOUT": "0.5"})
         took = time.monotonic() - started
     assert done.returncode == 3, done.stdout + done.stderr  # the run passed; the spans a team counts on did not arrive
     assert (f"evalrun: --otlp: cannot send the spans to {receiver.url}/v1/traces: the receiver did not answer in "
-            "full within 2 s") in done.stderr.splitlines()
+            "full within 0.5 s") in done.stderr.splitlines()
     assert json.loads((tmp_path / "out" / "report.json").read_text())["summary"]["passed"] == 1
-    assert took < 60, took  # 2 s of waiting, then the end: never the minutes the trickle would last
+    assert took < 60, took  # 0.5 s of waiting, then the end: never the minutes the trickle would last
     assert "Traceback" not in done.stderr
 
 

@@ -23,6 +23,7 @@ ERROR_STDERR_LINES = 5  # how many stderr lines an error message quotes (all kep
 LEADER_POLL_S = 0.05  # how often the leader's exit status is looked at while waiting
 CLOSE_GRACE_S = 2.0  # how long a process may take to leave after stdin closes, and after SIGTERM
 EXIT_GRACE_S = 0.2  # after the leader exited: a line it wrote is already in the pipe, this is ample
+STDERR_GRACE_S = 2.0  # after the leader exited: how long its last stderr lines may take to be read
 
 
 def describe_size(size: int) -> str:
@@ -60,6 +61,7 @@ class ProcessChannel:
         self._kept_lines = stderr_lines
         self._stderr: collections.deque[str] = collections.deque(maxlen=max(stderr_lines, ERROR_STDERR_LINES))
         self._stderr_task: asyncio.Task | None = None
+        self._stderr_held = False  # still open STDERR_GRACE_S after the leader exited: held by what it left behind
 
     @property
     def returncode(self) -> int | None:
@@ -157,11 +159,15 @@ class ProcessChannel:
             self._stderr.append(excerpt(scrub(line.decode("utf-8", "replace").rstrip("\n"), self.secrets), 500))
 
     async def _stderr_drained(self) -> None:
-        if self._stderr_task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5 if self.returncode is None else 2)
-            except (asyncio.TimeoutError, Exception):
-                pass
+        if self._stderr_task is None or self._stderr_held:
+            return  # a process out of the group's reach holds stderr: a second wait would only wait as long again
+        exited = self.returncode is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), STDERR_GRACE_S if exited else 0.5)
+        except asyncio.TimeoutError:
+            self._stderr_held = exited
+        except Exception:
+            pass
 
     def with_stderr(self, message: str) -> str:
         lines = list(self._stderr)[-ERROR_STDERR_LINES:]
