@@ -21,13 +21,18 @@ from tests.helpers.cli_helpers import (
 )
 
 AGENT = """
-    import json, os, time
+    import glob, json, os, time
 
     def respond(messages, context):
         said = messages[-1]["content"]
         if "crash" in said:
-            time.sleep(2)       # the others finish first
+            # the others finish first (the lookups mark that they were played; the dying case is collected
+            # last, so none waits behind it in its worker): the crash then leaves no case to a new worker
+            deadline = time.monotonic() + 10
+            while len(glob.glob(".played-lookup-*")) < 5 and time.monotonic() < deadline:
+                time.sleep(0.02)
             os._exit(1)         # the process dies in the middle of the case
+        open(f".played-{context.case_id}", "w").close()
         if "dunno" in said:
             return "I do not know."
         call = {"id": "c1", "type": "function",
