@@ -4,6 +4,7 @@ finished; the choice between executors follows the run."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -52,22 +53,54 @@ def test_the_pool_gives_the_verdicts_of_one_process_case_by_case_on_420_generate
     assert summary["total"] == CASES and summary["not_run"] == []
 
 
+# The pool's runs of the bundled suite folders, one after the other in one process of their own (the pool forks
+# only from a process that runs no other thread): one interpreter's start and imports instead of one per folder.
+# Each run's stdout and stderr start with a line `@@ run FOLDER`; `@@ exit CODE` follows on stdout.
+_POOLED_RUNS = """
+import json, sys
+from runner.frontends.cli import main
+
+for folder, output_dir in json.loads(sys.argv[1]):
+    for stream in (sys.stdout, sys.stderr):
+        print("@@ run " + folder, file=stream, flush=True)
+    code = main([folder, "-q", "--executor", "processes", "--output-dir", output_dir])
+    sys.stderr.flush()
+    print("@@ exit", code, flush=True)
+"""
+
+
+def _pooled_runs(folders: list[Path], out: Path) -> dict[str, tuple[int, str]]:
+    """Each folder's pooled run (from REPO/suites): its exit code and its stdout and stderr."""
+    runs = json.dumps([[str(folder), str(out / folder.name / "p")] for folder in folders])
+    done = subprocess.run([sys.executable, "-c", _POOLED_RUNS, runs], cwd=REPO / "suites", env=cli_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    marked = re.compile(r"^@@ ", re.MULTILINE)  # the lines the script prints, each at a line's start
+    parts = marked.split(done.stdout)[1:]
+    outs = dict(part.removeprefix("run ").split("\n", 1) for part in parts if part.startswith("run "))
+    codes = [int(part.split()[1]) for part in parts if part.startswith("exit ")]
+    errs = dict(part.removeprefix("run ").split("\n", 1) for part in marked.split(done.stderr)[1:])
+    assert len(codes) == len(folders), done.stdout[-2000:] + done.stderr[-2000:]
+    return {str(folder): (code, outs[str(folder)] + errs[str(folder)]) for folder, code in zip(folders, codes, strict=True)}
+
+
 @pytest.mark.process
 def test_the_pool_gives_the_verdicts_of_one_process_on_the_bundled_recorded_suites(tmp_path):
     """Every bundled suite folder whose cases are all recorded (live ones are refused by the pool, exit 4)."""
     compared = 0
     quick_only = {"quick"}  # cases with nothing but a story, for `evalrun quick` (a run refuses them, exit 4)
-    for folder in sorted(p for p in (REPO / "suites").iterdir()
-                         if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only):
-        pooled = run_cli_process(str(folder), "-q", "--executor", "processes", "--output-dir", str(tmp_path / folder.name / "p"),
-                         cwd=REPO / "suites")
-        if pooled.returncode == 4:
-            assert "--executor processes cannot run this run: case '" in pooled.stdout + pooled.stderr
-            assert "is played live (the pool scores recordings only); use --executor local" in pooled.stdout + pooled.stderr
+    folders = sorted(p for p in (REPO / "suites").iterdir()
+                     if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only)
+    pooled_runs = _pooled_runs(folders, tmp_path)
+    for folder in folders:
+        code, said = pooled_runs[str(folder)]
+        if code == 4:
+            assert "--executor processes cannot run this run: case '" in said
+            assert "is played live (the pool scores recordings only); use --executor local" in said
             continue
         single = run_cli(str(folder), "-q", "-j", "1", "--output-dir", str(tmp_path / folder.name / "s"),
                          cwd=REPO / "suites")
-        assert pooled.returncode == single.returncode, pooled.stdout + single.stdout
+        assert code == single.returncode, said + single.stdout
         assert verdicts(tmp_path / folder.name / "p" / "report.json") == \
             verdicts(tmp_path / folder.name / "s" / "report.json")
         compared += 1

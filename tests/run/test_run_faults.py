@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -17,13 +18,16 @@ NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
 REPORT_SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text())
 
 
-def many_cases(root, count, *, failing=()):
-    """`count` one-goal cases; the ones in `failing` call the tool with the wrong argument."""
+def many_cases(root, count, *, failing=(), heavy=0):
+    """`count` one-goal cases; the ones in `failing` call the tool with the wrong argument; with `heavy`, each
+    conversation opens with a user message of that many characters."""
     write(root / "evalrun.yaml", NO_EMBEDDINGS)
+    opening = [{"role": "user", "content": "x" * heavy}] if heavy else []
     for n in range(count):
         write_json(root / "suites" / f"c{n:04d}.json", {"goal_details": [
             {"type": "tool_call", "name": "g", "tool_name": "t", "args": {"n": n}}], "transcript": f"t/c{n:04d}.json"})
-        write_json(root / "suites" / "t" / f"c{n:04d}.json", tool_call_messages("t", {"n": -1 if n in failing else n}))
+        write_json(root / "suites" / "t" / f"c{n:04d}.json",
+                   opening + tool_call_messages("t", {"n": -1 if n in failing else n}))
 
 
 def start(root, *args, **popen):
@@ -262,11 +266,7 @@ def test_memory_does_not_keep_results(tmp_path):
 
     def peak_kib(count):
         root = tmp_path / str(count)
-        many_cases(root, count)
-        for n in range(count):  # make each result heavy: a long conversation kept in the report
-            path = root / "suites" / "t" / f"c{n:04d}.json"
-            messages = json.loads(path.read_text())
-            path.write_text(json.dumps([{"role": "user", "content": "x" * 20_000}] + messages))
+        many_cases(root, count, heavy=20_000)  # each result heavy: a long conversation kept in the report
         out = subprocess.run([sys.executable, "-c", probe], cwd=root, env=cli_env(), capture_output=True, text=True,
                              timeout=300)
         peak, code = out.stdout.splitlines()[-1].split()
@@ -308,15 +308,24 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_gets_plain_lines(tmp_path):
     assert "\x1b" not in piped.stdout and "[30/30]" not in piped.stdout
 
 
-@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
-@pytest.mark.process  # a real signal
-def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(tmp_path, name):
-    """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
-    write(tmp_path / "evalrun.yaml", NO_EMBEDDINGS)
+@pytest.fixture(scope="module")
+def slow_to_collect(tmp_path_factory) -> Path:
+    """6,000 suite files, written once: a run interrupted while collecting them writes nothing (asserted), so
+    each signal's run finds the project as the other left it."""
+    root = tmp_path_factory.mktemp("slow-to-collect")
+    write(root / "evalrun.yaml", NO_EMBEDDINGS)
     for n in range(6000):
-        write_json(tmp_path / "suites" / f"d{n // 500}" / f"c{n:05d}.json", {
+        write_json(root / "suites" / f"d{n // 500}" / f"c{n:05d}.json", {
             "goal_details": [{"type": "tool_call", "name": "g", "tool_name": "t", "args": {"n": n}}],
             "transcript": "t.json"})
+    return root
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+@pytest.mark.process  # a real signal
+def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(slow_to_collect, name):
+    """Collecting 12,000 files takes seconds; a signal then used to end the process with 143 and no word."""
+    tmp_path = slow_to_collect
     process = start(tmp_path, "--output-dir", "out")
     assert process.stderr.readline() == "config: evalrun.yaml\n"  # printed just before collection starts
     time.sleep(0.5)

@@ -269,7 +269,7 @@ def slow_project(root: Path) -> None:
         import time
 
         def respond(messages, context):
-            time.sleep(0.5 if context.case_id in ("c00", "c01") else 4)
+            time.sleep(0.05 if context.case_id in ("c00", "c01") else 4)
             return "hello"
         """)
     write(root / "suites" / "s.yaml", "agent: bot\ncases:\n" + "".join(
@@ -291,7 +291,7 @@ def test_an_interrupted_run_exits_2_with_the_report_of_what_finished(front_end, 
     results = tmp_path / "out" / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (results.is_file() and results.read_text().count("\n") >= 2):
-        time.sleep(0.1)
+        time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 2, out + err
