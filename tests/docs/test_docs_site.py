@@ -45,7 +45,7 @@ class Quiet(SimpleHTTPRequestHandler):
 @pytest.fixture
 def served(site):
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site[0])))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # shutdown() waits a poll
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"

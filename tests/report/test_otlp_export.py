@@ -128,7 +128,7 @@ def test_a_run_sent_to_a_real_otlp_http_receiver(tmp_path):
     _suite(tmp_path)
     _Receiver.bodies = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()  # shutdown() waits a poll
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
         done = run_cli("run", "suites", "--output-dir", "out", "--otlp", endpoint, cwd=tmp_path)

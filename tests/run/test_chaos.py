@@ -90,7 +90,7 @@ def test_a_flaky_judge_and_an_interruption_lose_nothing_and_hide_nothing(tmp_pat
         # The signal must come while cases run, not while a busy machine is still collecting them (that
         # is an interruption with nothing to report: tests/run/test_run_faults.py): wait for the first result
         wait_for_first_result(tmp_path / "out" / "results.jsonl", first)
-        time.sleep(random.uniform(0.0, 1.0))  # some cases done, some in flight, most not started
+        time.sleep(random.Random(6_2026).uniform(0.0, 1.0))  # some cases done, some in flight, most not started (seeded)
         first.send_signal(signal.SIGINT)
         out, err = first.communicate(timeout=300)
         assert first.returncode == 2, out[-3000:] + err[-3000:]
