@@ -112,33 +112,8 @@ def _slow_suite(root: Path, count: int, check: str) -> None:
 # (tests/run/test_chaos_ray.py::test_ray_workers_killed_while_scoring_and_just_after_sending_cost_no_case).
 
 
-@pytest.mark.process
-def test_a_batch_that_fails_twice_makes_its_cases_errors_with_the_cause(cluster, tmp_path):
-    _slow_suite(tmp_path, 200, """
-        import os, signal
-
-        def check(case):
-            if case.id == "case-0100":
-                os.kill(os.getpid(), signal.SIGKILL)
-            return True
-        """)
-    result = cluster.run("suites", "-q", "--executor", "ray", "--output-dir", "out", cwd=tmp_path)
-    assert result.returncode == 3, result.stdout + result.stderr
-    cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
-    assert len(cases) == 200
-    lost = {case["id"] for case in cases if case["status"] == "error"}
-
-    class _Work:  # the batches as the run made them: two CPUs in the cluster
-        refs = [type("Ref", (), {"id": case["id"]})() for case in cases]
-        repeats, jobs = 1, 200
-    batch = next(b for b in batches_by_hash(_Work(), 2) if (100, 0) in b)
-    assert lost == {f"case-{p:04d}" for p, _ in batch}
-    errors = {case["error"] for case in cases if case["status"] == "error"}
-    assert len(errors) == 1
-    error = errors.pop()
-    assert error.startswith(f"the Ray task scoring this case's batch of {len(batch)} failed 2 times (")
-    assert "the other cases went on" in error and "died" in error.lower(), error
-    assert sum(case["status"] == "passed" for case in cases) == 200 - len(batch)
+# A scoring batch and a live batch that each fail twice: one run, recorded and live cases side by side
+# (test_a_recorded_and_a_live_batch_that_fail_twice_make_only_their_cases_errors_with_the_cause, below).
 
 
 @pytest.mark.process
@@ -615,15 +590,24 @@ def test_a_live_worker_killed_mid_run_costs_no_case(cluster, tmp_path):
 
 
 @pytest.mark.process
-def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_cause(cluster, tmp_path):
-    """A python agent that kills its own process on one case: that case's batch fails on both tries and its cases
-    are errors that say so; every other batch, on the same worker, is played."""
+def test_a_recorded_and_a_live_batch_that_fail_twice_make_only_their_cases_errors_with_the_cause(cluster, tmp_path):
+    """One run for both kinds (a Ray run costs seconds of joining and starting workers whatever its size): a python
+    check that kills its scoring worker on one recorded case, and a python agent that kills its live worker on one
+    live case. Each case's batch fails on both tries and its cases are errors that say so, naming the task that
+    failed; every other batch, on the same workers, is scored or played."""
+    _slow_suite(tmp_path, 200, """
+        import os, signal
+
+        def check(case):
+            if case.id == "case-0100":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return True
+        """)
     write(tmp_path / "evalrun.yaml", """
         embeddings: {enabled: false}
         agents:
           echo: {type: python, entrypoint: "team.agent:respond"}
         """)
-    write(tmp_path / "team" / "__init__.py", "")
     write(tmp_path / "team" / "agent.py", """
         import os, signal
 
@@ -633,7 +617,6 @@ def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_caus
                 os.kill(os.getpid(), signal.SIGKILL)
             return "heard " + said
         """)
-    (tmp_path / "suites").mkdir()
     for n in range(80):
         (tmp_path / "suites" / f"e{n:03d}.yaml").write_text(
             f"id: e{n:03d}\nagent: echo\nstarting_sentence: 'case {n}'\n"
@@ -641,19 +624,34 @@ def test_a_live_batch_that_fails_twice_makes_only_its_cases_errors_with_the_caus
     result = cluster.run("suites", "-q", "-j", "4", "--executor", "ray", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 3, result.stdout[-2000:] + result.stderr
     cases = json.loads((tmp_path / "out" / "report.json").read_text())["cases"]
-    assert len(cases) == 80
+    recorded = [case for case in cases if case["id"].startswith("case-")]
+    live = [case for case in cases if case["id"].startswith("e")]
+    assert [case["id"] for case in recorded] == [f"case-{n:04d}" for n in range(200)], "every recorded case"
+    assert [case["id"] for case in live] == [f"e{n:03d}" for n in range(80)], "every live case"
 
-    class _Work:  # the live batches as the run made them (-j 4)
-        refs = [type("Ref", (), {"id": case["id"]})() for case in cases]
+    class _Work:  # the batches as the run made them: two CPUs in the cluster, -j 4
+        def __init__(self, kind: list[dict]):
+            self.refs = [type("Ref", (), {"id": case["id"]})() for case in kind]
         repeats, concurrency = 1, 4
-    batch = next(b for b in live_batches_by_hash(_Work(), list(range(80))) if (37, 0) in b)
-    assert {case["id"] for case in cases if case["status"] == "error"} == {f"e{p:03d}" for p, _ in batch}
-    errors = {case["error"] for case in cases if case["status"] == "error"}
+
+    scored = next(b for b in batches_by_hash(_Work(recorded), 2) if (100, 0) in b)
+    played = next(b for b in live_batches_by_hash(_Work(live), list(range(80))) if (37, 0) in b)
+    # the recorded batch
+    assert {case["id"] for case in recorded if case["status"] == "error"} == {f"case-{p:04d}" for p, _ in scored}
+    errors = {case["error"] for case in recorded if case["status"] == "error"}
     assert len(errors) == 1, errors
     error = errors.pop()
-    assert error.startswith(f"the Ray task playing this case's batch of {len(batch)} failed 2 times ("), error
+    assert error.startswith(f"the Ray task scoring this case's batch of {len(scored)} failed 2 times ("), error
+    assert "the other cases went on" in error and "died" in error.lower(), error
+    assert sum(case["status"] == "passed" for case in recorded) == 200 - len(scored)
+    # the live batch
+    assert {case["id"] for case in live if case["status"] == "error"} == {f"e{p:03d}" for p, _ in played}
+    errors = {case["error"] for case in live if case["status"] == "error"}
+    assert len(errors) == 1, errors
+    error = errors.pop()
+    assert error.startswith(f"the Ray task playing this case's batch of {len(played)} failed 2 times ("), error
     assert "the other cases went on" in error
-    assert sum(case["status"] == "passed" for case in cases) == 80 - len(batch)
+    assert sum(case["status"] == "passed" for case in live) == 80 - len(played)
 
 
 def test_the_run_limits_free_what_a_lost_worker_held_and_refuse_what_it_still_waited_for():
