@@ -132,3 +132,39 @@ def test_a_scoring_task_finds_the_limiter_by_name_at_its_first_model_call_and_wa
     monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get_actor=missing))
     with pytest.raises(ValueError, match="Failed to look up actor with name 'evalrun-limits-gone'"):
         LimiterByName("evalrun-limits-gone", wait_s=0.2).acquire  # noqa: B018 - the lookup is the point
+
+
+def test_a_live_worker_is_up_before_the_limiter_and_is_registered_before_its_first_batch_plays(monkeypatch):
+    """A live worker's constructor waited for its registration with the limiter, so the actor was up only once the
+    limiter's process was (1-3 s of imports), and took its first batch only then. It now sends the registration and
+    awaits it on its first batch, after rebuilding the run: what an earlier incarnation held is still freed before
+    this one asks for a slot."""
+    from runner.run.executors import ray_run
+    from runner.run.executors.ray_live import LiveWorker
+
+    events: list[str] = []
+
+    class Registered:  # the registration's reference: answered once the limiter's process is up
+        def __await__(self):
+            yield from asyncio.sleep(0).__await__()
+            events.append("registered")
+
+    limiter = types.SimpleNamespace(register=types.SimpleNamespace(
+        remote=lambda holder: events.append(f"register {holder.split(':')[0]} sent") or Registered()))
+
+    def blocked(ref):
+        raise AssertionError("the constructor waited for the limiter")
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get_actor=lambda name: limiter, get=blocked))
+    worker = LiveWorker(3, "evalrun-limits-x")
+    assert events == ["register live3 sent"]
+    work = types.SimpleNamespace(concurrency=2)
+    monkeypatch.setattr(ray_run, "rebuild_run", lambda run, **kwargs: events.append("rebuilt") or work)
+
+    async def first_batch() -> None:
+        context = asyncio.get_running_loop().create_future()
+        context.set_result({"the run": 1})
+        assert await worker._run([context]) is work
+
+    asyncio.run(first_batch())
+    assert events == ["register live3 sent", "rebuilt", "registered"]
