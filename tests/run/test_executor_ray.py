@@ -35,6 +35,11 @@ def run_local(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subpr
     return run_cli(*args, cwd=cwd, env=env)
 
 
+def _finished(run: subprocess.Popen) -> subprocess.CompletedProcess:
+    out, err = run.communicate(timeout=600)
+    return subprocess.CompletedProcess(run.args, run.returncode, out, err)
+
+
 @pytest.mark.process
 def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_generated_cases_repeated_and_redacted(
         cluster, tmp_path):
@@ -54,11 +59,13 @@ def test_ray_gives_the_verdicts_of_the_local_executor_case_by_case_on_420_genera
     transcript = tmp_path / "suites" / "t" / "case-00000.json"
     transcript.write_text(transcript.read_text().replace("ABC123", secret))
     env = {**cluster.env, "TEAM_JUDGE_KEY": secret}
+    ray_run = subprocess.Popen([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
+                                "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the local run while the Ray run waits for its workers (each in its own folder)
     local = run_local("suites", "-q", "--repeat", "2", "--executor", "local", "--output-dir", "local", cwd=tmp_path,
                       env=env)
-    on_ray = subprocess.run([sys.executable, "-m", "runner", "suites", "-q", "--repeat", "2", "--executor", "ray",
-                             "--output-dir", "ray"], cwd=tmp_path, env={**env, "RAY_ADDRESS": cluster.address},
-                            capture_output=True, text=True, timeout=600)
+    on_ray = _finished(ray_run)
     assert local.returncode == on_ray.returncode == 3, local.stdout[-800:] + on_ray.stdout[-800:] + on_ray.stderr
     assert f"running the cases on the Ray cluster at {cluster.address} (RAY_ADDRESS)" in on_ray.stderr
     one, many = verdicts(tmp_path / "local" / "report.json"), verdicts(tmp_path / "ray" / "report.json")
@@ -84,8 +91,12 @@ def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_su
     folders = sorted(p.name for p in (REPO / "suites").iterdir()
                      if p.is_dir() and p.name[0] not in "._" and p.name not in quick_only)
     assert len(folders) >= 6
-    on_ray = cluster.run(*folders, "-q", "--executor", "ray", "--output-dir", str(tmp_path / "r"), cwd=REPO / "suites")
+    ray_run = subprocess.Popen([sys.executable, "-m", "runner", *folders, "-q", "--executor", "ray", "--output-dir",
+                                str(tmp_path / "r")], cwd=REPO / "suites", stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**cluster.env, "RAY_ADDRESS": cluster.address})
+    # the local run while the Ray run waits for its workers (each into its own folder)
     local = run_local(*folders, "-q", "--executor", "local", "--output-dir", str(tmp_path / "l"), cwd=REPO / "suites")
+    on_ray = _finished(ray_run)
     assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
     on_ray_cases, local_cases = live_verdicts(tmp_path / "r" / "report.json"), live_verdicts(tmp_path / "l" / "report.json")
     assert on_ray_cases == local_cases
