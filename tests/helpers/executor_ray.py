@@ -105,6 +105,9 @@ class Cluster:
         started = subprocess.run(
             [*RAY_CLI, "start", "--head", "--num-cpus", "2", "--port", str(self.port), "--temp-dir",
              str(self.temp), "--include-dashboard=false", "--disable-usage-stats",
+             # no log monitor: it forwards workers' prints to drivers, which evalrun's turn off (log_to_driver);
+             # one Python process less to start, and no polling of the log folder for the whole session
+             "--include-log-monitor=false",
              "--dashboard-agent-listen-port", str(_free_port()),
              "--metrics-export-port", str(_free_port()), "--node-ip-address", "127.0.0.1"],
             env=self.env, capture_output=True, text=True, timeout=120, start_new_session=True)

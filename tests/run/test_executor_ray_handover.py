@@ -7,6 +7,8 @@ import sys
 import types
 from concurrent.futures import Future
 
+import pytest
+
 from runner.config.model import Config
 from runner.run.execute import Stop
 from runner.run.executors.base import Work
@@ -95,5 +97,74 @@ def test_the_batches_are_sent_without_waiting_for_the_limiter_actors_process(mon
 
     asyncio.run(run())  # the batches waiting for the limiter: TimeoutError
     assert sorted(job for batch in cluster.sent for job in batch) == [(n, 0) for n in range(40)]
-    assert cluster.calls == ["init", "limiter made", "put", "limiter state asked",
-                             *["batch sent"] * len(cluster.sent), "shutdown"]
+    # the limiter after the batches: asked first, its process took a scoring worker's turn to start (a node starts
+    # as many processes at once as it has CPUs), and the second worker started only once the first was up
+    assert cluster.calls == ["init", "put", *["batch sent"] * len(cluster.sent), "limiter made",
+                             "limiter state asked", "shutdown"]
+
+
+def test_a_scoring_task_finds_the_limiter_by_name_at_its_first_model_call_and_waits_for_it_to_be_registered(
+        monkeypatch):
+    """The run makes the limiter after sending its batches: a worker already up may look for it first. It is
+    looked up when a model is called (never for a batch that calls none), and a name not registered yet is
+    asked for again; one that never comes fails the call after the wait, naming the actor."""
+    from runner.run.executors.ray_limits import LimiterByName
+
+    asked: list[str] = []
+    actor = types.SimpleNamespace(acquire="the actor's acquire")
+
+    def get_actor(name: str):
+        asked.append(name)
+        if len(asked) < 3:
+            raise ValueError(f"Failed to look up actor with name '{name}'")
+        return actor
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get_actor=get_actor))
+    limiter = LimiterByName("evalrun-limits-x")
+    assert asked == []  # made, not looked up
+    assert limiter.acquire == "the actor's acquire"
+    assert limiter.acquire == "the actor's acquire"
+    assert asked == ["evalrun-limits-x"] * 3  # twice not registered yet, then found, and kept
+
+    def missing(name: str):
+        raise ValueError(f"Failed to look up actor with name '{name}'")
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get_actor=missing))
+    with pytest.raises(ValueError, match="Failed to look up actor with name 'evalrun-limits-gone'"):
+        LimiterByName("evalrun-limits-gone", wait_s=0.2).acquire  # noqa: B018 - the lookup is the point
+
+
+def test_a_live_worker_is_up_before_the_limiter_and_is_registered_before_its_first_batch_plays(monkeypatch):
+    """A live worker's constructor waited for its registration with the limiter, so the actor was up only once the
+    limiter's process was (1-3 s of imports), and took its first batch only then. It now sends the registration and
+    awaits it on its first batch, after rebuilding the run: what an earlier incarnation held is still freed before
+    this one asks for a slot."""
+    from runner.run.executors import ray_run
+    from runner.run.executors.ray_live import LiveWorker
+
+    events: list[str] = []
+
+    class Registered:  # the registration's reference: answered once the limiter's process is up
+        def __await__(self):
+            yield from asyncio.sleep(0).__await__()
+            events.append("registered")
+
+    limiter = types.SimpleNamespace(register=types.SimpleNamespace(
+        remote=lambda holder: events.append(f"register {holder.split(':')[0]} sent") or Registered()))
+
+    def blocked(ref):
+        raise AssertionError("the constructor waited for the limiter")
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get_actor=lambda name: limiter, get=blocked))
+    worker = LiveWorker(3, "evalrun-limits-x")
+    assert events == ["register live3 sent"]
+    work = types.SimpleNamespace(concurrency=2)
+    monkeypatch.setattr(ray_run, "rebuild_run", lambda run, **kwargs: events.append("rebuilt") or work)
+
+    async def first_batch() -> None:
+        context = asyncio.get_running_loop().create_future()
+        context.set_result({"the run": 1})
+        assert await worker._run([context]) is work
+
+    asyncio.run(first_batch())
+    assert events == ["register live3 sent", "rebuilt", "registered"]

@@ -101,15 +101,16 @@ class RayExecutor(Executor):
 
                 token = uuid.uuid4().hex
                 limits = f"evalrun-limits-{token}"
-                limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
                 context = ray.put(portable_run(work, runtime, worker_env(work.runner.loaded.config)))
-                # Workers find the actor by its name, registered as it was made (ray.get_actor works at once; its
-                # calls wait for its process): the batches go now, and the cluster starts the actor's process and
-                # the workers' together, instead of one after the other (a process start is 1-3 s of imports).
-                limits_up = asyncio.wrap_future(limits_actor.state.remote().future())
                 score = ray.remote(_score_batch).options(max_retries=ATTEMPTS - 1, retry_exceptions=True)
                 for batch in replay_batches:
                     send(score.remote(token, [context], limits, batch), None, batch)
+                # The limiter actor after the batches: a node starts as many processes at once as it has CPUs,
+                # and the actor asked first took a scoring worker's turn (a process start is 1-3 s of imports).
+                # Its name is registered as it is made; scoring tasks look it up at their first model call
+                # (ray_limits.LimiterByName), live workers as they start, after it.
+                limits_actor = start_limits(ray, work.concurrency, limits)  # lives while this reference does
+                limits_up = asyncio.wrap_future(limits_actor.state.remote().future())
                 if live_batches:
                     from .ray_live import live_worker_count, start_live_workers
 
@@ -294,7 +295,7 @@ _worker_runs: dict[str, Work] = {}  # run token -> the run as this worker rebuil
 def _score_batch(token: str, context: list, limits: str, batch: Batch) -> tuple[list, list]:
     """In a Ray worker: the batch's results as the process pool's worker makes them (replay_pool._play_batch)."""
     from . import replay_pool
-    from .ray_limits import remote_limits
+    from .ray_limits import LimiterByName, remote_limits
 
     work = _worker_runs.get(token)
     if work is None:
@@ -302,8 +303,7 @@ def _score_batch(token: str, context: list, limits: str, batch: Batch) -> tuple[
 
         _worker_runs.clear()
         holder = f"task-{os.getpid()}:{uuid.uuid4().hex[:12]}"  # a judged check's calls share the run's budget
-        work = _worker_runs[token] = rebuild_run(ray.get(context[0]),
-                                                 limits=remote_limits(ray.get_actor(limits), holder))
+        work = _worker_runs[token] = rebuild_run(ray.get(context[0]), limits=remote_limits(LimiterByName(limits), holder))
     replay_pool._work = work
     try:
         return replay_pool._play_batch(batch)

@@ -80,6 +80,39 @@ class RunLimits:
         return {"peak": self.peak, "in_use": run.in_use, "limit": run.limit, "throttled": run.throttled}
 
 
+class LimiterByName:
+    """The run's RunLimits actor as a scoring task finds it: by its name, at the task's first model call (a batch
+    that calls no model never asks the cluster for it). The run makes the actor just after sending its batches
+    (ray_cluster.py: their workers' processes start first), so a worker that got there sooner waits for the name
+    to be registered, `wait_s` seconds at most."""
+
+    def __init__(self, name: str, wait_s: float = 60.0):
+        self.name, self.wait_s = name, wait_s
+        self._actor: Any = None
+
+    def __getattr__(self, method: str) -> Any:  # acquire, release, ...: the actor's methods
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return getattr(self.actor(), method)
+
+    def actor(self) -> Any:
+        if self._actor is None:
+            import time
+
+            import ray
+
+            deadline = time.monotonic() + self.wait_s
+            while True:
+                try:
+                    self._actor = ray.get_actor(self.name)
+                    break
+                except ValueError:  # not registered yet
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.05)
+        return self._actor
+
+
 class RemoteLimit(RunLimit):
     """A limit held by the RunLimits actor, with runner.llm.limits.Limiter's interface (RunLimit)."""
 
@@ -122,9 +155,9 @@ def remote_limits(actor: Any, holder: str):
 
 def start_limits(ray: Any, concurrency: int, name: str) -> Any:
     """The run's RunLimits actor, named `name` (workers find it by name: an actor handle among a restartable
-    actor's constructor arguments would have to outlive this process's reference). It waits on many acquires at
-    once (an async actor), uses no CPU slot of the cluster, and is restarted if its process is lost (the run's
-    limits start afresh then)."""
+    actor's constructor arguments would have to outlive this process's reference; the name is registered before
+    this returns). It waits on many acquires at once (an async actor), uses no CPU slot of the cluster, and is
+    restarted if its process is lost (the run's limits start afresh then)."""
     actor = ray.remote(RunLimits).options(name=name, num_cpus=0, max_concurrency=10_000, max_restarts=-1,
                                           max_task_retries=-1)
     return actor.remote(concurrency)

@@ -32,7 +32,9 @@ class LiveWorker:
 
         self.holder = f"live{index}:{uuid.uuid4().hex[:12]}"
         self.limits = ray.get_actor(limits_name)
-        ray.get(self.limits.register.remote(self.holder))
+        # awaited before this incarnation's first model call (_run), not here: the actor is then up, and takes its
+        # batch, while the limiter's process may still be starting (its calls wait for it, in order)
+        self._registered = self.limits.register.remote(self.holder)
         self._conversations: dict[str, dict] = {}
         self._work: Work | None = None
         self._cases: asyncio.Semaphore | None = None
@@ -45,9 +47,10 @@ class LiveWorker:
             from .ray_run import rebuild_run
 
             run = await context[0]
-            self._work = rebuild_run(run, limits=remote_limits(self.limits, self.holder),
-                                     save_conversation=self._keep_conversation)
-            self._cases = asyncio.Semaphore(max(1, self._work.concurrency))
+            work = rebuild_run(run, limits=remote_limits(self.limits, self.holder),
+                               save_conversation=self._keep_conversation)
+            await self._registered  # what an earlier incarnation held is freed before this one asks for slots
+            self._work, self._cases = work, asyncio.Semaphore(max(1, work.concurrency))
         return self._work
 
     def _keep_conversation(self, key: str, data: dict) -> None:
