@@ -109,6 +109,19 @@ def cluster(tmp_path_factory):
         finally:
             started.end()
 
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for a test module (tests.helpers.browser.Chromium): each test's page opened in it with
+    Browser(chromium) gets a fresh browser context (its own storage), so only the process's start is shared."""
+    from tests.helpers.browser import Chromium, chromium_or_skip
+
+    shared = Chromium(chromium_or_skip())
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
 _WATCHED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 

@@ -15,23 +15,13 @@ import pytest
 from runner.report.html_split import SPLIT_FROM_BYTES
 from runner.report.render import render
 from tests.bench.bench_replay import make_case
-from tests.helpers.browser import Browser, Chromium, chromium_or_skip
+from tests.helpers.browser import Browser, chromium_or_skip
 from tests.helpers.cli_helpers import run_cli, write
 from tests.helpers.html_page import page_data
 from tests.helpers.report_formats import HOSTILE, make_run
 
 # Agent text that would run script if it ever became markup: it sets the page's title.
 PWN = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """One Chromium for the module: each test's page gets a fresh browser context in it (its own storage)."""
-    shared = Chromium(chromium_or_skip())
-    try:
-        yield shared
-    finally:
-        shared.close()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import Browser, Chromium, chromium_or_skip
+from tests.helpers.browser import Browser
 from tests.helpers.cli_helpers import run_cli
 from tests.helpers.view_runs import (
     BROKEN,
@@ -29,16 +29,6 @@ from tests.helpers.view_runs import (
 )
 
 WIDTHS = (1280, 400)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """One Chromium for the module: each test's page gets a fresh browser context in it (its own storage)."""
-    shared = Chromium(chromium_or_skip())
-    try:
-        yield shared
-    finally:
-        shared.close()
 
 
 @pytest.fixture(scope="module")
