@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.cli_helpers import stop_process
 from tests.helpers.external import missing
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -60,12 +61,7 @@ class Chromium:
         raise RuntimeError("chromium did not open its DevTools port within 30s")
 
     def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         shutil.rmtree(self.profile, ignore_errors=True)
 
 

@@ -34,6 +34,18 @@ def run_cli_process(*args: str, cwd: Path, timeout: float = 300, env: dict[str, 
                           capture_output=True, text=True, timeout=timeout)
 
 
+def stop_process(process: subprocess.Popen, grace_s: float = 10) -> None:
+    """SIGTERM, `grace_s` seconds to leave, then SIGKILL: how a helper ends a server or browser it started."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def run_cli(*args: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
             ) -> subprocess.CompletedProcess:
     """`evalrun ARGS` started in CWD, run in this process: what `python -m runner ARGS` would give (exit code,

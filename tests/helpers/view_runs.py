@@ -13,7 +13,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
-from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
+from tests.helpers.cli_helpers import REPO, cli_env, run_cli, stop_process, tool_call_messages, write, write_json
 
 # Agent text that would run script if it ever became markup: it sets the page's title.
 PWN = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
@@ -152,13 +152,7 @@ class ViewServer:
         return json.loads(body)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         drain = getattr(self, "_drain", None)
         if drain is not None:
             drain.join(10)
