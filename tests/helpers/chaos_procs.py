@@ -25,17 +25,22 @@ SLEEPS = {"35", "230", "101", "115"}  # nanosleep, clock_nanosleep
 
 
 def recorded_project(root: Path, count: int, *, pad: int = 0, padded_from: int = 0, tag_pad: int = 0,
-                     sleep_s: float = 0.0, first_case_marker: bool = False) -> list[str]:
+                     sleep_s: float = 0.0, first_case_marker: bool = False, log_scorers: bool = False) -> list[str]:
     """`count` recorded cases that pass, each with a python check that sleeps `sleep_s` (a worker caught in it is
     computing); `pad` characters in the conversation of each case from the `padded_from`th on (a batch's results
     then outgrow a socket's buffer) and `tag_pad` in each case's tags (so do a suite reader's). With `first_case_marker`, the first case scored
-    writes the file `first-case` and sleeps a second first (the pool scores it before its workers start)."""
+    writes the file `first-case` and sleeps a second first (the pool scores it before its workers start). With
+    `log_scorers`, each check appends its case's id and its process's pid to `scored-by` (see `scorers`)."""
     write(root / "evalrun.yaml", "embeddings: {enabled: false}\n")
     write(root / "team" / "__init__.py", "")
     write(root / "team" / "checks.py", f"""
         import os, time
 
         def check(case):
+            if {log_scorers!r}:  # one write of one short line to a file opened to append: lines never interleave
+                fd = os.open({str(root / "scored-by")!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                os.write(fd, f"{{case.id}} {{os.getpid()}}\\n".encode())
+                os.close(fd)
             if {first_case_marker!r} and case.id == "case-0000":
                 open("first-case", "w").close()
                 time.sleep(1.0)
@@ -58,6 +63,13 @@ def recorded_project(root: Path, count: int, *, pad: int = 0, padded_from: int =
                     {"role": "assistant", "content": "done"}]
         (root / "suites" / "t" / f"{n}.json").write_text(json.dumps(messages))
     return ids
+
+
+def scorers(root: Path) -> list[tuple[str, int]]:
+    """(case id, pid of the process whose check scored it), in the order scored, from a `log_scorers` project."""
+    path = root / "scored-by"
+    text = path.read_text() if path.exists() else ""
+    return [(case_id, int(pid)) for case_id, pid in (line.split() for line in text[:text.rfind("\n") + 1].splitlines())]
 
 
 def start_run(root: Path, *args: str, env: dict | None = None) -> subprocess.Popen:

@@ -9,12 +9,23 @@ import os
 import random
 import signal
 import time
+from collections import Counter
 
 import pytest
 
-from tests.helpers.chaos_procs import accounted, nothing_left_in, recorded_project, results_count, start_run, wait_for
+from runner.util.shard import shard_of
+from tests.helpers.chaos_procs import (
+    accounted,
+    nothing_left_in,
+    recorded_project,
+    results_count,
+    scorers,
+    start_run,
+    wait_for,
+)
 
 pytest.importorskip("ray")
+from runner.run.executors.ray_cluster import BATCHES_PER_CPU
 from tests.helpers.executor_ray import Cluster, _cmdline
 
 pytestmark = [pytest.mark.ray, pytest.mark.process]
@@ -46,18 +57,34 @@ def _quiet(err: str) -> None:
 def test_ray_workers_killed_while_scoring_and_just_after_sending_cost_no_case(cluster, tmp_path):
     """Ray runs a killed worker's batch again: every case is scored and passes, the run exits 0 (this is also
     test_executor_ray's worker killed mid-run, which ran the same run with the first kill only)."""
-    # 8 batches whatever the count (4 per CPU): after the first kill, the end of each batch a watched worker
-    # scores shows it idle a moment (its last batch's end for good); 600 cases (75 a batch) leave as many batch
-    # ends to catch as 1,200 did, for 3 s less scoring per worker
-    ids = recorded_project(tmp_path, 600, sleep_s=0.01)
+    # 8 batches (4 per CPU of the cluster's 2), by the executor's --shard rule; 600 cases (75 a batch) leave as
+    # many batch ends to catch as 1,200 did, for 3 s less scoring per worker. Each check logs its case and pid.
+    ids = recorded_project(tmp_path, 600, sleep_s=0.01, log_scorers=True)
+    batch_of = {case_id: shard_of(case_id, 2 * BATCHES_PER_CPU) for case_id in ids}
+    size = Counter(batch_of.values())
     run = start_run(tmp_path, "--executor", "ray", env=_on(cluster, tmp_path))
     scoring = lambda: [pid for pid in cluster.workers() if "_score_batch" in _cmdline(pid)]  # noqa: E731
+
+    def midway() -> tuple[int, int] | None:
+        """A worker (pid, batch) at least 5 cases into a batch and 5 from its end, once a batch was saved: killed
+        now, it surely dies holding that batch (it cannot have sent it)."""
+        if results_count(tmp_path) < 20:
+            return None
+        log = scorers(tmp_path)
+        for pid in scoring():
+            mine = [case_id for case_id, by in log if by == pid]
+            if mine and 5 <= sum(batch_of[c] == batch_of[mine[-1]] for c in mine) <= size[batch_of[mine[-1]]] - 5:
+                return pid, batch_of[mine[-1]]
+        return None
+
     try:
-        busy = wait_for(lambda: results_count(tmp_path) >= 20 and scoring(), 120, "a worker scoring", run)
-        os.kill(busy[0], signal.SIGKILL)  # computing
-        # the others scoring (the first results come when both workers end their first batch: the other one may be
-        # between two batches at this instant, and watching the killed one alone waited in vain)
-        watched = wait_for(lambda: [pid for pid in scoring() if pid != busy[0]], 60, "another worker scoring", run)
+        busy, lost = wait_for(midway, 120, "a worker midway through a batch", run)
+        os.kill(busy, signal.SIGKILL)  # computing
+        # Ray tries the lost batch once more (the executor's last try): wait for the worker that took it, so that
+        # the second kill cannot land on it (an idle worker may be handed that retry between a look and a kill)
+        retrying = wait_for(lambda: {by for case_id, by in scorers(tmp_path) if batch_of[case_id] == lost} - {busy},
+                            120, "the killed worker's batch scored again", run)
+        watched = wait_for(lambda: [pid for pid in scoring() if pid not in retrying], 60, "another worker scoring", run)
         done = wait_for(lambda: [pid for pid in watched if _cmdline(pid).startswith("ray::IDLE")], 60,
                         "a worker that just sent its batch", run)
         os.kill(done[0], signal.SIGKILL)  # its results sent, waiting for the next batch
