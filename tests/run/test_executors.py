@@ -232,6 +232,9 @@ def test_auto_takes_the_pool_for_recorded_runs_only_when_it_pays(monkeypatch):
     assert chosen() is LocalExecutor  # forking a process with threads could copy a lock one of them holds
     with pytest.raises(ExecutorUnavailable, match="this process runs other threads"):
         choose_executor("processes", refs, repeats=1, concurrency=8, config=offline, options=RunOptions())
+    with pytest.raises(ExecutorUnavailable, match="case 'live' is played live"):  # whatever this process holds
+        choose_executor("processes", [*refs, _Ref(recorded=False, id="live")], repeats=1, concurrency=8,
+                        config=offline, options=RunOptions())
     monkeypatch.setattr(executors, "_threads_running", lambda: 1)
     assert type(choose_executor("local", refs, repeats=1, concurrency=8, config=offline,
                                 options=RunOptions())) is LocalExecutor

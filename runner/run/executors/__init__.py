@@ -90,11 +90,13 @@ def _why_not_pool(refs: Sequence[CaseRef], repeats: int, concurrency: int, confi
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return "this platform cannot fork processes"
-    if _threads_running() > 1:  # forking a process with threads can copy a lock someone holds
-        return "this process runs other threads (a library caller's); forking it is not safe"
+    # What the run is comes before what this process holds: the same run gets the same answer in any process
     if _plays_live(refs, options):
         live = next(ref.id for ref in refs if not ref.recorded)
         return f"case '{live}' is played live (the pool scores recordings only)"
+    if _threads_running() > 1:  # forking a process with threads can copy a lock someone holds
+        return ("this process runs other threads (the calling program's, or a model an earlier run in it loaded); "
+                "forking it is not safe")
     if forced:
         return None
     if concurrency < 2 or usable_cpus() < 2:
