@@ -1,4 +1,5 @@
-"""Shared by several test modules (once in tests/run/test_executors.py): ANSWER, CASES, _tool_messages, generate, verdicts."""
+"""Shared by several test modules (once in tests/run/test_executors.py): ANSWER, CASES, _tool_messages, generate, verdicts,
+differences."""
 from __future__ import annotations
 
 import json
@@ -52,6 +53,28 @@ def generate(root: Path, count: int) -> None:
         transcript = _tool_messages("cancel_booking", sent, answer)
         text = json.dumps(transcript) if not (kind == 6 and n % 3 == 1) else "[{\"role\": \"user\""  # cut short
         (suites / "t" / f"case-{n:05d}.json").write_text(text)
+
+
+# The cosine of one text pair computed in two processes differs by ~1e-7 (measured up to 1.5e-7): the texts encoded
+# in the same batch and the CPU threads torch uses change the float rounding. A run on a cold similarity cache
+# computes its own (the cache then keeps the first score written), so two runs side by side may differ there.
+EMBEDDING_NOISE = 1e-6
+_MISSING = object()
+
+
+def differences(a: object, b: object, path: str = "cases", embedding: bool = False) -> list[str]:
+    """Where two reports' cases differ (`path: a != b`), an embedding score within EMBEDDING_NOISE being equal:
+    everything else, its verdict and the reason it prints (two decimals) included, must be the same."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        embedding = a.get("decided_by") == "embedding" == b.get("decided_by")
+        return [found for key in sorted({*a, *b}, key=str)
+                for found in differences(a.get(key, _MISSING), b.get(key, _MISSING), f"{path}.{key}", embedding)]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [found for n, (x, y) in enumerate(zip(a, b, strict=True)) for found in differences(x, y, f"{path}[{n}]")]
+    if (embedding and path.endswith(".score") and isinstance(a, float) and isinstance(b, float)
+            and abs(a - b) <= EMBEDDING_NOISE):
+        return []
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
 def verdicts(report_path: Path) -> list[dict]:

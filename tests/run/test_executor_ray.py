@@ -23,7 +23,7 @@ from runner.config.model import Config
 from runner.run.executors.ray_cluster import batches_by_hash, live_batches_by_hash, worker_env
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, saved_conversations, write
 from tests.helpers.executor_ray import RAY_BIN, RAY_CLI, Cluster, _cmdline, _descendants, _free_port, short_dir  # noqa: F401 - shared with other test modules
-from tests.helpers.executors import CASES, _tool_messages, generate, verdicts
+from tests.helpers.executors import CASES, _tool_messages, differences, generate, verdicts
 
 ray = pytest.importorskip("ray")
 # `ray` beside this interpreter, or Ray's own entry point run by it (a virtualenv sharing another's packages)
@@ -99,7 +99,7 @@ def test_ray_gives_the_verdicts_of_the_local_executor_on_the_bundled_recorded_su
     on_ray = _finished(ray_run)
     assert on_ray.returncode == local.returncode, on_ray.stdout + on_ray.stderr + local.stdout
     on_ray_cases, local_cases = live_verdicts(tmp_path / "r" / "report.json"), live_verdicts(tmp_path / "l" / "report.json")
-    assert on_ray_cases == local_cases
+    assert not differences(on_ray_cases, local_cases)  # on a cold similarity cache, each run computes its scores
     assert sorted({case["source"].split("/")[0] for case in local_cases}) == folders  # every folder's cases compared
 
 
