@@ -84,7 +84,7 @@ def _run(request: RunRequest, events: RunEvents, handle_signals: bool) -> RunOut
         try:  # the steps that may end the run before it plays raise RunEnded, caught here only
             try:
                 prepared = prepare_run(request)
-                signals.phase = "starting"  # here, so that no signal falls between collecting and starting
+                signals.collected()  # here, so that no signal falls between collecting and starting
             except CollectionInterrupted as exc:
                 raise RunEnded(RunOutcome(EXIT_INTERRUPTED, notes=[
                     f"interrupted ({exc.signal_name}) while collecting the suites, before any case ran: nothing "

@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -40,20 +42,42 @@ class RunSignals:
         self.enabled = enabled and threading.current_thread() is threading.main_thread()
         self.phase = "collecting"
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.collection_interrupted: str | None = None  # the signal that came while collecting, if one did
         self._previous: dict = {}
+        self._unraisable = sys.unraisablehook
 
     def __enter__(self) -> RunSignals:
         if self.enabled:
             self._previous = {sig: signal.signal(sig, self._received) for sig in SIGNALS}
+            self._unraisable = sys.unraisablehook
+            sys.unraisablehook = self._unraisable_hook
         return self
 
     def __exit__(self, *exc_info) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+        if self._previous:
+            sys.unraisablehook = self._unraisable
+
+    def _unraisable_hook(self, unraisable: Any) -> None:
+        """A CollectionInterrupted swallowed where it landed is not printed as a stack: `collected` raises it again."""
+        if not isinstance(unraisable.exc_value, CollectionInterrupted):
+            self._unraisable(unraisable)
+
+    def collected(self) -> None:
+        """Collection is over: the run moves on to starting, unless a signal came while collecting and its
+        CollectionInterrupted was swallowed where it was raised; it is raised again here. (A signal between
+        the two lines below finds the phase still collecting, and raises it itself.)"""
+        if self.collection_interrupted is not None:
+            raise CollectionInterrupted(self.collection_interrupted)
+        self.phase = "starting"
 
     def _received(self, number: int, frame) -> None:
         name = signal.Signals(number).name
         if self.phase == "collecting":
+            # Kept, for `collected`: the exception is raised wherever the main thread is, and some places swallow
+            # it ("Exception ignored in ..."): an at-fork hook as the read pool forks, a __del__, a weakref callback
+            self.collection_interrupted = name
             raise CollectionInterrupted(name)
         if self.phase == "finishing":
             return
