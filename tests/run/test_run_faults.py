@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.helpers.chaos_procs import children, wait_for
 from tests.helpers.cli_helpers import REPO, cli_env, run_cli, tool_call_messages, write, write_json
 
 NO_EMBEDDINGS = "embeddings: {enabled: false}\n"
@@ -328,8 +329,14 @@ def test_sigterm_while_the_suites_are_collected_says_so_and_exits_2(slow_to_coll
     tmp_path = slow_to_collect
     process = start(tmp_path, "--output-dir", "out")
     assert process.stderr.readline() == "config: evalrun.yaml\n"  # printed just before collection starts
-    time.sleep(0.5)
+    # Its first reader process means it is collecting (it reads the first 2,000 files itself, then forks readers
+    # for the rest): stopped then, the signal is delivered as it goes on, among its forks. (A fixed sleep after the
+    # line above bets on how long the collection takes; stopped right at the line, the collection's handlers are
+    # not yet set, and the run ends as any command does on a signal: 'interrupted'.)
+    wait_for(lambda: children(process.pid), 60, "a reader process", process)
+    process.send_signal(signal.SIGSTOP)
     process.send_signal(getattr(signal, name))
+    process.send_signal(signal.SIGCONT)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 2, stdout + stderr
     assert stderr.splitlines() == [f"interrupted ({name}) while collecting the suites, before any case ran: nothing "
