@@ -325,13 +325,15 @@ def test_a_cut_reply_that_holds_a_whole_tagged_verdict_is_used(fake):
     (Reply(status=500, content="overloaded"), "HTTP 500 from {base}: overloaded"),
     (Reply(status=429, content="slow down", headers={"Retry-After": "0"}), "HTTP 429 from {base}: slow down"),
     (Reply(drop=True), "cannot reach {base}: "),
-    (Reply(delay_s=1.0, content="late"), "timed out after 0.1 s ({base})"),
+    (Reply(delay_s=2.0, content="late"), "timed out after 0.5 s ({base})"),
 ])
 def test_outages_after_their_retries_mark_the_model_down(fake, outage, reason):
     fake.default = lambda request: outage
     runtime = LLMRuntime()
-    # the late reply meets a 0.1 s deadline (three of them); the replies that come at once get a generous one
-    client = client_for(fake, runtime=runtime, max_retries=0, timeout_s=0.1 if outage.delay_s else 5)
+    # The late reply meets a 0.5 s deadline (three of them), the replies that come at once a generous one. The
+    # deadline covers the client's own work before it sends: 0.1 s once ran out before a request left (a serial run,
+    # litellm's transport), and the server saw 2 requests of 3.
+    client = client_for(fake, runtime=runtime, max_retries=0, timeout_s=0.5 if outage.delay_s else 5)
     for _ in range(3):
         with pytest.raises(LLMError) as error:
             client.complete(USER)
