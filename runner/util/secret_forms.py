@@ -75,11 +75,17 @@ def _unit(match: re.Match[str]) -> str:
     return chr(int(match.group(1) or match.group(2), 16))
 
 
+_DECODING_ROUNDS = 16  # layers of encoding undone at most: a few over a secret, and the secret's own, with room
+
+
 def normal_form(text: str, units: re.Pattern[str] = _ESCAPED_UNIT) -> str:
     """`text` with its `\\uXXXX`/`\\xXX` escapes decoded (those `units` matches), percent-encoding decoded (a layer
     at a time, either inside the other) and every backslash dropped: any form of a secret in `text` holds the
     secret's own normal form."""
-    for _ in range(4):
+    # Each round takes off one layer: as many as the text holds over the secret, plus what the secret's own
+    # `%XX` or `\\uXXXX` take (its normal form decodes those). Four stopped short of a secret holding `%00` sent
+    # through four percent-encodings. Bounded all the same: a round costs a pass over hostile text.
+    for _ in range(_DECODING_ROUNDS):
         before = text
         if "\\" in text:
             text = units.sub(_unit, text)
