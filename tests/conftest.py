@@ -32,6 +32,15 @@ import pytest
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# hypothesis draws its examples from a seed of each test's own (derandomize): every run, CI's included, tries the
+# same ones, and a failure comes back on the next run. HYPOTHESIS_PROFILE=explore draws new ones each run, to
+# look further (what it finds is replayed from .hypothesis/ until fixed; then write it as an @example).
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("seeded", derandomize=True)
+_hypothesis_settings.register_profile("explore", derandomize=False)
+_hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "seeded"))
+
 
 # The `process` marker (pyproject.toml): a test that starts evalrun or pytest in a process of its own, which costs
 # an interpreter's start and imports (1-2 s). Every CLI call that needs no process runs in this one (run_cli,
