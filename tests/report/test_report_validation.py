@@ -52,6 +52,12 @@ TAMPERED = [
      'summary.pass_rate: Input should be a valid number (got "1e999")'),
     ("overflowing-digits", set_in(["summary", "pass_rate"], "RAW:" + "1" * 400 + ".0"),  # no exponent, still infinity
      'summary.pass_rate: Input should be a valid number (got "' + "1" * 59 + "…)"),  # the value shown cut at 60
+    # found by the hypothesis test below: JUnit's properties read config.agents, and an int there was a traceback
+    ("agents-number", set_in(["config", "agents"], 1), "config: agents: expected an object, got a number"),
+    ("agent-spec-string", set_in(["config", "agents"], {"hr": "python"}),
+     "config: agents.hr: expected an object, got a string"),
+    ("judge-list", set_in(["config", "judge"], []), "config: judge: expected an object, got a list"),
+    ("pass-rate-text", set_in(["config", "min_pass_rate"], "high"), "config: min_pass_rate: expected a number, got a string"),
 ]
 
 
