@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ..layout import EXIT_CODES
 from ..llm.calls import CallSummary
 from .redteam import RedteamEntry, RedteamSummary, entry_from_tags
+from .report_config import check_read_settings
 
 # A count in a saved report: never negative, and no larger than a JSON reader that keeps numbers as
 # doubles (the HTML report's script) can hold exactly; a report beyond either was not written by evalrun.
@@ -396,23 +397,4 @@ class RunReport(BaseModel):
     @field_validator("config")
     @classmethod
     def _settings_readers_use(cls, value: dict[str, Any]) -> dict[str, Any]:
-        """The settings a report's readers use (JUnit's properties, merge, compare) have their types: a tampered
-        report is refused where it is loaded, not a traceback in a renderer. The rest is kept as written."""
-        for key, kinds, said in _READ_SETTINGS:
-            found = value.get(key)
-            if found is not None and (isinstance(found, bool) or not isinstance(found, kinds)):
-                raise ValueError(f"{key}: expected {said}, got {_json_kind(found)}")
-        for name, spec in (value.get("agents") or {}).items():
-            if spec is not None and not isinstance(spec, dict):
-                raise ValueError(f"agents.{name}: expected an object, got {_json_kind(spec)}")
-        return value
-
-
-_READ_SETTINGS: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
-    ("agents", dict, "an object"), ("judge", dict, "an object"), ("default_agent", str, "a string"),
-    ("repeat_policy", str, "a string"), ("min_pass_rate", (int, float), "a number"))
-
-
-def _json_kind(value: Any) -> str:
-    return ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, (int, float))
-            else "a string" if isinstance(value, str) else "a list" if isinstance(value, list) else "an object")
+        return check_read_settings(value)  # ValueError names the setting
