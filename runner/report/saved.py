@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..results.stats import wilson_interval
+from ..util.jsontext import json_kind_phrase
 from ..util.secrets import Redactor, clip, redact
 
 REPORT_NAME = "report.json"
@@ -89,10 +90,10 @@ def report_problems(data: Any, *, with_cases: bool = True) -> list[str]:
     from ..results.models import CaseResult, RunReport
 
     if not isinstance(data, dict):
-        return [f"the file holds {_json_kind(data)}, not a report object"]
+        return [f"the file holds {json_kind_phrase(data)}, not a report object"]
     cases = data.get("cases")
     if with_cases and not isinstance(cases, list):
-        return ["cases: " + ("missing" if cases is None else f"expected a list, got {_json_kind(cases)}")]
+        return ["cases: " + ("missing" if cases is None else f"expected a list, got {json_kind_phrase(cases)}")]
     problems = _model_problems(RunReport, {**data, "cases": []}, ())
     if not with_cases:
         return problems
@@ -145,13 +146,8 @@ def _got(err: Mapping[str, Any]) -> str:
         return ""
     value = err.get("input")
     shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) \
-        else _json_kind(value)
+        else json_kind_phrase(value)
     return f" (got {clip(shown, 61)})"
-
-
-def _json_kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number")
 
 
 def _listed(problems: list[str]) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..util.jsontext import json_kind_phrase
+
 _READ_SETTINGS: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("agents", dict, "an object"), ("judge", dict, "an object"), ("default_agent", str, "a string"),
     ("repeat_policy", str, "a string"), ("min_pass_rate", (int, float), "a number"))
@@ -15,13 +17,8 @@ def check_read_settings(config: dict[str, Any]) -> dict[str, Any]:
     for key, kinds, said in _READ_SETTINGS:
         found = config.get(key)
         if found is not None and (isinstance(found, bool) or not isinstance(found, kinds)):
-            raise ValueError(f"{key}: expected {said}, got {_json_kind(found)}")
+            raise ValueError(f"{key}: expected {said}, got {json_kind_phrase(found)}")
     for name, spec in (config.get("agents") or {}).items():
         if spec is not None and not isinstance(spec, dict):
-            raise ValueError(f"agents.{name}: expected an object, got {_json_kind(spec)}")
+            raise ValueError(f"agents.{name}: expected an object, got {json_kind_phrase(spec)}")
     return config
-
-
-def _json_kind(value: Any) -> str:
-    return ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, (int, float))
-            else "a string" if isinstance(value, str) else "a list" if isinstance(value, list) else "an object")

@@ -118,3 +118,13 @@ def json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+_PHRASES = {"null": "null", "boolean": "a boolean", "integer": "a number", "number": "a number", "string": "a string",
+            "array": "a list", "object": "an object"}
+
+
+def json_kind_phrase(value: Any) -> str:
+    """`json_kind` as a message to a reader says it: "a number", "a list", "an object"."""
+    kind = json_kind(value)
+    return _PHRASES.get(kind, kind)
